@@ -1,0 +1,54 @@
+# agentls build, test and benchmark targets. `make install` then `make test`
+# is all a fresh machine needs (see README.md).
+
+GO       ?= go
+BIN      := bin/agentls
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -X main.version=$(VERSION)
+PKGS     := ./...
+FUZZTIME ?= 10s
+
+.PHONY: all build install deps test unit lint fuzz bench e2e vscode clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agentls
+
+# install: the system packages the tests drive (ripgrep, neovim, emacs) when
+# they are missing, the Go modules, then the binary into bin/ and GOBIN.
+install: deps build
+	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/agentls
+
+deps:
+	./scripts/setup
+	$(GO) mod download
+
+# test: everything CI checks, in the order that fails fastest.
+test: lint unit fuzz e2e
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+# fuzz: each fuzz target for a short, bounded time (FUZZTIME each).
+fuzz:
+	./scripts/fuzz $(FUZZTIME)
+
+# bench: speed and memory figures (see README "Performance").
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -count 1 -timeout 30m $(PKGS)
+
+# e2e: tests in real editors (headless Neovim, Emacs, VS Code via code-server).
+e2e: build
+	./scripts/e2e
+
+vscode:
+	$(MAKE) -C editors/vscode vsix
+
+clean:
+	rm -rf bin
+	$(GO) clean -testcache

@@ -1,0 +1,125 @@
+package workspace
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Document is one text document the editor has open: its unsaved text and the
+// version the editor gave it. A Document value is a snapshot; the store hands
+// out copies, so holding one never races with later edits.
+type Document struct {
+	// Filename is the absolute, cleaned, OS-native path of the document.
+	Filename   string
+	LanguageID string
+	Version    int32
+	Text       string
+}
+
+// Change is one entry of a didChange notification: Range nil replaces the
+// whole text, otherwise Text replaces Range (positions in UTF-16 units).
+type Change struct {
+	Range *Range
+	Text  string
+}
+
+// Buffers is the store of the documents the editor has open, keyed by
+// absolute filename. It is safe for concurrent use. Edits must be applied in
+// the order the editor sent them; the LSP layer guarantees that by handling
+// notifications in arrival order.
+type Buffers struct {
+	mu   sync.RWMutex         // guards docs and the Documents in it
+	docs map[string]*Document // by Filename
+	// onChange, when set, is called after every successful change, outside mu.
+	onChange func(filename string, version int32)
+}
+
+// NewBuffers returns an empty store.
+func NewBuffers() *Buffers { return &Buffers{docs: make(map[string]*Document)} }
+
+// OnChange registers f to be called after each open, change or close.
+// It replaces any earlier callback.
+func (b *Buffers) OnChange(f func(filename string, version int32)) {
+	b.mu.Lock()
+	b.onChange = f
+	b.mu.Unlock()
+}
+
+// Open records a document the editor opened.
+func (b *Buffers) Open(filename, languageID string, version int32, text string) {
+	b.mu.Lock()
+	b.docs[filename] = &Document{Filename: filename, LanguageID: languageID, Version: version, Text: text}
+	f := b.onChange
+	b.mu.Unlock()
+	if f != nil {
+		f(filename, version)
+	}
+}
+
+// Change applies the editor's changes, in order, to an open document and sets
+// its version. On error the document is left as it was.
+func (b *Buffers) Change(filename string, version int32, changes []Change) error {
+	b.mu.Lock()
+	doc, ok := b.docs[filename]
+	if !ok {
+		b.mu.Unlock()
+		return fmt.Errorf("change to %s: document is not open", filename)
+	}
+	text := doc.Text
+	for i, c := range changes {
+		if c.Range == nil {
+			text = c.Text
+			continue
+		}
+		var err error
+		text, err = ApplyEdits(text, []TextEdit{{Range: *c.Range, NewText: c.Text}})
+		if err != nil {
+			b.mu.Unlock()
+			return fmt.Errorf("change %d to %s (version %d): %w", i, filename, version, err)
+		}
+	}
+	doc.Text = text
+	doc.Version = version
+	f := b.onChange
+	b.mu.Unlock()
+	if f != nil {
+		f(filename, version)
+	}
+	return nil
+}
+
+// Close forgets a document the editor closed.
+func (b *Buffers) Close(filename string) {
+	b.mu.Lock()
+	_, ok := b.docs[filename]
+	delete(b.docs, filename)
+	f := b.onChange
+	b.mu.Unlock()
+	if ok && f != nil {
+		f(filename, -1)
+	}
+}
+
+// Get returns a copy of the open document, if there is one.
+func (b *Buffers) Get(filename string) (Document, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	doc, ok := b.docs[filename]
+	if !ok {
+		return Document{}, false
+	}
+	return *doc, true
+}
+
+// Filenames lists the open documents, sorted.
+func (b *Buffers) Filenames() []string {
+	b.mu.RLock()
+	names := make([]string, 0, len(b.docs))
+	for name := range b.docs {
+		names = append(names, name)
+	}
+	b.mu.RUnlock()
+	sort.Strings(names)
+	return names
+}
