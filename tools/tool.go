@@ -1,0 +1,99 @@
+// Package tools holds the tool contract and the agent's tools. A tool is
+// described to the model by a name, a description and a JSON schema derived
+// from its Go input type, and returns a Result with two faces: the text the
+// model reads, and structured data for the editor and the validator.
+//
+// Two error channels: an error the model can fix (bad argument, no such file,
+// no match) is a Result with IsError set and a message that says what to do
+// instead; a Go error is for infrastructure failure only.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Tool is one capability offered to the model.
+type Tool interface {
+	Name() string
+	Description() string
+	// Schema is the JSON schema of the arguments object.
+	Schema() json.RawMessage
+	// ReadOnly tools may run in parallel and are offered to ask tasks.
+	ReadOnly() bool
+	Run(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Result is what one tool call produced.
+type Result struct {
+	Tool     string          `json:"tool"`
+	Args     json.RawMessage `json:"args"`
+	Text     string          `json:"text"` // what the model reads: rendered, never JSON-escaped
+	IsError  bool            `json:"isError"`
+	Evidence string          `json:"evidence,omitempty"` // for validation (L7): e.g. the command and the tail of its output
+	Files    []string        `json:"files,omitempty"`    // workspace-relative paths read or touched
+	Changed  []string        `json:"changed,omitempty"`  // workspace-relative paths changed
+	Duration time.Duration   `json:"duration"`
+	// Data is structured output for the editor and the loop, e.g. a *Plan
+	// from update_plan or a *CommandOutput from run_command.
+	Data any `json:"data,omitempty"`
+}
+
+// Decision is the user's answer to an approval request.
+type Decision int
+
+const (
+	Deny         Decision = iota
+	AllowOnce             // this call only
+	AllowForTask          // every similar call of this task
+	AllowAlways           // remembered for the workspace (command prefix)
+)
+
+// ApprovalRequest asks the user whether a tool may do something.
+type ApprovalRequest struct {
+	Tool    string // tool name
+	Summary string // one line for people: "run `go test ./...`", "write docs/x.md"
+	Command string // for run_command: the command line; its prefix can be remembered
+	Path    string // for writes: the workspace-relative path
+}
+
+// Approver asks the user for consent. The LSP layer implements it with
+// window/showMessageRequest; the command line with a flag.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// PlanStatus is the state of one plan item.
+type PlanStatus string
+
+const (
+	PlanPending    PlanStatus = "pending"
+	PlanInProgress PlanStatus = "in_progress"
+	PlanDone       PlanStatus = "done"
+	PlanSkipped    PlanStatus = "skipped" // needs a Reason, e.g. "already satisfied"
+)
+
+// PlanItem is one line of the checklist.
+type PlanItem struct {
+	ID     string     `json:"id"`
+	Text   string     `json:"text"`
+	Status PlanStatus `json:"status"`
+	Reason string     `json:"reason,omitempty"`
+}
+
+// Plan is the whole checklist, replaced by every update_plan call.
+type Plan struct {
+	Items []PlanItem `json:"items"`
+}
+
+// Open reports how many items are neither done nor skipped.
+func (p *Plan) Open() int {
+	n := 0
+	for _, it := range p.Items {
+		if it.Status != PlanDone && it.Status != PlanSkipped {
+			n++
+		}
+	}
+	return n
+}
