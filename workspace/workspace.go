@@ -1,0 +1,262 @@
+// Package workspace is the agent's view of the project the editor has open:
+// the roots, the one path rule (Resolve), reads that prefer the editor's
+// unsaved buffers, a file index kept current by fsnotify, change tracking
+// with origins, and safe, atomic edits. It imports nothing else from agentls.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// goos is runtime.GOOS; a variable so the path rule's platform choices are
+// visible in one place.
+var goos = runtime.GOOS
+
+// DefaultMaxFileSize is the read limit when Options.MaxFileSize is 0.
+const DefaultMaxFileSize = 2 << 20
+
+// StateDirName is the folder, in the primary root, that holds agentls's own
+// state. It is never indexed.
+const StateDirName = ".agentls"
+
+// Options configure a Workspace.
+type Options struct {
+	Roots       []string     // absolute folder paths; the first is the primary root (holds .agentls/)
+	Buffers     *Buffers     // the editor's open documents; nil means a fresh store
+	MaxFileSize int64        // reads above it are refused; 0 means the default (2 MiB)
+	Watch       bool         // keep the index current with fsnotify
+	Logger      *slog.Logger // nil means discard
+	// Exclude adds gitignore-style patterns, applied in every root on top of
+	// the default exclude list (DefaultExcludes).
+	Exclude []string
+}
+
+// Workspace is one editor session's set of root folders, with their file
+// index, open buffers and change log. It is safe for concurrent use.
+type Workspace struct {
+	buffers *Buffers
+	maxSize int64
+	log     *slog.Logger
+	exclude []string
+	changes *changeLog
+
+	bufMu   sync.Mutex        // guards bufHash
+	bufHash map[string]string // open buffer -> hash of its text, to tell a real didChange from didOpen
+
+	mu    sync.RWMutex // guards roots
+	roots []*root      // roots[0] is the primary root
+
+	watch   *watcher // nil without Options.Watch
+	closing chan struct{}
+	wg      sync.WaitGroup // background goroutines; Close waits for them
+	once    sync.Once
+}
+
+// root is one workspace folder and its file index.
+type root struct {
+	dir  string // absolute, clean OS path as given
+	real string // dir with symlinks resolved
+	name string // prefix of Path.String for roots after the first; "" for the primary
+	idx  *index
+}
+
+// path makes the Path for rel (slash-separated, clean, relative to r).
+func (r *root) path(rel string) Path {
+	shown := rel
+	if r.name != "" {
+		if rel == "." {
+			shown = r.name
+		} else {
+			shown = r.name + "/" + rel
+		}
+	}
+	return Path{root: r.dir, rel: rel, shown: shown}
+}
+
+// New opens a workspace on opts.Roots and builds the file index of each
+// root (and, with opts.Watch, starts keeping it current).
+func New(ctx context.Context, opts Options) (*Workspace, error) {
+	if len(opts.Roots) == 0 {
+		return nil, errors.New("new workspace: no root folder given")
+	}
+	w := &Workspace{
+		buffers: opts.Buffers,
+		maxSize: opts.MaxFileSize,
+		log:     opts.Logger,
+		exclude: opts.Exclude,
+		changes: newChangeLog(),
+		bufHash: make(map[string]string),
+		closing: make(chan struct{}),
+	}
+	if w.buffers == nil {
+		w.buffers = NewBuffers()
+	}
+	if w.maxSize <= 0 {
+		w.maxSize = DefaultMaxFileSize
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Watch {
+		wt, err := newWatcher(w)
+		if err != nil {
+			w.log.Warn("file watching unavailable; the index is rescanned periodically", "err", err)
+		}
+		w.watch = wt
+	}
+	for _, dir := range opts.Roots {
+		if err := w.AddRoot(ctx, dir); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	w.buffers.OnChange(w.bufferChanged)
+	if w.watch != nil {
+		w.watch.start()
+	}
+	return w, nil
+}
+
+// Close stops watching. The workspace stays readable.
+func (w *Workspace) Close() error {
+	w.once.Do(func() {
+		close(w.closing)
+		if w.watch != nil {
+			w.watch.close()
+		}
+		w.wg.Wait()
+	})
+	return nil
+}
+
+// AddRoot adds a root folder (didChangeWorkspaceFolders) and indexes it.
+// Adding a folder that is already a root does nothing.
+func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
+	if !filepath.IsAbs(dir) {
+		return fmt.Errorf("add root %q: not an absolute path", dir)
+	}
+	dir = filepath.Clean(dir)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("add root: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("add root %s: %w", dir, errNotDir)
+	}
+	real, err := realPath(dir)
+	if err != nil {
+		return fmt.Errorf("add root: %w", err)
+	}
+	w.mu.Lock()
+	for _, r := range w.roots {
+		if r.dir == dir {
+			w.mu.Unlock()
+			return nil
+		}
+	}
+	r := &root{dir: dir, real: real}
+	if len(w.roots) > 0 {
+		r.name = w.uniqueName(filepath.Base(dir))
+	}
+	w.mu.Unlock()
+
+	idx, err := buildIndex(ctx, r, w.exclude, w.watch, w.log)
+	if err != nil {
+		return fmt.Errorf("index %s: %w", dir, err)
+	}
+	r.idx = idx
+	w.mu.Lock()
+	w.roots = append(w.roots, r)
+	w.mu.Unlock()
+	return nil
+}
+
+// uniqueName picks the display prefix of a new root. w.mu is held.
+func (w *Workspace) uniqueName(base string) string {
+	name := base
+	for n := 2; ; n++ {
+		taken := false
+		for _, r := range w.roots {
+			if r.name == name {
+				taken = true
+			}
+		}
+		if !taken {
+			return name
+		}
+		name = base + "-" + strconv.Itoa(n)
+	}
+}
+
+// RemoveRoot removes a root folder (didChangeWorkspaceFolders). Removing the
+// primary root makes the next one primary; removing the last is refused.
+func (w *Workspace) RemoveRoot(dir string) error {
+	dir = filepath.Clean(dir)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, r := range w.roots {
+		if r.dir != dir {
+			continue
+		}
+		if len(w.roots) == 1 {
+			return fmt.Errorf("remove root %s: it is the only root", dir)
+		}
+		if w.watch != nil {
+			w.watch.removeTree(r.dir)
+		}
+		roots := append(append([]*root(nil), w.roots[:i]...), w.roots[i+1:]...)
+		if i == 0 {
+			roots[0] = &root{dir: roots[0].dir, real: roots[0].real, idx: roots[0].idx}
+		}
+		w.roots = roots
+		return nil
+	}
+	return fmt.Errorf("remove root %s: not a workspace root", dir)
+}
+
+// Roots lists the root folders, the primary first.
+func (w *Workspace) Roots() []string {
+	roots := w.rootList()
+	out := make([]string, len(roots))
+	for i, r := range roots {
+		out[i] = r.dir
+	}
+	return out
+}
+
+func (w *Workspace) rootList() []*root {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.roots
+}
+
+// StateDir is <primary root>/.agentls, created on demand. It is never indexed.
+func (w *Workspace) StateDir() string {
+	dir := filepath.Join(w.rootList()[0].dir, StateDirName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		w.log.Warn("create state dir", "dir", dir, "err", err)
+	}
+	return dir
+}
+
+// Buffers is the store of the editor's open documents.
+func (w *Workspace) Buffers() *Buffers { return w.buffers }
+
+// Abs is the OS path of p.
+func (w *Workspace) Abs(p Path) string {
+	if p.rel == "." {
+		return p.root
+	}
+	return filepath.Join(p.root, filepath.FromSlash(p.rel))
+}
+
+var errNotDir = errors.New("not a directory")
