@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+// EventKind names what an Event reports.
+type EventKind string
+
+const (
+	EventState        EventKind = "state"         // State changed
+	EventPlan         EventKind = "plan"          // Plan replaced (every update_plan)
+	EventText         EventKind = "text"          // Text: a delta of the model's answer
+	EventToolStarted  EventKind = "tool_started"  // Tool, Args
+	EventToolFinished EventKind = "tool_finished" // Tool, Args, Duration, IsError, Text (first line)
+	EventRetry        EventKind = "retry"         // Retry: a transient model failure being retried
+	EventUsage        EventKind = "usage"         // Usage of one model call, Total so far
+	EventNote         EventKind = "note"          // Text: a message the loop injected (nudge, cut, loop warning)
+	EventResult       EventKind = "result"        // Result: the final result (always the last event)
+)
+
+// Event is one thing the loop reports. The LSP layer turns events into
+// $/progress and messages; the command line into stderr lines.
+type Event struct {
+	TaskID   string
+	Kind     EventKind
+	Time     time.Time
+	State    State         // EventState
+	Plan     *tools.Plan   // EventPlan (a copy)
+	Text     string        // EventText, EventNote, EventToolFinished (summary line)
+	Tool     string        // EventToolStarted/Finished: the tool name, never a call id (L9)
+	Args     string        // EventToolStarted/Finished: a one-line summary of the arguments
+	Duration time.Duration // EventToolFinished
+	IsError  bool          // EventToolFinished
+	Retry    *llm.Event    // EventRetry
+	Usage    llm.Usage     // EventUsage: this call
+	Total    llm.Usage     // EventUsage: the task so far
+	Result   *Result       // EventResult
+}
+
+// Sink receives a task's events. Event must not block for long; it is
+// called from the task's goroutine (and, for text deltas, the model stream).
+type Sink interface {
+	Event(Event)
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event)
+
+// Event calls f(e).
+func (f SinkFunc) Event(e Event) { f(e) }
+
+// taskSink serialises a task's events and enforces L24: once the task is
+// cancelled, nothing but the terminal state change and the (cancelled)
+// result is published.
+type taskSink struct {
+	mu        sync.Mutex // guards cancelled and the calls to out
+	out       Sink
+	cancelled bool
+	closed    bool
+}
+
+func (s *taskSink) emit(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.out == nil || s.closed {
+		return
+	}
+	if s.cancelled {
+		switch {
+		case e.Kind == EventState && e.State == StateCancelled:
+		case e.Kind == EventResult && e.Result != nil && e.Result.Status == StateCancelled:
+		default:
+			return
+		}
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.out.Event(e)
+	if e.Kind == EventResult {
+		s.closed = true
+	}
+}
+
+// cancel makes every later event except the terminal ones a no-op.
+func (s *taskSink) cancel() {
+	s.mu.Lock()
+	s.cancelled = true
+	s.mu.Unlock()
+}

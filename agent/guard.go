@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Guard is a task's gate for side effects: every edit and approval of the
+// task passes through it, and is rejected with a clear error when the task
+// is not executing or its context is done (L24, L25).
+type Guard struct {
+	task *Task
+}
+
+// Check returns nil only while the task is executing and ctx is live.
+func (g *Guard) Check(ctx context.Context) error { return g.task.checkRunning(ctx) }
+
+// TaskID returns the guarded task's ID.
+func (g *Guard) TaskID() string { return g.task.id }
+
+// RecordChange notes that the task changed path from before to after; the
+// result shows one unified diff per file.
+func (g *Guard) RecordChange(path, before, after string) { g.task.changes.record(path, before, after) }
+
+// Approver wraps a so that a request of a task that is not executing is
+// denied with an error, and a pending request is visible on the task.
+func (g *Guard) Approver(a tools.Approver) tools.Approver {
+	if a == nil {
+		return nil
+	}
+	return &guardedApprover{g: g, next: a}
+}
+
+type guardedApprover struct {
+	g    *Guard
+	next tools.Approver
+}
+
+func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	if err := a.g.Check(ctx); err != nil {
+		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
+	}
+	t := a.g.task
+	t.mu.Lock()
+	t.pending = append(t.pending, req)
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		for i := range t.pending {
+			if t.pending[i] == req {
+				t.pending = append(t.pending[:i], t.pending[i+1:]...)
+				break
+			}
+		}
+		t.mu.Unlock()
+	}()
+	d, err := a.next.Approve(ctx, req)
+	if err != nil {
+		return tools.Deny, err
+	}
+	if err := a.g.Check(ctx); err != nil {
+		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
+	}
+	return d, nil
+}
+
+// PendingApprovals returns the approval requests the task is waiting on.
+func (t *Task) PendingApprovals() []tools.ApprovalRequest {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]tools.ApprovalRequest(nil), t.pending...)
+}
+
+// clarifyTool lets the model ask the user one question (L16). A second
+// question is not asked: the model is told to proceed.
+type clarifyTool struct {
+	c     Clarifier
+	asked bool
+}
+
+func (*clarifyTool) Name() string { return "ask_user" }
+func (*clarifyTool) Description() string {
+	return "Ask the user one clarifying question when the task is truly ambiguous. You get at most one question per task; an empty answer means: proceed with your best interpretation."
+}
+func (*clarifyTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","description":"one short question"}},"required":["question"]}`)
+}
+func (*clarifyTool) ReadOnly() bool { return true }
+
+func (c *clarifyTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	var in struct {
+		Question string `json:"question"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || in.Question == "" {
+		return tools.Result{IsError: true, Text: `error: ask_user needs {"question": "..."}`}, nil
+	}
+	if c.asked {
+		return tools.Result{Text: "You already asked your one question. Do not ask again: proceed with your best interpretation."}, nil
+	}
+	c.asked = true
+	ans, err := c.c.Clarify(ctx, in.Question)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("ask_user: %w", err)
+	}
+	if ans == "" {
+		return tools.Result{Text: "The user gave no answer: proceed with your best interpretation."}, nil
+	}
+	return tools.Result{Text: "The user answered: " + ans}, nil
+}
+
+func sortedStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}
+
+// FileReader reads a workspace file as the tools see it (buffer first);
+// *workspace.Workspace satisfies it.
+type FileReader interface {
+	ReadFile(ctx context.Context, p workspace.Path) (*workspace.File, error)
+}
+
+// Editor wraps ed so that every Apply of the task is refused unless the
+// task is executing and live (L24: nothing is applied after a cancel; L25:
+// never silently dropped), and each applied change is recorded for the
+// result's diff. r reads a file's text before the change; nil records
+// changed paths by name only.
+func (g *Guard) Editor(r FileReader, ed workspace.Editor) workspace.Editor {
+	return &guardedEditor{g: g, r: r, next: ed}
+}
+
+type guardedEditor struct {
+	g    *Guard
+	r    FileReader
+	next workspace.Editor
+}
+
+func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
+	if err := e.g.Check(ctx); err != nil {
+		return fmt.Errorf("apply %s: %w", label, err)
+	}
+	type snap struct {
+		path          string
+		before, after string
+		ok            bool
+	}
+	snaps := make([]snap, 0, len(edits))
+	for _, fe := range edits {
+		s := snap{path: fe.Path.String()}
+		before := ""
+		ok := true
+		if !fe.Create && e.r != nil {
+			f, err := e.r.ReadFile(ctx, fe.Path)
+			if err != nil {
+				ok = false
+			} else {
+				before = f.Text
+			}
+		} else if e.r == nil {
+			ok = false
+		}
+		if ok {
+			after, err := workspace.ApplyEdits(before, fe.Edits)
+			s.before, s.after, s.ok = before, after, err == nil
+		}
+		snaps = append(snaps, s)
+	}
+	if err := e.next.Apply(ctx, label, edits); err != nil {
+		return err
+	}
+	for _, s := range snaps {
+		if s.ok {
+			e.g.task.changes.record(s.path, s.before, s.after)
+		} else {
+			e.g.task.changes.touch(s.path)
+		}
+	}
+	return nil
+}

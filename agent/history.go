@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"strconv"
+
+	"github.com/agentls/agentls/agent/llm"
+)
+
+// notExecuted is the text of a synthetic result for a tool call whose
+// result is missing from the history (L18).
+const notExecuted = "error: this tool call was not executed (the turn was interrupted); call it again if you still need it"
+
+// RepairHistory returns a history every provider accepts (L18): each
+// assistant tool call is followed by exactly one result, a missing result
+// becomes a synthetic error result, a result whose call is not in the
+// assistant message just before it is dropped, incomplete calls (of a cut
+// response) are removed, and an empty assistant message gets placeholder
+// text. It reports how many messages it added and dropped. msgs is not
+// modified.
+func RepairHistory(msgs []llm.Message) (out []llm.Message, added, dropped int) {
+	out = make([]llm.Message, 0, len(msgs)+2)
+	// pending holds the call IDs of the last assistant message still
+	// waiting for results, in call order.
+	var pending []llm.ToolCall
+	answered := map[string]bool{}
+	flush := func() {
+		for _, c := range pending {
+			if !answered[c.ID] {
+				out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: notExecuted})
+				added++
+			}
+		}
+		pending = nil
+		answered = map[string]bool{}
+	}
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleTool:
+			ok := false
+			for _, c := range pending {
+				if c.ID == m.ToolCallID && !answered[c.ID] {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				dropped++
+				continue
+			}
+			answered[m.ToolCallID] = true
+			out = append(out, m)
+		case llm.RoleAssistant:
+			flush()
+			calls := m.ToolCalls[:0:0]
+			for _, c := range m.ToolCalls {
+				if c.Incomplete || c.ID == "" {
+					continue
+				}
+				calls = append(calls, c)
+			}
+			if len(calls) != len(m.ToolCalls) {
+				dropped += len(m.ToolCalls) - len(calls)
+			}
+			m.ToolCalls = calls
+			if m.Content == "" && len(calls) == 0 {
+				m.Content = "(no answer)"
+			}
+			out = append(out, m)
+			pending = calls
+		default:
+			flush()
+			out = append(out, m)
+		}
+	}
+	flush()
+	return out, added, dropped
+}
+
+// ValidHistory reports the first problem RepairHistory would fix, or "" when
+// the history is valid. Tests use it to assert on what a model received.
+func ValidHistory(msgs []llm.Message) string {
+	var pending map[string]bool
+	for i, m := range msgs {
+		switch m.Role {
+		case llm.RoleTool:
+			if !pending[m.ToolCallID] {
+				return "orphan tool result " + m.ToolCallID + " at " + strconv.Itoa(i)
+			}
+			delete(pending, m.ToolCallID)
+		default:
+			for id := range pending {
+				return "tool call " + id + " has no result before message " + strconv.Itoa(i)
+			}
+			pending = nil
+			if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
+				pending = map[string]bool{}
+				for _, c := range m.ToolCalls {
+					pending[c.ID] = true
+				}
+			}
+		}
+	}
+	for id := range pending {
+		return "tool call " + id + " has no result at the end"
+	}
+	return ""
+}

@@ -1,0 +1,710 @@
+// Package agent runs tasks: it plans, calls the model, runs the tools it
+// asks for, validates the result and stops at the right moment with a
+// named reason. It talks to the model through Model, to tools through
+// tools.Tool, and to the editor through Sink; it never imports an LSP
+// library.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+// Model is the model client the loop needs; *llm.Client satisfies it.
+type Model interface {
+	Complete(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (*llm.Response, error)
+}
+
+// ToolSet builds the tools of one task. The guard must be used for every
+// side effect: wrap the workspace editor with g.Editor and the approver
+// with g.Approver, so edits and approvals of a task that is not executing
+// are rejected (L24, L25).
+type ToolSet func(g *Guard) []tools.Tool
+
+// Clarifier asks the user a question (L16). An empty answer means "proceed
+// with your best interpretation".
+type Clarifier interface {
+	Clarify(ctx context.Context, question string) (string, error)
+}
+
+// Config tunes the loop. The zero value of each field means its default.
+type Config struct {
+	Root          string        // workspace root, named in the system prompt (L1)
+	ModelName     string        // for the context window
+	ContextWindow int           // tokens; 0 means ContextWindow(ModelName, 128000)
+	CompactAt     float64       // compact when a request exceeds this share of the window (0.8)
+	MaxTurns      int           // model calls per task (30)
+	MaxTokens     int           // input+output tokens per task; 0 means no limit
+	MaxTime       time.Duration // wall time per task; 0 means no limit
+	Validate      ValidateMode  // validator model call; "" means ValidateEdits
+	Check         Checker       // the workspace's check command, run after edits; nil means none
+	CheckRounds   int           // failed checks fed back before giving up (2)
+	Rounds        int           // nudges per gate (open plan, validator, evidence) before giving up (2)
+	Lessons       *LessonStore  // nil means no lessons (L28)
+	Clarifier     Clarifier     // nil means the ask_user tool is not offered
+	Counter       TokenCounter  // nil means tiktoken o200k_base
+}
+
+func (c Config) withDefaults() Config {
+	if c.ContextWindow == 0 {
+		c.ContextWindow = ContextWindow(c.ModelName, 128_000)
+	}
+	if c.CompactAt == 0 {
+		c.CompactAt = 0.8
+	}
+	if c.MaxTurns == 0 {
+		c.MaxTurns = 30
+	}
+	if c.Validate == "" {
+		c.Validate = ValidateEdits
+	}
+	if c.CheckRounds == 0 {
+		c.CheckRounds = 2
+	}
+	if c.Rounds == 0 {
+		c.Rounds = 2
+	}
+	if c.Counter == nil {
+		c.Counter = DefaultTokenCounter()
+	}
+	return c
+}
+
+// Runner starts tasks and keeps them: one Runner is one session, so a task
+// can follow up an earlier one (L17).
+type Runner struct {
+	cfg   Config
+	model Model
+	tools ToolSet
+
+	mu    sync.Mutex // guards tasks and seq
+	tasks []*Task    // in start order; the only index of tasks
+	seq   int
+}
+
+// NewRunner returns a runner; model and toolset are required.
+func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
+	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
+}
+
+// Tasks returns the tasks of the session, oldest first.
+func (r *Runner) Tasks() []*Task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Task(nil), r.tasks...)
+}
+
+// Task returns the task with id, or nil.
+func (r *Runner) Task(id string) *Task {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.tasks {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Cancel cancels the task with id.
+func (r *Runner) Cancel(id string) error {
+	t := r.Task(id)
+	if t == nil {
+		return fmt.Errorf("cancel: no task %q", id)
+	}
+	t.Cancel()
+	return nil
+}
+
+// Run starts a task and waits for its result.
+func (r *Runner) Run(ctx context.Context, spec TaskSpec, sink Sink) (*Result, error) {
+	t, err := r.Start(ctx, spec, sink)
+	if err != nil {
+		return nil, err
+	}
+	<-t.Done()
+	return t.Result(), nil
+}
+
+var (
+	errCancelled  = errors.New("task cancelled")
+	errTimeBudget = errors.New("task time budget spent")
+)
+
+// Start queues a task and runs it on its own goroutine, which ends when the
+// task ends (Done is closed). The task's context derives from ctx: cancel
+// ctx or call Cancel to stop it. sink may be nil.
+func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, error) {
+	if strings.TrimSpace(spec.Prompt) == "" {
+		return nil, errors.New("start task: empty prompt")
+	}
+	switch spec.Kind {
+	case "":
+		spec.Kind = KindAsk
+	case KindAsk, KindEdit:
+	default:
+		return nil, fmt.Errorf("start task: unknown kind %q", spec.Kind)
+	}
+	var prev *Result
+	if spec.FollowUp != "" {
+		p := r.Task(spec.FollowUp)
+		if p == nil {
+			return nil, fmt.Errorf("start task: follow-up of unknown task %q", spec.FollowUp)
+		}
+		if prev = p.Result(); prev == nil {
+			return nil, fmt.Errorf("start task: task %s is still running", spec.FollowUp)
+		}
+	}
+	r.mu.Lock()
+	r.seq++
+	id := fmt.Sprintf("t%d", r.seq)
+	r.mu.Unlock()
+
+	tctx, cancel := context.WithCancelCause(ctx)
+	t := &Task{
+		id:      id,
+		spec:    spec,
+		sink:    &taskSink{out: sink},
+		done:    make(chan struct{}),
+		state:   StateQueued,
+		changes: &changeLog{},
+	}
+	t.cancel = func() { cancel(errCancelled) }
+	r.mu.Lock()
+	r.tasks = append(r.tasks, t)
+	r.mu.Unlock()
+
+	go func() {
+		defer close(t.done)
+		defer cancel(nil)
+		run := &run{r: r, t: t, cfg: r.cfg, prev: prev, stats: map[string]ToolStat{}, start: time.Now()}
+		run.main(tctx)
+	}()
+	return t, nil
+}
+
+// run is the state of one task's loop; it lives on the task's goroutine.
+type run struct {
+	r    *Runner
+	t    *Task
+	cfg  Config
+	prev *Result
+
+	offered []tools.Tool
+	defs    []llm.ToolDef
+	guard   *Guard
+
+	start       time.Time
+	turns       int
+	usage       llm.Usage
+	modelTime   time.Duration
+	toolTime    time.Duration
+	stats       map[string]ToolStat
+	calls       []callRecord
+	planUpdates int
+	notes       []string
+	lastAnswer  string
+	loops       loopDetector
+	graceUsed   bool
+	rounds      map[StopReason]int // nudges given per gate
+	checks      int
+	injected    bool // a message was injected and awaits its model turn (L13)
+}
+
+func (x *run) main(ctx context.Context) {
+	if x.cfg.MaxTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, x.cfg.MaxTime, errTimeBudget)
+		defer cancel()
+	}
+	x.rounds = map[StopReason]int{}
+	x.guard = &Guard{task: x.t}
+	x.offer()
+
+	var lessons []Lesson
+	if x.cfg.Lessons != nil {
+		lessons = x.cfg.Lessons.Relevant(x.t.spec.Prompt, 3)
+	}
+	x.t.mu.Lock()
+	x.t.history = []llm.Message{
+		{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)},
+		{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)},
+	}
+	x.t.mu.Unlock()
+
+	first := StateExecuting
+	if x.t.spec.Kind == KindEdit {
+		first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
+	}
+	if err := x.t.transition(first); err != nil {
+		x.finish(StateFailed, StopModelError, "", err)
+		return
+	}
+	status, reason, answer, err := x.loop(ctx)
+	x.finish(status, reason, answer, err)
+}
+
+// offer picks the tools of this task: all for edit tasks, read-only ones
+// for ask tasks, plus ask_user when a Clarifier is configured. The list and
+// its order are fixed for the task (L23).
+func (x *run) offer() {
+	for _, tl := range x.r.tools(x.guard) {
+		if x.t.spec.Kind == KindAsk && !tl.ReadOnly() {
+			continue
+		}
+		x.offered = append(x.offered, tl)
+	}
+	if x.cfg.Clarifier != nil {
+		x.offered = append(x.offered, &clarifyTool{c: x.cfg.Clarifier})
+	}
+	for _, tl := range x.offered {
+		x.defs = append(x.defs, llm.ToolDef{Name: tl.Name(), Description: tl.Description(), Parameters: tl.Schema()})
+	}
+}
+
+// stopCause maps a dead context to its stop reason.
+func stopCause(ctx context.Context) (State, StopReason, error) {
+	if errors.Is(context.Cause(ctx), errTimeBudget) {
+		return StateFailed, StopTimeBudget, errTimeBudget
+	}
+	return StateCancelled, StopCancelled, errCancelled
+}
+
+// stopped is stopCause with an empty answer, for loop's returns.
+func stopped(ctx context.Context) (State, StopReason, string, error) {
+	s, r, err := stopCause(ctx)
+	return s, r, "", err
+}
+
+// inject appends a message the loop writes (nudge, correction, cut notice);
+// it is always followed by one more model turn (L13).
+func (x *run) inject(text string) {
+	x.t.mu.Lock()
+	x.t.history = append(x.t.history, llm.Message{Role: llm.RoleUser, Content: text})
+	x.t.mu.Unlock()
+	x.notes = append(x.notes, text)
+	x.injected = true
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventNote, Text: text})
+}
+
+// loop runs model turns until a stop decision.
+func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
+	for {
+		if ctx.Err() != nil {
+			return stopped(ctx)
+		}
+		if x.turns >= x.cfg.MaxTurns {
+			// An injected message always gets its turn, once per task (L13).
+			if !x.injected || x.graceUsed {
+				return StateFailed, StopTurnBudget, x.lastAnswer, fmt.Errorf("turn budget of %d model calls spent", x.cfg.MaxTurns)
+			}
+			x.graceUsed = true
+		}
+		if x.cfg.MaxTokens > 0 && x.usage.InputTokens+x.usage.OutputTokens >= x.cfg.MaxTokens {
+			return StateFailed, StopTokenBudget, x.lastAnswer, fmt.Errorf("token budget of %d spent", x.cfg.MaxTokens)
+		}
+		resp, err := x.call(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return stopped(ctx)
+			}
+			return StateFailed, StopModelError, "", fmt.Errorf("model call %d: %w", x.turns, err)
+		}
+		if x.t.State() == StatePlanning {
+			if err := x.t.transition(StateExecuting); err != nil {
+				return StateFailed, StopModelError, "", err
+			}
+		}
+		x.injected = false
+		// L19: a cut response is neither executed nor kept.
+		if resp.Truncated() {
+			x.inject(fmt.Sprintf("Your previous response was cut at the output token limit, so it was discarded and none of its %d tool call(s) ran. Retry with fewer tool calls or shorter text.", len(resp.Message.ToolCalls)))
+			continue
+		}
+		msg := resp.Message
+		msg.Reasoning = ""
+		x.t.mu.Lock()
+		x.t.history = append(x.t.history, msg)
+		x.t.mu.Unlock()
+
+		// Apply everything in the response first (L13)...
+		repeated, err := x.runCalls(ctx, msg.ToolCalls)
+		if err != nil {
+			if ctx.Err() != nil {
+				return stopped(ctx)
+			}
+			return StateFailed, StopToolError, "", err
+		}
+		// ...then decide on the updated state.
+		if !isFinal(msg) {
+			if repeated {
+				if x.loops.warned {
+					return StateFailed, StopLoopDetected, x.lastAnswer, errors.New("the model repeated the same tool call with the same result after a warning")
+				}
+				x.loops.warned = true
+				x.inject("You repeated a tool call that returned the same result as before. Do not repeat it: use what you already have, try something different, or give your final answer.")
+			}
+			continue
+		}
+		answer := strings.TrimSpace(msg.Content)
+		norm := normalizeAnswer(answer)
+		if norm != "" && norm == x.lastAnswer {
+			// L12: the same whole answer twice: stop now, judged on the state as it is.
+			if p := x.t.Plan(); (&p).Open() > 0 {
+				n := p.Open()
+				return StateFailed, StopRepeatedAnswer, answer, fmt.Errorf("the model repeated its answer with %d plan item(s) open", n)
+			}
+			return StateCompleted, StopRepeatedAnswer, answer, nil
+		}
+		x.lastAnswer = norm
+		status, reason, gerr, nudge := x.gate(ctx, answer)
+		if nudge == "" {
+			return status, reason, answer, gerr
+		}
+		if x.rounds[reason]++; x.rounds[reason] > x.limit(reason) {
+			return StateFailed, reason, answer, errors.New(nudge)
+		}
+		if err := x.t.transition(StateExecuting); err != nil {
+			return StateFailed, reason, answer, err
+		}
+		x.inject(nudge)
+	}
+}
+
+func (x *run) limit(r StopReason) int {
+	if r == StopCheckFailed {
+		return x.cfg.CheckRounds
+	}
+	return x.cfg.Rounds
+}
+
+// isFinal reports a response that ends the model's work: no tool call, or
+// only update_plan calls next to a non-empty answer (L13: the last plan
+// update and the answer arrive together).
+func isFinal(m llm.Message) bool {
+	for _, c := range m.ToolCalls {
+		if c.Name != "update_plan" {
+			return false
+		}
+	}
+	return len(m.ToolCalls) == 0 || strings.TrimSpace(m.Content) != ""
+}
+
+// gate is the final gate, run in the validating state. It returns a nudge
+// (and the reason it stands for) when the model must work more; otherwise
+// the terminal status.
+func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error, string) {
+	if err := x.t.transition(StateValidating); err != nil {
+		return StateFailed, StopModelError, err, ""
+	}
+	if answer == "" {
+		return StateFailed, StopPlanOpen, nil, "Your response was empty. Give your final answer, or continue the work with tools."
+	}
+	// L14: no item may stay open; "skipped" with a reason is a legal close.
+	if p := x.t.Plan(); (&p).Open() > 0 {
+		var open []string
+		for _, it := range p.Items {
+			if it.Status != tools.PlanDone && it.Status != tools.PlanSkipped {
+				open = append(open, fmt.Sprintf("%s (%s)", it.ID, it.Text))
+			}
+		}
+		return StateFailed, StopPlanOpen, nil, fmt.Sprintf("%d plan item(s) are still open: %s. Finish them, or close an item that needs no change with update_plan as skipped with reason \"already satisfied\".", len(open), strings.Join(open, "; "))
+	}
+	// L8: "nothing found" needs a real search.
+	if gap := evidenceGap(answer, x.t.spec.Prompt, x.calls); gap != "" {
+		return StateFailed, StopNoEvidence, nil, gap
+	}
+	if x.cfg.Check != nil && x.t.changes.count() > 0 {
+		x.checks++
+		ok, out, err := x.cfg.Check.Check(ctx)
+		if ctx.Err() != nil {
+			s, r, e := stopCause(ctx)
+			return s, r, e, ""
+		}
+		if err != nil {
+			return StateFailed, StopCheckFailed, err, ""
+		}
+		x.calls = append(x.calls, callRecord{Tool: "check", Args: "", IsError: !ok, Evidence: tail(out, 2000)})
+		if !ok {
+			return StateFailed, StopCheckFailed, nil, "The check command failed after your changes. Fix the problem and answer again.\n" + out
+		}
+	}
+	if x.cfg.Validate == ValidateOn || (x.cfg.Validate == ValidateEdits && x.t.spec.Kind == KindEdit) {
+		req := validatorRequest(x.t.spec, answer, renderPlan(x.t.Plan()), x.calls, x.t.changes.list())
+		resp, err := x.complete(ctx, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				s, r, e := stopCause(ctx)
+				return s, r, e, ""
+			}
+			return StateFailed, StopModelError, fmt.Errorf("validator call: %w", err), ""
+		}
+		if v := parseVerdict(resp.Message.Content); !v.Pass {
+			return StateFailed, StopValidationFailed, nil, "A check of your work found a problem: " + v.Reason + "\nFix it, then give your final answer."
+		}
+	}
+	return StateCompleted, StopAnswered, nil, ""
+}
+
+// call sends the task's history (repaired, compacted when near the window)
+// to the model.
+func (x *run) call(ctx context.Context) (*llm.Response, error) {
+	x.t.mu.Lock()
+	msgs, added, dropped := RepairHistory(x.t.history)
+	if added+dropped > 0 {
+		x.notes = append(x.notes, fmt.Sprintf("history repaired: %d synthetic result(s) added, %d orphan(s) dropped", added, dropped))
+	}
+	limit := int(float64(x.cfg.ContextWindow) * x.cfg.CompactAt)
+	if CountRequest(x.cfg.Counter, msgs, x.defs) > limit {
+		if c, ok := Compact(x.cfg.Counter, msgs, x.defs, 2, x.t.plan, limit*3/5); ok {
+			msgs = c
+			x.notes = append(x.notes, fmt.Sprintf("history compacted to %d messages", len(msgs)))
+		}
+	}
+	x.t.history = msgs
+	req := llm.Request{Messages: append([]llm.Message(nil), msgs...), Tools: x.defs}
+	x.t.mu.Unlock()
+	return x.complete(ctx, req)
+}
+
+// complete makes one model call and accounts for it.
+func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
+	x.turns++
+	start := time.Now()
+	resp, err := x.r.model.Complete(ctx, req, func(e llm.Event) {
+		switch e.Kind {
+		case llm.EventText:
+			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: e.Text})
+		case llm.EventRetry:
+			ev := e
+			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventRetry, Retry: &ev})
+		}
+	})
+	if resp != nil && resp.Duration > 0 {
+		x.modelTime += resp.Duration
+	} else {
+		x.modelTime += time.Since(start)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x.usage = x.usage.Add(resp.Usage)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventUsage, Usage: resp.Usage, Total: x.usage})
+	return resp, nil
+}
+
+// outcome is one tool call's result.
+type outcome struct {
+	res tools.Result
+	err error
+}
+
+// runCalls runs the calls of one response: consecutive read-only calls in
+// parallel, others one at a time in order (L15), and appends one result per
+// call, in call order. It reports whether a call repeated an earlier call
+// with the same result.
+func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) {
+	outs := make([]outcome, len(calls))
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if x.readOnly(calls[i].Name) {
+			for j < len(calls) && x.readOnly(calls[j].Name) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[k] = x.runOne(ctx, calls[k])
+			}()
+		}
+		wg.Wait()
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		i = j
+	}
+	repeated := false
+	for i, c := range calls {
+		o := outs[i]
+		if o.err != nil {
+			return false, fmt.Errorf("tool %s: %w", c.Name, o.err)
+		}
+		x.account(c, o.res)
+		if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
+			repeated = true
+		}
+		x.t.mu.Lock()
+		x.t.history = append(x.t.history, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text})
+		x.t.mu.Unlock()
+	}
+	return repeated, nil
+}
+
+func (x *run) readOnly(name string) bool {
+	for _, tl := range x.offered {
+		if tl.Name() == name {
+			return tl.ReadOnly()
+		}
+	}
+	return true // unknown tools only produce an error result
+}
+
+// runOne runs one call. Model mistakes (unknown tool, bad JSON) become
+// error results the model can correct; a Go error is only returned for a
+// task that is no longer executing.
+func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
+	if err := x.t.checkRunning(ctx); err != nil {
+		return outcome{err: err}
+	}
+	args := json.RawMessage(c.Arguments)
+	if strings.TrimSpace(c.Arguments) == "" {
+		args = json.RawMessage("{}")
+	}
+	summary := clip(oneLine(c.Arguments), 120)
+	var tl tools.Tool
+	for _, o := range x.offered {
+		if o.Name() == c.Name {
+			tl = o
+		}
+	}
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, Tool: c.Name, Args: summary})
+	start := time.Now()
+	var res tools.Result
+	var err error
+	switch {
+	case tl == nil:
+		res = tools.Result{IsError: true, Text: x.unavailable(c.Name)}
+	case !json.Valid(args):
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: the arguments of %s are not valid JSON: %s; send a JSON object matching its schema", c.Name, clip(c.Arguments, 200))}
+	default:
+		res, err = tl.Run(ctx, args)
+	}
+	d := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil || errors.Is(err, ErrNotExecuting) {
+			return outcome{err: err}
+		}
+		// Infrastructure failure: the model reads it as an error result (L10).
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: %s failed: %v", c.Name, err)}
+	}
+	res.Tool, res.Args = c.Name, args
+	if res.Duration == 0 {
+		res.Duration = d
+	}
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, Tool: c.Name, Args: summary, Duration: res.Duration, IsError: res.IsError, Text: firstLine(res.Text, 200)})
+	return outcome{res: res}
+}
+
+// unavailable explains a call of a tool this task does not offer, naming
+// what to use instead (L1: guardrails in code, not only in prompts).
+func (x *run) unavailable(name string) string {
+	var names []string
+	for _, o := range x.offered {
+		names = append(names, o.Name())
+	}
+	msg := fmt.Sprintf("error: tool %q is not available in this %s task; available tools: %s.", name, x.t.spec.Kind, strings.Join(names, ", "))
+	if name == "run_command" || name == "bash" || name == "shell" {
+		msg += " To find files use list_files (recursive, respects .gitignore); to search contents use grep."
+	}
+	return msg
+}
+
+// account applies a result to the task: plan updates, changed files,
+// statistics and evidence.
+func (x *run) account(c llm.ToolCall, res tools.Result) {
+	st := x.stats[c.Name]
+	st.Calls++
+	st.Duration += res.Duration
+	if res.IsError {
+		st.Errors++
+	}
+	x.stats[c.Name] = st
+	x.toolTime += res.Duration
+	ev := res.Evidence
+	if ev == "" {
+		ev = tail(res.Text, 800)
+	}
+	x.calls = append(x.calls, callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev})
+	for _, p := range res.Changed {
+		x.t.changes.touch(p)
+	}
+	if res.IsError {
+		return
+	}
+	var plan *tools.Plan
+	switch p := res.Data.(type) {
+	case *tools.Plan:
+		plan = p
+	case tools.Plan:
+		plan = &p
+	}
+	if plan != nil {
+		cp := copyPlan(*plan)
+		x.t.mu.Lock()
+		x.t.plan = cp
+		x.t.mu.Unlock()
+		x.planUpdates++
+		x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
+	}
+}
+
+// finish ends the task: sets the result, stores a lesson for a failure
+// (L28) and publishes the result.
+func (x *run) finish(status State, reason StopReason, answer string, err error) {
+	if cur := x.t.State(); cur.Terminal() {
+		return
+	}
+	res := &Result{
+		TaskID: x.t.id, Kind: x.t.spec.Kind, Prompt: x.t.spec.Prompt,
+		Status: status, StopReason: reason, Answer: answer,
+		Files: x.t.changes.list(), Plan: x.t.Plan(), PlanUpdates: x.planUpdates,
+		ModelCalls: x.turns, Usage: x.usage, ModelTime: x.modelTime, ToolTime: x.toolTime,
+		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes,
+	}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if status == StateCancelled {
+		res.Answer = ""
+		x.t.sink.cancel()
+	}
+	x.t.mu.Lock()
+	x.t.result = res
+	x.t.mu.Unlock()
+	if terr := x.t.transition(status); terr != nil {
+		// The table has a path to every terminal state from every live
+		// state; reaching here is a bug, reported in the result.
+		res.Error = strings.TrimSpace(res.Error + "; " + terr.Error())
+	}
+	if status == StateFailed && x.cfg.Lessons != nil {
+		_ = x.cfg.Lessons.Add(Lesson{TaskID: x.t.id, Text: x.lesson(res)}, x.t.spec.Prompt)
+	}
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventResult, Result: res})
+}
+
+// lesson writes what a failed task tried and why it failed, in one line.
+func (x *run) lesson(res *Result) string {
+	var tried []string
+	for name, st := range res.Tools {
+		tried = append(tried, fmt.Sprintf("%s×%d", name, st.Calls))
+	}
+	why := res.Error
+	if why == "" {
+		why = string(res.StopReason)
+	}
+	if len(x.notes) > 0 {
+		why += "; last note: " + firstLine(x.notes[len(x.notes)-1], 160)
+	}
+	return fmt.Sprintf("%q failed (%s) after %d model call(s), tried %s: %s", clip(res.Prompt, 80), res.StopReason, res.ModelCalls, strings.Join(sortedStrings(tried), ", "), clip(why, 240))
+}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+// Kind says what a task may do.
+type Kind string
+
+const (
+	KindAsk  Kind = "ask"  // answer a question: read-only tools only
+	KindEdit Kind = "edit" // change the workspace
+)
+
+// Diagnostic is one problem the editor reported at the task's range.
+type Diagnostic struct {
+	Severity string `json:"severity,omitempty"` // "error", "warning", ...
+	Line     int    `json:"line"`               // 1-based
+	Message  string `json:"message"`
+	Source   string `json:"source,omitempty"`
+}
+
+// EditorContext is what the editor knew when the task started. Every field
+// is optional.
+type EditorContext struct {
+	File        string       `json:"file,omitempty"`      // workspace-relative path
+	StartLine   int          `json:"startLine,omitempty"` // 1-based, inclusive
+	EndLine     int          `json:"endLine,omitempty"`
+	Selection   string       `json:"selection,omitempty"` // the selected text
+	Symbol      string       `json:"symbol,omitempty"`    // the symbol under the cursor
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// TaskSpec is what a caller asks for.
+type TaskSpec struct {
+	Kind    Kind
+	Prompt  string
+	Context EditorContext
+	// FollowUp is the ID of an earlier task of the same runner (session) that
+	// this one continues (L17): its prompt and result are shown to the model.
+	FollowUp string
+}
+
+// FileChange is one file the task changed.
+type FileChange struct {
+	Path string `json:"path"`
+	Diff string `json:"diff"` // unified diff, "" when only known by name (e.g. changed by a command)
+}
+
+// ToolStat sums the calls of one tool in a task (L22).
+type ToolStat struct {
+	Calls    int           `json:"calls"`
+	Errors   int           `json:"errors"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Result is what a finished task reports.
+type Result struct {
+	TaskID      string              `json:"taskId"`
+	Kind        Kind                `json:"kind"`
+	Prompt      string              `json:"prompt"`
+	Status      State               `json:"status"` // completed, failed or cancelled
+	StopReason  StopReason          `json:"stopReason"`
+	Answer      string              `json:"answer"` // markdown
+	Error       string              `json:"error,omitempty"`
+	Files       []FileChange        `json:"files,omitempty"`
+	Plan        tools.Plan          `json:"plan"`
+	PlanUpdates int                 `json:"planUpdates"`
+	ModelCalls  int                 `json:"modelCalls"`
+	Usage       llm.Usage           `json:"usage"`
+	ModelTime   time.Duration       `json:"modelTime"`
+	ToolTime    time.Duration       `json:"toolTime"`
+	Duration    time.Duration       `json:"duration"`
+	Tools       map[string]ToolStat `json:"tools,omitempty"`
+	Notes       []string            `json:"notes,omitempty"` // messages the loop injected, in order
+}
+
+// Task is one unit of agent work. Everything a task owns lives here (L25):
+// its state, conversation, plan, usage and changes; there are no side maps.
+type Task struct {
+	id     string
+	spec   TaskSpec
+	cancel context.CancelFunc
+	sink   *taskSink
+	done   chan struct{}
+
+	mu      sync.Mutex // guards the fields below
+	state   State
+	history []llm.Message
+	plan    tools.Plan
+	result  *Result
+	changes *changeLog
+	pending []tools.ApprovalRequest // approvals the task waits on
+}
+
+// ID returns the task's identifier.
+func (t *Task) ID() string { return t.id }
+
+// Spec returns what the task was started with.
+func (t *Task) Spec() TaskSpec { return t.spec }
+
+// State returns the current state.
+func (t *Task) State() State {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.state
+}
+
+// Plan returns a copy of the current plan.
+func (t *Task) Plan() tools.Plan {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return copyPlan(t.plan)
+}
+
+// History returns a copy of the conversation.
+func (t *Task) History() []llm.Message {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]llm.Message(nil), t.history...)
+}
+
+// Cancel stops the task: its model call, tools and child processes stop
+// with its context, and nothing it produces afterwards is published (L24).
+func (t *Task) Cancel() {
+	t.sink.cancel()
+	t.cancel()
+}
+
+// Done is closed when the task has ended and its result is set.
+func (t *Task) Done() <-chan struct{} { return t.done }
+
+// Wait blocks until the task ends or ctx is done, and returns its result.
+func (t *Task) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-t.done:
+		return t.Result(), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for task %s: %w", t.id, ctx.Err())
+	}
+}
+
+// Result returns the result of an ended task, or nil while it runs.
+func (t *Task) Result() *Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.result
+}
+
+// transition moves the task to a new state if the table allows it.
+func (t *Task) transition(to State) error {
+	t.mu.Lock()
+	from := t.state
+	if err := checkTransition(from, to); err != nil {
+		t.mu.Unlock()
+		return fmt.Errorf("task %s: %w", t.id, err)
+	}
+	t.state = to
+	t.mu.Unlock()
+	t.sink.emit(Event{TaskID: t.id, Kind: EventState, State: to})
+	return nil
+}
+
+// CheckRunning returns nil only when the task is executing and its context
+// is live. Tools and the guarded editor call it before acting (L24, L25).
+func (t *Task) checkRunning(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("task %s cancelled: %w", t.id, err)
+	}
+	if s := t.State(); s != StateExecuting {
+		return fmt.Errorf("task %s is %s: %w", t.id, s, ErrNotExecuting)
+	}
+	return nil
+}
+
+func copyPlan(p tools.Plan) tools.Plan {
+	return tools.Plan{Items: append([]tools.PlanItem(nil), p.Items...)}
+}
