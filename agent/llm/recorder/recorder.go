@@ -1,0 +1,236 @@
+// Package recorder is the model flight recorder: it appends every model
+// call of a task (llm.Exchange: request as sent, answer, usage, timing,
+// failures) as one JSON line to <dir>/<name>.jsonl, rotating the file when
+// it grows past a cap and pruning the directory's oldest recordings past a
+// total cap. Lines never hold the API key: the client removes it, and the
+// recorder replaces any configured secret again before writing.
+package recorder
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/agent/llm"
+)
+
+// Defaults for Options left zero.
+const (
+	DefaultMaxFileBytes = 8 << 20
+	DefaultMaxFiles     = 3
+	DefaultMaxDirBytes  = 64 << 20
+)
+
+// Options caps what the recorder keeps.
+type Options struct {
+	MaxFileBytes int64    // rotate the file before it passes this size
+	MaxFiles     int      // files kept per recording, the current one included
+	MaxDirBytes  int64    // total size of *.jsonl in the directory; oldest removed first
+	Secrets      []string // strings replaced by [redacted] in every line (e.g. the API key)
+}
+
+// Recorder appends exchanges to one recording. It is safe for concurrent
+// use and implements llm.Recorder.
+type Recorder struct {
+	dir, name string
+	opts      Options
+
+	mu   sync.Mutex // guards f and size
+	f    *os.File
+	size int64
+}
+
+var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// Open creates dir if needed and opens (appending) <dir>/<name>.jsonl.
+func Open(dir, name string, opts Options) (*Recorder, error) {
+	if opts.MaxFileBytes <= 0 {
+		opts.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opts.MaxFiles <= 0 {
+		opts.MaxFiles = DefaultMaxFiles
+	}
+	if opts.MaxDirBytes <= 0 {
+		opts.MaxDirBytes = DefaultMaxDirBytes
+	}
+	name = safeName.ReplaceAllString(name, "_")
+	if name == "" {
+		return nil, errors.New("recorder: empty recording name")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	r := &Recorder{dir: dir, name: name, opts: opts}
+	if err := r.open(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Path is the file currently written.
+func (r *Recorder) Path() string { return filepath.Join(r.dir, r.name+".jsonl") }
+
+func (r *Recorder) open() error {
+	f, err := os.OpenFile(r.Path(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("recorder: %w", err)
+	}
+	r.f, r.size = f, st.Size()
+	return nil
+}
+
+// Record appends x as one JSON line.
+func (r *Recorder) Record(x llm.Exchange) error {
+	line, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	for _, s := range r.opts.Secrets {
+		if s != "" {
+			line = bytes.ReplaceAll(line, []byte(s), []byte("[redacted]"))
+		}
+	}
+	line = append(line, '\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return errors.New("recorder: closed")
+	}
+	if r.size > 0 && r.size+int64(len(line)) > r.opts.MaxFileBytes {
+		if err := r.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := r.f.Write(line)
+	r.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	return nil
+}
+
+// rotate shifts name.jsonl to name.1.jsonl (and so on, dropping the
+// oldest), reopens a fresh file, then prunes the directory.
+func (r *Recorder) rotate() error {
+	r.f.Close()
+	r.f = nil
+	backup := func(i int) string { return filepath.Join(r.dir, fmt.Sprintf("%s.%d.jsonl", r.name, i)) }
+	os.Remove(backup(r.opts.MaxFiles - 1))
+	for i := r.opts.MaxFiles - 2; i >= 1; i-- {
+		os.Rename(backup(i), backup(i+1))
+	}
+	if r.opts.MaxFiles > 1 {
+		if err := os.Rename(r.Path(), backup(1)); err != nil {
+			return fmt.Errorf("recorder: rotate: %w", err)
+		}
+	} else {
+		os.Remove(r.Path())
+	}
+	if err := r.open(); err != nil {
+		return err
+	}
+	return r.prune()
+}
+
+// prune removes the oldest *.jsonl files of the directory (never the
+// current one) until the total fits MaxDirBytes.
+func (r *Recorder) prune() error {
+	entries, err := os.ReadDir(r.dir)
+	if err != nil {
+		return fmt.Errorf("recorder: %w", err)
+	}
+	type file struct {
+		path string
+		size int64
+		mod  int64
+	}
+	var files []file
+	var total int64
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		total += info.Size()
+		p := filepath.Join(r.dir, e.Name())
+		if p != r.Path() {
+			files = append(files, file{p, info.Size(), info.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod < files[j].mod })
+	for _, f := range files {
+		if total <= r.opts.MaxDirBytes {
+			break
+		}
+		if os.Remove(f.path) == nil {
+			total -= f.size
+		}
+	}
+	return nil
+}
+
+// Close closes the file.
+func (r *Recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	return err
+}
+
+// Read parses a recording; a torn last line (a crash mid-write) is skipped.
+func Read(rd io.Reader) ([]llm.Exchange, error) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	var out []llm.Exchange
+	var pending error
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		if pending != nil {
+			return nil, pending
+		}
+		var x llm.Exchange
+		if err := json.Unmarshal(line, &x); err != nil {
+			pending = fmt.Errorf("recording line %d: %w", n, err)
+			continue
+		}
+		out = append(out, x)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadFile parses the recording at path.
+func ReadFile(path string) ([]llm.Exchange, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Read(f)
+}

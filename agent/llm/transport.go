@@ -1,0 +1,178 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+)
+
+// attemptKey carries an *attemptInfo in a request's context from the client
+// to its transport.
+type attemptKey struct{}
+
+// attemptInfo is what the transport saw of one attempt. go-openai calls
+// transport.Do and reads the body on the caller's goroutine, so it needs no
+// lock.
+type attemptInfo struct {
+	body   []byte      // request body as sent
+	status int         // response status, 0 when none came
+	header http.Header // response headers (Retry-After)
+	tail   []byte      // the last bytes of the response body read so far
+}
+
+// sawDone reports whether the stream's last bytes held the [DONE] marker.
+func (a *attemptInfo) sawDone() bool { return bytes.Contains(a.tail, []byte("[DONE]")) }
+
+// transport is the HTTPDoer given to go-openai. It rewrites the request body
+// (temperature including 0, extra fields, a fixed key order so the prefix is
+// byte-stable: model, tools, messages first) and captures what go-openai
+// hides: status, headers and the end of the stream.
+type transport struct {
+	hc        *http.Client
+	overrides map[string][]byte // top-level fields set by configuration
+	extraKeys []string          // overrides in the order they are appended
+}
+
+func newTransport(hc *http.Client, cfg Config) (*transport, error) {
+	t := &transport{hc: hc, overrides: map[string][]byte{}}
+	if cfg.Temperature != nil {
+		t.overrides["temperature"] = []byte(strconv.FormatFloat(*cfg.Temperature, 'g', -1, 64))
+	}
+	keys := make([]string, 0, len(cfg.ExtraBody))
+	for k := range cfg.ExtraBody {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := json.Marshal(cfg.ExtraBody[k]) // map keys sorted: deterministic
+		if err != nil {
+			return nil, fmt.Errorf("extra body field %q: %w", k, err)
+		}
+		t.overrides[k] = v
+	}
+	if cfg.Temperature != nil {
+		t.extraKeys = append(t.extraKeys, "temperature")
+	}
+	for _, k := range keys {
+		if k != "temperature" {
+			t.extraKeys = append(t.extraKeys, k)
+		}
+	}
+	return t, nil
+}
+
+// Do implements openai.HTTPDoer.
+func (t *transport) Do(req *http.Request) (*http.Response, error) {
+	info, _ := req.Context().Value(attemptKey{}).(*attemptInfo)
+	if req.Body != nil && req.Method == http.MethodPost {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read request body: %w", err)
+		}
+		body = t.rewrite(body)
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+		if info != nil {
+			info.body = body
+		}
+	}
+	resp, err := t.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if info != nil {
+		info.status = resp.StatusCode
+		info.header = resp.Header
+		resp.Body = &tailReader{ReadCloser: resp.Body, info: info}
+	}
+	return resp, nil
+}
+
+// rewrite orders the body's top-level fields (model, tools, messages, then
+// the rest as go-openai wrote them) and applies the configured overrides.
+// A body that is not a JSON object is returned unchanged.
+func (t *transport) rewrite(body []byte) []byte {
+	type field struct {
+		key string
+		raw json.RawMessage
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return body
+	}
+	var fields []field
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return body
+		}
+		k, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return body
+		}
+		fields = append(fields, field{k, raw})
+	}
+	out := make([]byte, 0, len(body)+64)
+	out = append(out, '{')
+	written := make(map[string]bool, len(fields)+len(t.overrides))
+	write := func(k string, v []byte) {
+		if written[k] {
+			return
+		}
+		written[k] = true
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		kb, _ := json.Marshal(k)
+		out = append(out, kb...)
+		out = append(out, ':')
+		if o, ok := t.overrides[k]; ok {
+			v = o
+		}
+		out = append(out, v...)
+	}
+	for _, first := range []string{"model", "tools", "messages"} {
+		for _, f := range fields {
+			if f.key == first {
+				write(f.key, f.raw)
+			}
+		}
+	}
+	for _, f := range fields {
+		write(f.key, f.raw)
+	}
+	for _, k := range t.extraKeys {
+		write(k, t.overrides[k])
+	}
+	return append(out, '}')
+}
+
+// tailReader keeps the last bytes read from a response body.
+type tailReader struct {
+	io.ReadCloser
+	info *attemptInfo
+}
+
+const tailSize = 32
+
+func (r *tailReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if n > 0 {
+		if n >= tailSize {
+			r.info.tail = append(r.info.tail[:0], p[n-tailSize:n]...)
+		} else {
+			r.info.tail = append(r.info.tail, p[:n]...)
+			if len(r.info.tail) > tailSize {
+				r.info.tail = append(r.info.tail[:0], r.info.tail[len(r.info.tail)-tailSize:]...)
+			}
+		}
+	}
+	return n, err
+}
