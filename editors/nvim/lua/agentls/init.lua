@@ -1,0 +1,564 @@
+-- agentls.nvim: the agentls language server in Neovim 0.7 and newer, on plain
+-- vim.lsp (lspconfig optional). See :help agentls.
+local M = {}
+
+-- Server commands of the agentls contract (docs/editors.md).
+M.commands = {
+  run = 'agentls.run',
+  cancel = 'agentls.cancel',
+  tasks = 'agentls.tasks',
+  show_report = 'agentls.showReport',
+}
+
+local defaults = {
+  cmd = { 'agentls', 'serve' },
+  -- nil: every file type. A list limits where the client attaches.
+  filetypes = nil,
+  root_markers = { '.git', 'go.mod', '.agentls', 'package.json', 'Cargo.toml', 'pyproject.toml' },
+  autostart = true,
+  -- Settings the server reads (initializationOptions and the "agentls"
+  -- section of workspace/didChangeConfiguration). Empty values are omitted.
+  settings = {
+    model = nil,
+    baseURL = nil,
+    approval = nil, -- 'ask' | 'auto' | 'deny'
+    allowCommands = nil, -- e.g. { 'go test', 'go build' }
+    checkCommand = nil,
+  },
+  -- A command whose output is the API key (e.g. { 'pass', 'show', 'openai' }),
+  -- given to the server as OPENAI_API_KEY. Without it the server inherits
+  -- OPENAI_API_KEY from Neovim's environment.
+  api_key_cmd = nil,
+  -- Show progress with vim.notify (begin, plan changes, end).
+  notify = true,
+}
+
+M.config = vim.deepcopy(defaults)
+
+-- Progress state per token, for status() and notifications.
+local progress = {} -- token -> { title, message, percentage, done }
+local runs = {} -- token -> { prompt, client_id, request_id, bufnr }
+local last_result = nil
+local run_seq = 0
+
+local has = function(feature) return vim.fn.has(feature) == 1 end
+
+local function log_notify(msg, level)
+  vim.notify(msg, level or vim.log.levels.INFO, { title = 'agentls' })
+end
+
+-- guess_mode: "ask" when the prompt is a question and no edit is asked for.
+function M.guess_mode(prompt)
+  local p = vim.trim(prompt):lower()
+  local edit_verbs = { 'fix', 'add', 'change', 'rename', 'refactor', 'implement', 'write', 'remove', 'delete',
+    'update', 'replace', 'make', 'create', 'convert', 'move', 'extract', 'insert', 'edit', 'rewrite' }
+  local qwords = { 'what', 'why', 'how', 'where', 'which', 'who', 'when', 'explain', 'describe', 'is', 'are',
+    'does', 'do', 'can', 'could', 'should', 'would', 'list', 'summarize', 'summarise' }
+  local first = p:match('^(%a+)') or ''
+  local question = p:sub(-1) == '?' or vim.tbl_contains(qwords, first)
+  local rest = p:gsub('^%a+', '', 1)
+  local has_edit = false
+  for w in rest:gmatch('%a+') do
+    if vim.tbl_contains(edit_verbs, w) then has_edit = true end
+  end
+  if question and not has_edit then return 'ask' end
+  local wh = { 'how', 'why', 'what', 'where', 'which', 'who', 'when', 'is', 'are', 'does', 'do' }
+  if question and p:sub(-1) == '?' and vim.tbl_contains(wh, first) then return 'ask' end
+  return 'edit'
+end
+
+-- server_settings: the non-empty settings, as the server reads them.
+function M.server_settings(s)
+  local out = { apiKeyEnv = 'OPENAI_API_KEY' }
+  s = s or {}
+  for _, k in ipairs({ 'model', 'baseURL', 'checkCommand' }) do
+    if type(s[k]) == 'string' and vim.trim(s[k]) ~= '' then out[k] = vim.trim(s[k]) end
+  end
+  local a = s.approval
+  out.approval = (a == 'auto' or a == 'deny') and a or 'ask'
+  if type(s.allowCommands) == 'table' and #s.allowCommands > 0 then out.allowCommands = s.allowCommands end
+  return out
+end
+
+-- Plan checklist: parse "[x] item" lines of a progress message.
+function M.parse_plan(message)
+  local doing, plan = {}, {}
+  for line in ((message or '') .. '\n'):gmatch('(.-)\n') do
+    local mark, text = line:match('^%s*%[([xX >%-])%]%s+(.*)$')
+    if mark then
+      local state = ({ x = 'done', X = 'done', [' '] = 'todo', ['-'] = 'skipped', ['>'] = 'active' })[mark]
+      table.insert(plan, { state = state, text = text })
+    elseif vim.trim(line) ~= '' then
+      table.insert(doing, vim.trim(line))
+    end
+  end
+  return table.concat(doing, ' '), plan
+end
+
+-- status(): a short line for the statusline, '' when no task runs.
+--   set statusline+=%{luaeval("require'agentls'.status()")}
+function M.status()
+  local parts = {}
+  for _, p in pairs(progress) do
+    if not p.done then
+      local doing, plan = M.parse_plan(p.message)
+      local done = 0
+      for _, it in ipairs(plan) do
+        if it.state == 'done' or it.state == 'skipped' then done = done + 1 end
+      end
+      local s = 'agentls'
+      if #plan > 0 then s = s .. string.format(' %d/%d', done, #plan) end
+      if p.percentage then s = s .. string.format(' %d%%', p.percentage) end
+      if doing ~= '' then s = s .. ': ' .. doing end
+      table.insert(parts, s)
+    end
+  end
+  table.sort(parts)
+  return table.concat(parts, ' | ')
+end
+
+-- progress_state(): a copy of the progress table (for tests and statuslines).
+function M.progress_state() return vim.deepcopy(progress) end
+
+-- last_result(): the reply of the last agentls.run that finished.
+function M.last_result() return last_result end
+
+local function on_progress(result, ctx)
+  if type(result) ~= 'table' or type(result.value) ~= 'table' then return end
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client or client.name ~= 'agentls' then return end
+  local token, v = result.token, result.value
+  local p = progress[token] or {}
+  progress[token] = p
+  if v.kind == 'begin' then
+    p.title = v.title
+    p.done = false
+  elseif v.kind == 'end' then
+    p.done = true
+    p.percentage = 100
+  end
+  if v.percentage then p.percentage = v.percentage end
+  local old_plan = p.plan_text
+  if v.message then
+    p.message = v.message
+    local _, plan = M.parse_plan(v.message)
+    local lines = {}
+    for _, it in ipairs(plan) do
+      local mark = ({ done = 'x', todo = ' ', skipped = '-', active = '>' })[it.state]
+      table.insert(lines, string.format('[%s] %s', mark, it.text))
+    end
+    p.plan_text = table.concat(lines, '\n')
+  end
+  if M.config.notify then
+    local title = p.title or 'agentls'
+    if v.kind == 'begin' then
+      log_notify(title .. (v.message and ('\n' .. v.message) or ''))
+    elseif v.kind == 'end' then
+      log_notify(title .. ': ' .. (v.message or 'done'))
+    elseif p.plan_text ~= old_plan and p.plan_text ~= '' then
+      -- Notify when the plan changes, not on every report (reports come up to
+      -- ten a second); the statusline shows the rest.
+      log_notify(title .. '\n' .. (v.message or ''))
+    end
+  end
+  vim.cmd('redrawstatus')
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'AgentlsProgress', modeline = false, data = { token = token, value = v } })
+end
+
+-- progress_handler wraps the default $/progress handler: the default keeps
+-- feeding LspProgressUpdate (0.7-0.9) / LspProgress (0.10+) for other
+-- plugins, and we keep the checklist for status() and vim.notify.
+local function progress_handler(err, result, ctx, config)
+  local default = vim.lsp.handlers['$/progress']
+  if default then pcall(default, err, result, ctx, config) end
+  on_progress(result, ctx)
+end
+
+-- find_root: the deepest directory above the buffer holding a root marker,
+-- else the buffer's directory.
+local function find_root(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  local dir = name ~= '' and vim.fn.fnamemodify(name, ':p:h') or vim.fn.getcwd()
+  local best = nil
+  for _, marker in ipairs(M.config.root_markers) do
+    local root
+    local d = vim.fn.finddir(marker, dir .. ';')
+    if d ~= '' then
+      root = vim.fn.fnamemodify(d, ':p:h:h')
+    else
+      local f = vim.fn.findfile(marker, dir .. ';')
+      if f ~= '' then root = vim.fn.fnamemodify(f, ':p:h') end
+    end
+    if root and (not best or #root > #best) then best = root end
+  end
+  return best or dir
+end
+
+-- col_to_lsp: a byte column of line in the client's offset encoding.
+local function col_to_lsp(line, col, enc)
+  if enc == 'utf-8' then return col end
+  local ok, u32, u16 = pcall(vim.str_utfindex, line, col)
+  if not ok then return col end
+  return enc == 'utf-32' and u32 or u16
+end
+
+local get_clients = function(filter)
+  if vim.lsp.get_clients then return vim.lsp.get_clients(filter) end
+  if filter and filter.bufnr then
+    local out = {}
+    for _, c in pairs(vim.lsp.buf_get_clients(filter.bufnr)) do table.insert(out, c) end
+    return out
+  end
+  return vim.lsp.get_active_clients()
+end
+
+local function cmd_env()
+  if not M.config.api_key_cmd then return nil end
+  local out = vim.fn.system(M.config.api_key_cmd)
+  if vim.v.shell_error ~= 0 then
+    log_notify('api_key_cmd failed (exit ' .. vim.v.shell_error .. ')', vim.log.levels.ERROR)
+    return nil
+  end
+  return { OPENAI_API_KEY = vim.trim(out) }
+end
+
+local function capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.window = caps.window or {}
+  caps.window.workDoneProgress = true
+  caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
+  caps.workspace = caps.workspace or {}
+  caps.workspace.applyEdit = true
+  return caps
+end
+
+-- client_config: the vim.lsp client configuration for a root directory.
+function M.client_config(root)
+  local settings = M.server_settings(M.config.settings)
+  return {
+    name = 'agentls',
+    cmd = M.config.cmd,
+    cmd_env = cmd_env(),
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    capabilities = capabilities(),
+    init_options = settings,
+    settings = { agentls = settings },
+    handlers = { ['$/progress'] = progress_handler },
+    on_init = function(client)
+      client.notify('workspace/didChangeConfiguration', { settings = { agentls = settings } })
+    end,
+  }
+end
+
+local clients_by_root = {}
+
+local function attachable(bufnr)
+  if vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then return false end
+  if vim.api.nvim_buf_get_name(bufnr) == '' then return false end
+  local fts = M.config.filetypes
+  if fts and not vim.tbl_contains(fts, vim.api.nvim_buf_get_option(bufnr, 'filetype')) then return false end
+  return true
+end
+
+-- attach(bufnr): start (or reuse) the client of the buffer's root and attach.
+-- Returns the client id, or nil when the buffer is not one agentls serves.
+function M.attach(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
+  if not attachable(bufnr) then return nil end
+  local root = find_root(bufnr)
+  local id = clients_by_root[root]
+  if id then
+    -- An initializing client is not "active" yet on 0.7, so ask the client
+    -- itself rather than vim.lsp.client_is_stopped.
+    local c = vim.lsp.get_client_by_id(id)
+    if not c or (c.is_stopped and c.is_stopped()) then id = nil end
+  end
+  if not id and vim.lsp.start then
+    -- 0.8+: vim.lsp.start reuses a client of the same name and root.
+    id = vim.lsp.start(M.client_config(root), { bufnr = bufnr })
+    if id then clients_by_root[root] = id end
+    return id
+  end
+  if not id then
+    id = vim.lsp.start_client(M.client_config(root))
+    if not id then
+      log_notify('could not start ' .. table.concat(M.config.cmd, ' '), vim.log.levels.ERROR)
+      return nil
+    end
+    clients_by_root[root] = id
+  end
+  if not vim.lsp.buf_is_attached(bufnr, id) then vim.lsp.buf_attach_client(bufnr, id) end
+  return id
+end
+
+-- client(bufnr): the agentls client attached to bufnr (or any, as fallback).
+function M.client(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  for _, c in pairs(get_clients({ bufnr = bufnr })) do
+    if c.name == 'agentls' then return c end
+  end
+  for _, c in pairs(get_clients()) do
+    if c.name == 'agentls' then return c end
+  end
+  return nil
+end
+
+local function need_client(bufnr)
+  local c = M.client(bufnr)
+  if not c then
+    local id = M.attach(bufnr or 0)
+    c = id and vim.lsp.get_client_by_id(id)
+  end
+  if not c then log_notify('no agentls client (is agentls on PATH?)', vim.log.levels.ERROR) end
+  return c
+end
+
+local function result_message(r)
+  local text = r.summary ~= nil and r.summary ~= vim.NIL and r.summary ~= '' and r.summary or (r.answer ~= vim.NIL and r.answer) or ''
+  local files = ''
+  if type(r.changedFiles) == 'table' and #r.changedFiles > 0 then files = ' (changed: ' .. table.concat(r.changedFiles, ', ') .. ')' end
+  if r.status == 'completed' then
+    return 'agentls: ' .. (text ~= '' and text or 'done') .. files, vim.log.levels.INFO
+  elseif r.status == 'cancelled' then
+    return 'agentls: task cancelled' .. (text ~= '' and (': ' .. text) or '') .. files, vim.log.levels.WARN
+  end
+  return 'agentls: task failed' .. (text ~= '' and (': ' .. text) or '') .. files, vim.log.levels.ERROR
+end
+
+-- run(args, opts): execute agentls.run with our own work-done token.
+-- args: { prompt, mode?, uri?, range?, followUp? }; opts.bufnr, opts.on_done(err, result).
+-- Returns the progress token.
+function M.run(args, opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  if type(args) ~= 'table' or type(args.prompt) ~= 'string' or vim.trim(args.prompt) == '' then
+    log_notify('a prompt is required', vim.log.levels.ERROR)
+    return nil
+  end
+  local client = need_client(bufnr)
+  if not client then return nil end
+  args = vim.deepcopy(args)
+  args.prompt = vim.trim(args.prompt)
+  args.mode = args.mode or M.guess_mode(args.prompt)
+  run_seq = run_seq + 1
+  local token = string.format('agentls-nvim-%d-%d', vim.fn.getpid(), run_seq)
+  local params = { command = M.commands.run, arguments = { args }, workDoneToken = token }
+  local ok, request_id = client.request('workspace/executeCommand', params, function(err, result)
+    runs[token] = nil
+    if progress[token] then progress[token].done = true end
+    vim.cmd('redrawstatus')
+    if err then
+      log_notify('agentls.run failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif type(result) == 'table' then
+      last_result = result
+      local msg, level = result_message(result)
+      log_notify(msg, level)
+    end
+    if opts.on_done then opts.on_done(err, result) end
+  end, bufnr)
+  if not ok then
+    log_notify('could not send agentls.run (client stopped?)', vim.log.levels.ERROR)
+    return nil
+  end
+  runs[token] = { prompt = args.prompt, client_id = client.id, request_id = request_id, bufnr = bufnr }
+  return token
+end
+
+local function buf_uri(bufnr) return vim.uri_from_bufnr(bufnr) end
+
+-- range_of(bufnr, line1, line2, visual): the LSP range of a command range.
+local function range_of(client, line1, line2, visual)
+  if visual then
+    local enc = client.offset_encoding or 'utf-16'
+    local s = vim.api.nvim_buf_get_mark(0, '<')
+    local e = vim.api.nvim_buf_get_mark(0, '>')
+    local params = vim.lsp.util.make_given_range_params({ s[1], s[2] }, { e[1], e[2] }, 0, enc)
+    return params.range
+  end
+  local last = vim.api.nvim_buf_get_lines(0, line2 - 1, line2, false)[1] or ''
+  local enc2 = client.offset_encoding or 'utf-16'
+  return { start = { line = line1 - 1, character = 0 }, ['end'] = { line = line2 - 1, character = col_to_lsp(last, #last, enc2) } }
+end
+
+function M.cmd_run(o)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then return end
+  local args = { prompt = o.args, uri = buf_uri(bufnr) }
+  if o.range and o.range > 0 then args.range = range_of(client, o.line1, o.line2, false) end
+  return M.run(args, { bufnr = bufnr })
+end
+
+function M.cmd_ask(o)
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then return end
+  local enc = client.offset_encoding or 'utf-16'
+  local range, subject
+  if o.range and o.range > 0 then
+    range = range_of(client, o.line1, o.line2, o.range == 2 and vim.fn.visualmode() ~= '')
+    subject = 'the selected code'
+  else
+    local word = vim.fn.expand('<cword>')
+    if word == '' then
+      log_notify('put the cursor on a symbol or select code', vim.log.levels.WARN)
+      return
+    end
+    -- The symbol's range: search the word around the cursor on this line.
+    local row, col = unpack(vim.api.nvim_win_get_cursor(0))
+    local line = vim.api.nvim_get_current_line()
+    local s = 1
+    local from, to
+    while true do
+      local a, b = line:find(word, s, true)
+      if not a then break end
+      if a - 1 <= col and col < b then from, to = a - 1, b; break end
+      s = b + 1
+    end
+    from, to = from or col, to or col
+    range = { start = { line = row - 1, character = col_to_lsp(line, from, enc) }, ['end'] = { line = row - 1, character = col_to_lsp(line, to, enc) } }
+    subject = '`' .. word .. '`'
+  end
+  local prompt = (o.args and vim.trim(o.args) ~= '') and o.args or ('Explain ' .. subject .. '.')
+  return M.run({ prompt = prompt, mode = 'ask', uri = buf_uri(bufnr), range = range }, { bufnr = bufnr })
+end
+
+-- cancel(task_id?): cancel a task by id (agentls.cancel) or, without an id,
+-- this editor's most recent running task (window/workDoneProgress/cancel).
+function M.cancel(task_id)
+  local client = need_client()
+  if not client then return false end
+  if task_id and task_id ~= '' then
+    client.request('workspace/executeCommand', { command = M.commands.cancel, arguments = { { taskId = task_id } } }, function(err)
+      if err then log_notify('cancel failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
+    end)
+    return true
+  end
+  local newest, newest_token = -1, nil
+  for token, _ in pairs(runs) do
+    local n = tonumber(token:match('(%d+)$')) or 0
+    if n > newest then newest, newest_token = n, token end
+  end
+  if not newest_token then
+    log_notify('no task of this editor is running (:AgentTasks lists all)', vim.log.levels.WARN)
+    return false
+  end
+  vim.lsp.get_client_by_id(runs[newest_token].client_id).notify('window/workDoneProgress/cancel', { token = newest_token })
+  return true
+end
+
+-- tasks(cb): agentls.tasks; cb(err, list) where list is the reply's tasks.
+function M.tasks(cb)
+  local client = need_client()
+  if not client then return end
+  client.request('workspace/executeCommand', { command = M.commands.tasks, arguments = {} }, function(err, result)
+    local list = result
+    if type(result) == 'table' and result.tasks then list = result.tasks end
+    cb(err, type(list) == 'table' and list or {})
+  end)
+end
+
+function M.cmd_tasks()
+  M.tasks(function(err, list)
+    if err then return log_notify('agentls.tasks failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
+    if #list == 0 then return log_notify('no tasks yet') end
+    local lines = {}
+    for _, t in ipairs(list) do
+      local prog = type(t.progress) == 'table' and vim.inspect(t.progress) or tostring(t.progress or '')
+      table.insert(lines, string.format('%s  %-9s %-6s %s', t.id or t.taskId or '?', t.state or t.status or '', prog, t.prompt or ''))
+    end
+    log_notify(table.concat(lines, '\n'))
+  end)
+end
+
+local function open_report_text(text)
+  vim.cmd('new')
+  local b = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text, '\n', { plain = true }))
+  vim.api.nvim_buf_set_option(b, 'buftype', 'nofile')
+  vim.api.nvim_buf_set_option(b, 'bufhidden', 'wipe')
+  vim.api.nvim_buf_set_option(b, 'filetype', 'markdown')
+  vim.api.nvim_buf_set_name(b, 'agentls://report/' .. b)
+end
+
+-- report(task_id?): open a task's report (the last finished task by default).
+function M.report(task_id)
+  local r = last_result
+  if (not task_id or task_id == '') and r and type(r.report) == 'string' and r.report ~= '' then
+    vim.cmd('split ' .. vim.fn.fnameescape(vim.uri_to_fname(r.report)))
+    return
+  end
+  task_id = (task_id and task_id ~= '') and task_id or (r and r.taskId)
+  if not task_id then return log_notify('no task has finished yet', vim.log.levels.WARN) end
+  local client = need_client()
+  if not client then return end
+  client.request('workspace/executeCommand', { command = M.commands.show_report, arguments = { { taskId = task_id } } }, function(err, result)
+    if err then return log_notify('agentls.showReport failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
+    local uri = type(result) == 'string' and result:match('^%a[%w+.-]*:') and result or (type(result) == 'table' and type(result.report) == 'string' and result.report) or (type(result) == 'table' and type(result.uri) == 'string' and result.uri)
+    if uri then
+      vim.cmd('split ' .. vim.fn.fnameescape(vim.uri_to_fname(uri)))
+      return
+    end
+    local text = type(result) == 'string' and result or (type(result) == 'table' and (result.markdown or result.content)) or nil
+    if type(text) == 'string' then return open_report_text(text) end
+    -- The server may have opened it with window/showDocument already.
+  end)
+end
+
+-- register_lspconfig(): add "agentls" to nvim-lspconfig when it is installed,
+-- so `require('lspconfig').agentls.setup{}` works. Returns true when done.
+function M.register_lspconfig()
+  local ok, configs = pcall(require, 'lspconfig.configs')
+  if not ok then return false end
+  if not configs.agentls then
+    local util = require('lspconfig.util')
+    local settings = M.server_settings(M.config.settings)
+    configs.agentls = {
+      default_config = {
+        cmd = M.config.cmd,
+        filetypes = M.config.filetypes,
+        root_dir = util.root_pattern(unpack(M.config.root_markers)),
+        single_file_support = true,
+        init_options = settings,
+        settings = { agentls = settings },
+        capabilities = capabilities(),
+        handlers = { ['$/progress'] = progress_handler },
+      },
+      docs = { description = 'agentls: a coding agent as a language server. https://github.com/agentls/agentls' },
+    }
+  end
+  return true
+end
+
+-- The code action "Ask agent about X" carries the command agentls.run: run it
+-- through M.run so it gets progress and the result message.
+local function register_client_commands()
+  vim.lsp.commands = vim.lsp.commands or {}
+  vim.lsp.commands[M.commands.run] = function(command, ctx)
+    local args = command.arguments and command.arguments[1] or nil
+    M.run(args, { bufnr = ctx and ctx.bufnr })
+  end
+end
+
+-- setup(opts): configure; with autostart, attach to buffers as they open.
+function M.setup(opts)
+  M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  register_client_commands()
+  local lspconfig = M.register_lspconfig()
+  local group = vim.api.nvim_create_augroup('agentls', { clear = true })
+  if M.config.autostart and not (lspconfig and opts and opts.use_lspconfig) then
+    vim.api.nvim_create_autocmd({ 'FileType', 'BufEnter' }, {
+      group = group,
+      callback = function(ev) M.attach(ev.buf) end,
+    })
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) then M.attach(b) end
+    end
+  end
+  M._setup_done = true
+  return M
+end
+
+M._has = has
+return M

@@ -1,0 +1,32 @@
+-- agentls user commands. Loaded by Neovim from the runtimepath; the client
+-- starts when require('agentls').setup() is called (see :help agentls).
+if vim.g.loaded_agentls then return end
+vim.g.loaded_agentls = 1
+
+if vim.fn.has('nvim-0.7') ~= 1 then
+  vim.notify('agentls needs Neovim 0.7 or newer', vim.log.levels.ERROR)
+  return
+end
+
+local function a() return require('agentls') end
+
+vim.api.nvim_create_user_command('AgentRun', function(o) a().cmd_run(o) end,
+  { nargs = '+', range = true, desc = 'agentls: run a task with this prompt' })
+vim.api.nvim_create_user_command('AgentAsk', function(o) a().cmd_ask(o) end,
+  { nargs = '*', range = true, desc = 'agentls: ask about the symbol under the cursor or the selection' })
+vim.api.nvim_create_user_command('AgentCancel', function(o) a().cancel(o.args) end,
+  { nargs = '?', desc = 'agentls: cancel a task (this editor\'s latest by default)' })
+vim.api.nvim_create_user_command('AgentTasks', function() a().cmd_tasks() end,
+  { nargs = 0, desc = 'agentls: list tasks' })
+vim.api.nvim_create_user_command('AgentReport', function(o) a().report(o.args) end,
+  { nargs = '?', desc = 'agentls: open a task report (the last one by default)' })
+
+if vim.g.agentls_autosetup ~= 0 and vim.g.agentls_autosetup ~= false then
+  -- setup() with defaults unless the user calls it from their config first.
+  vim.api.nvim_create_autocmd('VimEnter', {
+    once = true,
+    callback = function()
+      if not a()._setup_done then a().setup(vim.g.agentls_config or {}) end
+    end,
+  })
+end

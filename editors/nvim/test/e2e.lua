@@ -1,0 +1,178 @@
+-- Headless end-to-end test of the agentls Neovim plugin.
+--
+--   timeout 60 nvim --headless --clean -u NONE \
+--     --cmd 'set rtp^=editors/nvim' -S editors/nvim/test/e2e.lua WORKSPACE/main.go
+--
+-- Environment:
+--   AGENTLS_E2E_CMD       JSON array: the server command (required)
+--   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
+--   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks
+--                         (default: all)
+--   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
+-- Verdict: exit code 0 when every scenario passed (cquit N otherwise).
+local findings_file = os.getenv('AGENTLS_E2E_FINDINGS') or '/tmp/agentls-nvim-findings.txt'
+local findings = {}
+local failed = 0
+local function note(ok, what)
+  table.insert(findings, (ok and 'PASS ' or 'FAIL ') .. what)
+  if not ok then failed = failed + 1 end
+  return ok
+end
+local function finish()
+  table.insert(findings, string.format('nvim %s; %d failed', tostring(vim.version and vim.version().minor and ('0.' .. vim.version().minor .. '.' .. vim.version().patch) or '?'), failed))
+  local f = io.open(findings_file, 'w')
+  f:write(table.concat(findings, '\n') .. '\n')
+  f:close()
+  vim.cmd('cquit ' .. (failed > 0 and 1 or 0))
+end
+
+local ok_main, err_main = xpcall(function()
+  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks'
+  local want = {}
+  for s in scen:gmatch('[^,]+') do want[s] = true end
+
+  -- Capture vim.notify so the test sees what the user sees.
+  local notes = {}
+  vim.notify = function(msg, level) table.insert(notes, { msg = tostring(msg), level = level }) end
+  local function notes_matching(pat, from)
+    local out = {}
+    for i = from or 1, #notes do
+      if notes[i].msg:find(pat) then table.insert(out, notes[i].msg) end
+    end
+    return out
+  end
+
+  -- 1. The plugin's commands exist with -u NONE plus runtimepath.
+  vim.cmd('runtime plugin/agentls.lua')
+  for _, c in ipairs({ 'AgentRun', 'AgentAsk', 'AgentCancel', 'AgentTasks', 'AgentReport' }) do
+    note(vim.fn.exists(':' .. c) == 2, 'command :' .. c .. ' exists')
+  end
+
+  local cmd_json = os.getenv('AGENTLS_E2E_CMD')
+  assert(cmd_json, 'AGENTLS_E2E_CMD is required')
+  local cmd = vim.json.decode(cmd_json)
+  local agentls = require('agentls')
+  agentls.setup({ cmd = cmd, settings = { model = 'e2e-model', approval = 'auto', allowCommands = { 'go test' } } })
+  local bufnr = vim.api.nvim_get_current_buf()
+  note(vim.api.nvim_buf_get_name(bufnr):match('main%.go$') ~= nil, 'fixture main.go is the current buffer')
+  agentls.attach(bufnr)
+
+  -- 2. The client attaches and initializes.
+  local client
+  local inited = vim.wait(20000, function()
+    client = agentls.client(bufnr)
+    return client ~= nil and client.server_capabilities ~= nil and client.server_capabilities.executeCommandProvider ~= nil
+  end, 50)
+  if not note(inited, 'client attached and initialized (executeCommandProvider advertised)') then return end
+  local cmds = client.server_capabilities.executeCommandProvider.commands or {}
+  for _, c in ipairs({ 'agentls.run', 'agentls.cancel', 'agentls.tasks', 'agentls.showReport' }) do
+    note(vim.tbl_contains(cmds, c), 'server advertises ' .. c)
+  end
+  note(vim.lsp.buf_is_attached(bufnr, client.id), 'buffer attached to the agentls client')
+  if want.attach and not want.run then return end
+
+  local function wait_result(token_before)
+    local got
+    vim.wait(30000, function()
+      local r = agentls.last_result()
+      if r and r ~= token_before then got = r return true end
+      return false
+    end, 20)
+    return got
+  end
+
+  -- 3. :AgentRun an edit task: progress with the plan checklist, the edit
+  -- applied through workspace/applyEdit, undo restores the text.
+  if want.run then
+    local before = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    local n0 = #notes
+    local seen_status = ''
+    local prev = agentls.last_result()
+    vim.cmd('AgentRun ' .. (os.getenv('AGENTLS_E2E_EDIT_PROMPT') or 'Add a header comment to main.go'))
+    vim.wait(30000, function()
+      local s = agentls.status()
+      if s ~= '' then seen_status = s end
+      local r = agentls.last_result()
+      return r ~= nil and r ~= prev
+    end, 5)
+    local r = agentls.last_result()
+    note(r ~= nil and r ~= prev and r.status == 'completed', 'edit task completed (status ' .. tostring(r and r.status) .. ')')
+    local plan_notes = notes_matching('%[[x>]%]', n0 + 1)
+    note(#plan_notes > 0, 'progress shown with vim.notify carries the plan checklist ([x]/[>] lines): ' .. (plan_notes[1] or ''):gsub('\n', ' | '))
+    note(seen_status:match('^agentls') ~= nil, 'statusline function showed progress while running: ' .. seen_status)
+    note(agentls.status() == '', 'statusline empty after the end')
+    local after = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    note(after ~= before, 'edit applied to the buffer through workspace/applyEdit')
+    note(r and type(r.changedFiles) == 'table' and #r.changedFiles > 0, 'result lists changed files')
+    note(#notes_matching('^agentls: ', n0 + 1) > 0, 'result shown with vim.notify')
+    vim.cmd('silent! undo')
+    local undone = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    note(undone == before, 'one undo restores the text')
+  end
+
+  -- 4. The "Ask agent about" code action through vim.lsp.buf.code_action().
+  if want.codeaction then
+    local sym = os.getenv('AGENTLS_E2E_ASK_SYMBOL') or 'Greet'
+    local row = vim.fn.search('func ' .. sym, 'w')
+    vim.api.nvim_win_set_cursor(0, { row, 5 + 1 })
+    local titles = {}
+    local orig_select = vim.ui.select
+    vim.ui.select = function(items, opts, on_choice)
+      local pick
+      for _, it in ipairs(items) do
+        local title = opts.format_item and opts.format_item(it) or tostring(it)
+        table.insert(titles, title)
+        if not pick and title:find('Ask agent about', 1, true) then pick = it end
+      end
+      on_choice(pick)
+    end
+    local prev = agentls.last_result()
+    vim.lsp.buf.code_action()
+    local r = wait_result(prev)
+    vim.ui.select = orig_select
+    local wanted = 'Ask agent about `' .. sym .. '`'
+    note(vim.tbl_contains(titles, wanted), 'code action menu offers "' .. wanted .. '" (got: ' .. table.concat(titles, '; ') .. ')')
+    note(r ~= nil and r.status == 'completed', 'code action task completed')
+    local ans = r and ((r.answer ~= vim.NIL and r.answer) or '') or ''
+    note(ans ~= '', 'code action got an answer: ' .. ans:sub(1, 80))
+  end
+
+  -- 4b. :AgentAsk on the symbol under the cursor sends mode "ask" and its range.
+  if want.ask then
+    local sym = os.getenv('AGENTLS_E2E_ASK_SYMBOL') or 'Greet'
+    local row = vim.fn.search('func ' .. sym, 'w')
+    vim.api.nvim_win_set_cursor(0, { row, 5 + 2 })
+    local prev = agentls.last_result()
+    vim.cmd('AgentAsk')
+    local r = wait_result(prev)
+    note(r ~= nil and r.status == 'completed', ':AgentAsk on `' .. sym .. '` completed')
+  end
+
+  -- 5. Cancel a running task: it ends "cancelled".
+  if want.cancel then
+    local prev = agentls.last_result()
+    local n0 = #notes
+    vim.cmd('AgentRun ' .. (os.getenv('AGENTLS_E2E_SLOW_PROMPT') or 'slow: explain every function in this file'))
+    local began = vim.wait(15000, function() return agentls.status() ~= '' end, 10)
+    note(began, 'slow task shows progress before the cancel')
+    local t0 = vim.loop.hrtime()
+    vim.cmd('AgentCancel')
+    local r = wait_result(prev)
+    local ms = (vim.loop.hrtime() - t0) / 1e6
+    note(r ~= nil and r.status == 'cancelled', string.format('cancelled task ends "cancelled" (%s, %.0f ms after :AgentCancel)', tostring(r and r.status), ms))
+    note(#notes_matching('cancelled', n0 + 1) > 0, 'the user is told it was cancelled')
+  end
+
+  -- 6. :AgentTasks lists the tasks.
+  if want.tasks then
+    local n0 = #notes
+    vim.cmd('AgentTasks')
+    vim.wait(5000, function() return #notes > n0 end, 10)
+    local listed = notes[n0 + 1] and notes[n0 + 1].msg or ''
+    local r = agentls.last_result()
+    note(r ~= nil and listed:find(r.taskId, 1, true) ~= nil, ':AgentTasks lists the last task: ' .. listed:gsub('\n', ' | '))
+  end
+end, debug.traceback)
+
+if not ok_main then note(false, 'test error: ' .. tostring(err_main)) end
+finish()
