@@ -4,64 +4,554 @@ import (
 	"context"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
-// index is one root's file list. (First version: a sequential walk; the
-// compact, parallel, ignore-aware version replaces it.)
+// index is one root's file list, kept compact: all paths live in one string
+// arena, sorted, with an offset per path (about 4 bytes of overhead per file
+// besides the path text). Readers load an immutable snapshot without
+// locking; updates build a new snapshot and swap it in.
 type index struct {
+	r       *root
+	base    *ignoreList // default excludes, Options.Exclude and .git/info/exclude
+	workers int
+	wt      *watcher // nil without watching
+
+	mu   sync.Mutex          // serializes updates; guards dirs
+	dirs map[string]*dirInfo // indexed folders by slash path relative to the root ("" = root)
 	snap atomic.Pointer[snapshot]
 }
 
+// dirInfo is one indexed folder.
+type dirInfo struct {
+	rel    string      // slash path relative to the root; "" for the root
+	parent *dirInfo    // nil for the root
+	ign    *ignoreList // this folder's .gitignore and .ignore rules; nil if none
+}
+
+// snapshot is an immutable, sorted list of file paths (slash, relative to the root).
 type snapshot struct {
-	paths []string
+	arena string
+	offs  []uint32 // path i is arena[offs[i]:offs[i+1]]; len(offs) = n+1
 }
 
-func buildIndex(ctx context.Context, r *root, exclude []string, wt *watcher, log *slog.Logger) (*index, error) {
-	var paths []string
-	err := filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == StateDirName || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(r.dir, p)
-			paths = append(paths, filepath.ToSlash(rel))
-		}
-		return ctx.Err()
-	})
-	if err != nil {
-		return nil, err
+func (s *snapshot) len() int { return len(s.offs) - 1 }
+
+func (s *snapshot) at(i int) string { return s.arena[s.offs[i]:s.offs[i+1]] }
+
+// find returns the position of p, or where it would be inserted.
+func (s *snapshot) find(p string) (int, bool) {
+	n := s.len()
+	i := sort.Search(n, func(i int) bool { return s.at(i) >= p })
+	return i, i < n && s.at(i) == p
+}
+
+// newSnapshot packs sorted, unique paths.
+func newSnapshot(paths []string) *snapshot {
+	size := 0
+	for _, p := range paths {
+		size += len(p)
 	}
-	sort.Strings(paths)
-	idx := &index{}
-	idx.snap.Store(&snapshot{paths: paths})
-	return idx, nil
+	var b strings.Builder
+	b.Grow(size)
+	offs := make([]uint32, 0, len(paths)+1)
+	for _, p := range paths {
+		offs = append(offs, uint32(b.Len()))
+		b.WriteString(p)
+	}
+	offs = append(offs, uint32(b.Len()))
+	return &snapshot{arena: b.String(), offs: offs}
 }
 
-// Files lists every indexed file, sorted (the primary root first).
-func (w *Workspace) Files() []Path {
-	var out []Path
-	for _, r := range w.rootList() {
-		for _, p := range r.idx.snap.Load().paths {
-			out = append(out, r.path(p))
-		}
+// paths returns the snapshot's paths (substrings of the arena: no copy).
+func (s *snapshot) paths() []string {
+	out := make([]string, s.len())
+	for i := range out {
+		out[i] = s.at(i)
 	}
 	return out
 }
 
-// Glob matches pattern (doublestar syntax) against the indexed files.
-func (w *Workspace) Glob(pattern string) ([]Path, error) {
-	var out []Path
-	for _, p := range w.Files() {
-		if strings.HasSuffix(p.String(), strings.TrimPrefix(pattern, "**/*")) {
-			out = append(out, p)
+// buildIndex lists r's files, honouring the exclude list and the ignore
+// files, reading folders in parallel; with a watcher it watches each folder
+// before reading it, so no change is missed between the two.
+func buildIndex(ctx context.Context, r *root, exclude []string, wt *watcher, log *slog.Logger) (*index, error) {
+	idx := &index{r: r, dirs: make(map[string]*dirInfo), workers: 8, wt: wt}
+	base := &ignoreList{}
+	for _, line := range DefaultExcludes {
+		if rule, ok := parseRule(line); ok {
+			base.rules = append(base.rules, rule)
 		}
 	}
-	return out, nil
+	for _, line := range exclude {
+		if rule, ok := parseRule(line); ok {
+			base.rules = append(base.rules, rule)
+		}
+	}
+	base.load(filepath.Join(r.dir, ".git", "info", "exclude"))
+	idx.base = base
+	top := &dirInfo{}
+	files, dirs, err := idx.scan(ctx, top)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range dirs {
+		idx.dirs[d.rel] = d
+	}
+	slices.Sort(files)
+	idx.snap.Store(newSnapshot(files))
+	return idx, nil
+}
+
+// excluded reports whether rel (a path below the root; name its last
+// element) is excluded by the rules in force in folder d: d's and its
+// ancestors' ignore files (the deepest, and the last line, win), then the
+// base list.
+func (idx *index) excluded(d *dirInfo, rel, name string, isDir bool) bool {
+	if strings.Contains(name, tempMarker) {
+		return true
+	}
+	for a := d; a != nil; a = a.parent {
+		if a.ign == nil {
+			continue
+		}
+		sub := rel
+		if a.rel != "" {
+			sub = rel[len(a.rel)+1:]
+		}
+		rules := a.ign.rules
+		for i := len(rules) - 1; i >= 0; i-- {
+			if rules[i].match(sub, name, isDir) {
+				return !rules[i].negate
+			}
+		}
+	}
+	rules := idx.base.rules
+	for i := len(rules) - 1; i >= 0; i-- {
+		if rules[i].match(rel, name, isDir) {
+			return !rules[i].negate
+		}
+	}
+	return false
+}
+
+// scan lists the files below folder start (which is not excluded), with
+// workers reading folders in parallel. It returns unsorted file paths and
+// every folder visited (start included).
+func (idx *index) scan(ctx context.Context, start *dirInfo) (files []string, dirs []*dirInfo, err error) {
+	var (
+		mu      sync.Mutex
+		cond    = sync.NewCond(&mu)
+		queue   = []*dirInfo{start}
+		pending = 1 // folders queued or being read
+	)
+	results := make([][]string, idx.workers)
+	visited := make([][]*dirInfo, idx.workers)
+	var wg sync.WaitGroup
+	for w := 0; w < idx.workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				for len(queue) == 0 && pending > 0 {
+					cond.Wait()
+				}
+				if pending == 0 {
+					mu.Unlock()
+					return
+				}
+				d := queue[len(queue)-1]
+				queue = queue[:len(queue)-1]
+				mu.Unlock()
+
+				var subdirs []*dirInfo
+				if ctx.Err() == nil {
+					results[w], subdirs = idx.readDir(d, results[w])
+					visited[w] = append(visited[w], d)
+				}
+				mu.Lock()
+				queue = append(queue, subdirs...)
+				pending += len(subdirs) - 1
+				if pending == 0 || len(subdirs) > 0 {
+					cond.Broadcast()
+				}
+				mu.Unlock()
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	n := 0
+	for _, r := range results {
+		n += len(r)
+	}
+	files = make([]string, 0, n)
+	for w := range results {
+		files = append(files, results[w]...)
+		dirs = append(dirs, visited[w]...)
+	}
+	return files, dirs, nil
+}
+
+// readDir reads one folder: loads its ignore files, appends its files to
+// files and returns its subfolders to visit. Unreadable folders are skipped.
+func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
+	abs := idx.r.dir
+	if d.rel != "" {
+		abs = filepath.Join(abs, filepath.FromSlash(d.rel))
+	}
+	if idx.wt != nil {
+		idx.wt.add(abs)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return files, nil
+	}
+	ents, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil && len(ents) == 0 {
+		return files, nil
+	}
+	var ign *ignoreList
+	for _, e := range ents {
+		if n := e.Name(); (n == ".gitignore" || n == ".ignore") && !e.IsDir() {
+			if ign == nil {
+				ign = &ignoreList{dir: d.rel}
+			}
+		}
+	}
+	if ign != nil {
+		// .ignore after .gitignore: its lines win.
+		ign.load(filepath.Join(abs, ".gitignore"))
+		ign.load(filepath.Join(abs, ".ignore"))
+		if len(ign.rules) > 0 {
+			d.ign = ign
+		}
+	}
+	prefix := ""
+	if d.rel != "" {
+		prefix = d.rel + "/"
+	}
+	var subdirs []*dirInfo
+	for _, e := range ents {
+		name := e.Name()
+		typ := e.Type()
+		if typ&fs.ModeSymlink != 0 {
+			// Symlinked folders are not followed; a symlinked file is
+			// listed when its target is a regular file (Resolve still
+			// refuses it if the target is outside the roots).
+			fi, err := os.Stat(filepath.Join(abs, name))
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			typ = 0
+		}
+		isDir := typ.IsDir()
+		if !isDir && !typ.IsRegular() {
+			continue
+		}
+		rel := prefix + name
+		if idx.excluded(d, rel, name, isDir) {
+			continue
+		}
+		if isDir {
+			subdirs = append(subdirs, &dirInfo{rel: rel, parent: d})
+		} else {
+			files = append(files, rel)
+		}
+	}
+	return files, subdirs
+}
+
+// update applies a batch of observed paths (absolute, below the root) to the
+// index and returns what changed: files that appeared, disappeared, or (for
+// paths in modified) were written.
+func (idx *index) update(ctx context.Context, abspaths []string, modified map[string]bool) []indexChange {
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	snap := idx.snap.Load()
+	removeFiles := make(map[string]bool)
+	var removeDirs []string
+	var adds []string
+	var changes []indexChange
+	seenAdd := make(map[string]bool)
+	for _, abs := range abspaths {
+		relOS, ok := within(idx.r.dir, abs)
+		if !ok || relOS == "." {
+			continue
+		}
+		rel := filepath.ToSlash(relOS)
+		parentRel, name := splitRel(rel)
+		parent := idx.dirs[parentRel]
+		fi, err := os.Lstat(abs)
+		if err != nil {
+			// Gone: a file, or a whole folder.
+			if _, ok := snap.find(rel); ok {
+				removeFiles[rel] = true
+				changes = append(changes, indexChange{rel, Removed})
+			}
+			if _, ok := idx.dirs[rel]; ok {
+				removeDirs = append(removeDirs, rel)
+				idx.dropDirs(rel)
+				changes = append(changes, idx.under(snap, rel, Removed)...)
+			}
+			continue
+		}
+		if parent == nil {
+			// Its folder is not indexed (excluded, or new and reported in
+			// this batch too): the folder's own event covers it.
+			continue
+		}
+		isDir := fi.IsDir()
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			st, err := os.Stat(abs)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+		} else if !isDir && !fi.Mode().IsRegular() {
+			continue
+		}
+		if idx.excluded(parent, rel, name, isDir) {
+			continue
+		}
+		if isDir || name == ".gitignore" || name == ".ignore" {
+			// A new folder, or changed ignore rules: rescan the subtree.
+			target := rel
+			if !isDir {
+				target = parentRel
+			}
+			d := idx.dirs[target]
+			if d == nil {
+				d = &dirInfo{rel: target, parent: parent}
+			} else {
+				d.ign = nil
+			}
+			files, dirs, err := idx.scan(ctx, d)
+			if err != nil {
+				continue
+			}
+			// Replace everything under target with what the scan found.
+			old := map[string]bool{}
+			for _, c := range idx.under(snap, target, Removed) {
+				old[c.rel] = true
+			}
+			if target != "" {
+				removeDirs = append(removeDirs, target)
+				idx.dropDirs(target)
+			} else {
+				for p := range old {
+					removeFiles[p] = true
+				}
+			}
+			for _, dd := range dirs {
+				idx.dirs[dd.rel] = dd
+			}
+			for _, f := range files {
+				if !seenAdd[f] {
+					seenAdd[f] = true
+					adds = append(adds, f)
+				}
+				if !old[f] {
+					changes = append(changes, indexChange{f, Created})
+				} else {
+					delete(old, f)
+					if f == rel && modified[abs] {
+						changes = append(changes, indexChange{f, Modified})
+					}
+				}
+			}
+			for p := range old {
+				changes = append(changes, indexChange{p, Removed})
+			}
+			continue
+		}
+		if _, ok := snap.find(rel); ok {
+			if modified[abs] {
+				changes = append(changes, indexChange{rel, Modified})
+			}
+			continue
+		}
+		if !seenAdd[rel] {
+			seenAdd[rel] = true
+			adds = append(adds, rel)
+			changes = append(changes, indexChange{rel, Created})
+		}
+	}
+	if len(removeFiles) > 0 || len(removeDirs) > 0 || len(adds) > 0 {
+		idx.snap.Store(merge(snap, removeFiles, removeDirs, adds))
+	}
+	return changes
+}
+
+// dropDirs forgets folder rel and every folder below it. idx.mu is held.
+func (idx *index) dropDirs(rel string) {
+	for k := range idx.dirs {
+		if k == rel || strings.HasPrefix(k, rel+"/") {
+			delete(idx.dirs, k)
+		}
+	}
+}
+
+// indexChange is one file the index saw appear, change or disappear.
+type indexChange struct {
+	rel  string
+	kind ChangeKind
+}
+
+// under lists the indexed files below folder dir ("" = all) as changes of kind.
+func (idx *index) under(s *snapshot, dir string, kind ChangeKind) []indexChange {
+	var out []indexChange
+	prefix := dir + "/"
+	if dir == "" {
+		prefix = ""
+	}
+	i, _ := s.find(prefix)
+	for ; i < s.len(); i++ {
+		p := s.at(i)
+		if !strings.HasPrefix(p, prefix) {
+			break
+		}
+		out = append(out, indexChange{p, kind})
+	}
+	return out
+}
+
+// merge builds a new snapshot from s without removed files and folders,
+// plus adds (which may overlap s).
+func merge(s *snapshot, removeFiles map[string]bool, removeDirs []string, adds []string) *snapshot {
+	slices.Sort(adds)
+	gone := func(p string) bool {
+		if removeFiles[p] {
+			return true
+		}
+		for _, d := range removeDirs {
+			if strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	out := make([]string, 0, s.len()+len(adds))
+	i, j := 0, 0
+	for i < s.len() || j < len(adds) {
+		var p string
+		switch {
+		case j >= len(adds) || i < s.len() && s.at(i) < adds[j]:
+			p = s.at(i)
+			i++
+			if gone(p) {
+				continue
+			}
+		case i >= s.len() || adds[j] < s.at(i):
+			p = adds[j]
+			j++
+		default: // equal: keep one
+			p = adds[j]
+			i++
+			j++
+		}
+		if len(out) > 0 && out[len(out)-1] == p {
+			continue
+		}
+		out = append(out, p)
+	}
+	return newSnapshot(out)
+}
+
+// add puts a file agentls just created into the index at once, without
+// waiting for the watcher (or when there is none).
+func (idx *index) add(rel string) {
+	abs := filepath.Join(idx.r.dir, filepath.FromSlash(rel))
+	// Make sure every new folder on the way is known, then the file.
+	var paths []string
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		relD, ok := within(idx.r.dir, d)
+		if !ok || relD == "." {
+			break
+		}
+		if idx.knownDir(filepath.ToSlash(relD)) {
+			break
+		}
+		paths = append([]string{d}, paths...)
+	}
+	if len(paths) > 0 {
+		idx.update(context.Background(), paths[:1], nil)
+	}
+	idx.update(context.Background(), []string{abs}, nil)
+}
+
+func (idx *index) knownDir(rel string) bool {
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	_, ok := idx.dirs[rel]
+	return ok
+}
+
+// rescan rebuilds the whole index (the fallback when watching is not
+// possible) and returns the files that appeared or disappeared.
+func (idx *index) rescan(ctx context.Context) ([]indexChange, error) {
+	files, dirs, err := idx.scan(ctx, &dirInfo{})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(files)
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	old := idx.snap.Load()
+	var changes []indexChange
+	i, j := 0, 0
+	for i < old.len() || j < len(files) {
+		switch {
+		case j >= len(files) || i < old.len() && old.at(i) < files[j]:
+			changes = append(changes, indexChange{old.at(i), Removed})
+			i++
+		case i >= old.len() || files[j] < old.at(i):
+			changes = append(changes, indexChange{files[j], Created})
+			j++
+		default:
+			i++
+			j++
+		}
+	}
+	idx.dirs = make(map[string]*dirInfo, len(dirs))
+	for _, d := range dirs {
+		idx.dirs[d.rel] = d
+	}
+	idx.snap.Store(newSnapshot(files))
+	return changes, nil
+}
+
+func splitRel(rel string) (dir, name string) {
+	i := strings.LastIndexByte(rel, '/')
+	if i < 0 {
+		return "", rel
+	}
+	return rel[:i], rel[i+1:]
+}
+
+// Files lists every indexed file: the primary root's, sorted, then each
+// other root's.
+func (w *Workspace) Files() []Path {
+	roots := w.rootList()
+	n := 0
+	for _, r := range roots {
+		n += r.idx.snap.Load().len()
+	}
+	out := make([]Path, 0, n)
+	for _, r := range roots {
+		s := r.idx.snap.Load()
+		for i := 0; i < s.len(); i++ {
+			out = append(out, r.path(s.at(i)))
+		}
+	}
+	return out
 }
