@@ -1,0 +1,568 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+func TestL25_TransitionTable(t *testing.T) {
+	all := []State{StateQueued, StatePlanning, StateExecuting, StateValidating, StateCompleted, StateFailed, StateCancelled}
+	allowed := map[[2]State]bool{
+		{StateQueued, StatePlanning}: true, {StateQueued, StateExecuting}: true, {StateQueued, StateFailed}: true, {StateQueued, StateCancelled}: true,
+		{StatePlanning, StateExecuting}: true, {StatePlanning, StateFailed}: true, {StatePlanning, StateCancelled}: true,
+		{StateExecuting, StateValidating}: true, {StateExecuting, StateFailed}: true, {StateExecuting, StateCancelled}: true,
+		{StateValidating, StateExecuting}: true, {StateValidating, StateCompleted}: true, {StateValidating, StateFailed}: true, {StateValidating, StateCancelled}: true,
+	}
+	for _, from := range all {
+		for _, to := range all {
+			want := allowed[[2]State{from, to}]
+			if got := CanTransition(from, to); got != want {
+				t.Errorf("CanTransition(%s, %s) = %v; want %v", from, to, got, want)
+			}
+		}
+	}
+}
+
+func TestL25_ToolCallRejectedWhenNotExecuting(t *testing.T) {
+	task := &Task{id: "t1", state: StateValidating, sink: &taskSink{}, changes: &changeLog{}}
+	g := &Guard{task: task}
+	if err := g.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "not executing") {
+		t.Fatalf("Check in validating = %v; want a not-executing error", err)
+	}
+	task.state = StateExecuting
+	if err := g.Check(context.Background()); err != nil {
+		t.Fatalf("Check in executing = %v; want nil", err)
+	}
+	if err := task.transition(StateCompleted); err == nil {
+		t.Fatalf("executing -> completed allowed; want an illegal-transition error")
+	}
+}
+
+func TestL18_RepairHistory(t *testing.T) {
+	sys := llm.Message{Role: llm.RoleSystem, Content: "s"}
+	user := llm.Message{Role: llm.RoleUser, Content: "u"}
+	asst := func(ids ...string) llm.Message {
+		m := llm.Message{Role: llm.RoleAssistant}
+		for _, id := range ids {
+			m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: id, Name: "grep", Arguments: "{}"})
+		}
+		return m
+	}
+	res := func(id string) llm.Message { return llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: "r"} }
+	tests := []struct {
+		name           string
+		in             []llm.Message
+		added, dropped int
+		wantLen        int
+	}{
+		{"valid", []llm.Message{sys, user, asst("a"), res("a")}, 0, 0, 4},
+		{"missing result", []llm.Message{sys, user, asst("a", "b"), res("a"), user}, 1, 0, 6},
+		{"dangling at end", []llm.Message{sys, user, asst("a")}, 1, 0, 4},
+		{"orphan", []llm.Message{sys, user, res("x"), asst("a"), res("a"), res("z")}, 0, 2, 4},
+		{"duplicate result", []llm.Message{sys, user, asst("a"), res("a"), res("a")}, 0, 1, 4},
+		{"empty assistant", []llm.Message{sys, user, {Role: llm.RoleAssistant}}, 0, 0, 3},
+		{"incomplete call", []llm.Message{sys, user, {Role: llm.RoleAssistant, Content: "x", ToolCalls: []llm.ToolCall{{ID: "c", Name: "grep", Incomplete: true}}}}, 0, 1, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, added, dropped := RepairHistory(tc.in)
+			if added != tc.added || dropped != tc.dropped || len(out) != tc.wantLen {
+				t.Fatalf("RepairHistory = %d msgs, +%d -%d; want %d msgs, +%d -%d", len(out), added, dropped, tc.wantLen, tc.added, tc.dropped)
+			}
+			if p := ValidHistory(out); p != "" {
+				t.Fatalf("repaired history invalid: %s", p)
+			}
+			for _, m := range out {
+				if m.Role == llm.RoleAssistant && m.Content == "" && len(m.ToolCalls) == 0 {
+					t.Fatalf("empty assistant message left in history")
+				}
+			}
+		})
+	}
+}
+
+// charCounter counts a token per 4 bytes: fast and deterministic.
+type charCounter struct{}
+
+func (charCounter) Count(s string) int { return (len(s) + 3) / 4 }
+
+func TestL21_CompactNeverSplitsPairs(t *testing.T) {
+	plan := tools.Plan{Items: []tools.PlanItem{{ID: "1", Text: "find the bug", Status: tools.PlanDone}, {ID: "2", Text: "fix it", Status: tools.PlanPending}}}
+	msgs := []llm.Message{{Role: llm.RoleSystem, Content: "system"}, {Role: llm.RoleUser, Content: "the task"}}
+	compactions := 0
+	big := strings.Repeat("x", 2000)
+	for turn := 0; turn < 60; turn++ {
+		n := turn%3 + 1
+		a := llm.Message{Role: llm.RoleAssistant, Content: fmt.Sprintf("turn %d", turn)}
+		for k := 0; k < n; k++ {
+			a.ToolCalls = append(a.ToolCalls, llm.ToolCall{ID: fmt.Sprintf("c%d_%d", turn, k), Name: "read_file", Arguments: `{"path":"a.go"}`})
+		}
+		msgs = append(msgs, a)
+		for k := 0; k < n; k++ {
+			msgs = append(msgs, llm.Message{Role: llm.RoleTool, ToolCallID: a.ToolCalls[k].ID, Name: "read_file", Content: big})
+		}
+		if turn%7 == 3 {
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: "nudge"})
+		}
+		c, ok := Compact(charCounter{}, msgs, nil, 2, plan, 3000)
+		if ok {
+			compactions++
+			msgs = c
+		}
+		if p := ValidHistory(msgs); p != "" {
+			t.Fatalf("after turn %d (%d compactions): %s", turn, compactions, p)
+		}
+		if msgs[0].Content != "system" || msgs[1].Content != "the task" {
+			t.Fatalf("compaction lost the system prompt or the task")
+		}
+		if ok && (!strings.HasPrefix(msgs[2].Content, summaryMarker) || !strings.Contains(msgs[2].Content, "[ ] 2: fix it")) {
+			t.Fatalf("summary missing or without the plan: %q", clip(msgs[2].Content, 300))
+		}
+	}
+	if compactions < 3 {
+		t.Fatalf("compacted %d times; want at least 3", compactions)
+	}
+}
+
+func TestTiktokenCounts(t *testing.T) {
+	n := DefaultTokenCounter().Count("hello world, this is a test")
+	if n < 4 || n > 10 {
+		t.Fatalf("Count = %d; want a real token count (4..10)", n)
+	}
+}
+
+func runTask(t *testing.T, cfg Config, m Model, ts ToolSet, spec TaskSpec) (*Result, *recorder) {
+	t.Helper()
+	rec := &recorder{}
+	r := NewRunner(cfg, m, ts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := r.Run(ctx, spec, rec)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res, rec
+}
+
+func TestL11_OneFactQuestionOneCall(t *testing.T) {
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("grep", `{"pattern":"func main"}`)),
+		answer("`main` is in cmd/x/main.go."),
+	}}
+	res, _ := runTask(t, Config{}, m, staticTools(textTool("grep", true, "cmd/x/main.go:3: func main() {")), TaskSpec{Kind: KindAsk, Prompt: "where is main?"})
+	if res.Status != StateCompleted || res.StopReason != StopAnswered {
+		t.Fatalf("status %s/%s (%s); want completed/answered", res.Status, res.StopReason, res.Error)
+	}
+	if res.ModelCalls != 2 {
+		t.Fatalf("ModelCalls = %d; want 2 (one tool turn plus the answer, no planning or validator call)", res.ModelCalls)
+	}
+}
+
+func TestL12_RepeatedAnswerStopsAtSecond(t *testing.T) {
+	plan := `{"items":[{"id":"1","text":"x","status":"pending"}]}`
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("update_plan", plan)),
+		answer("The answer is **42**."),
+		answer("the answer is 42"),
+		answer("never reached"),
+	}}
+	res, _ := runTask(t, Config{Validate: ValidateOff}, m, staticTools(planTool()), TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if res.StopReason != StopRepeatedAnswer || res.ModelCalls != 3 {
+		t.Fatalf("stop %s after %d calls; want repeated_answer after 3", res.StopReason, res.ModelCalls)
+	}
+	if res.Status != StateFailed {
+		t.Fatalf("status %s with an open plan item; want failed", res.Status)
+	}
+}
+
+func TestL13_LastPlanItemAtTurnLimitCompletes(t *testing.T) {
+	open := `{"items":[{"id":"1","text":"a","status":"done"},{"id":"2","text":"b","status":"pending"}]}`
+	done := `{"items":[{"id":"1","text":"a","status":"done"},{"id":"2","text":"b","status":"skipped","reason":"already satisfied"}]}`
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("update_plan", open), call("grep", `{"pattern":"b"}`)),
+		calls("Item b is already satisfied; all done.", call("update_plan", done)),
+	}}
+	res, _ := runTask(t, Config{MaxTurns: 2, Validate: ValidateOff}, m, staticTools(planTool(), textTool("grep", true, "b.go:1: b")), TaskSpec{Kind: KindEdit, Prompt: "do a and b"})
+	if res.Status != StateCompleted || res.StopReason != StopAnswered {
+		t.Fatalf("status %s/%s (%s); want completed/answered", res.Status, res.StopReason, res.Error)
+	}
+	if res.PlanUpdates != 2 || res.Plan.Items[1].Status != tools.PlanSkipped {
+		t.Fatalf("PlanUpdates = %d, item 2 %s; want 2 updates, item skipped", res.PlanUpdates, res.Plan.Items[1].Status)
+	}
+}
+
+func TestL13_InjectedMessageGetsOneMoreTurn(t *testing.T) {
+	open := `{"items":[{"id":"1","text":"a","status":"pending"}]}`
+	done := `{"items":[{"id":"1","text":"a","status":"done"}]}`
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("update_plan", open)),
+		answer("done"), // gate: plan open -> nudge at the turn limit
+		calls("Now done.", call("update_plan", done)),
+	}}
+	res, _ := runTask(t, Config{MaxTurns: 2, Validate: ValidateOff}, m, staticTools(planTool()), TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if res.Status != StateCompleted || res.ModelCalls != 3 {
+		t.Fatalf("status %s/%s after %d calls; want completed after 3 (the nudge gets its turn)", res.Status, res.StopReason, res.ModelCalls)
+	}
+}
+
+func TestL14_OpenPlanBlocksCompletion(t *testing.T) {
+	open := `{"items":[{"id":"1","text":"a","status":"in_progress"}]}`
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("update_plan", open)),
+		answer("finished"),
+		answer("finished, really"),
+		answer("finished, truly"),
+	}}
+	res, _ := runTask(t, Config{Validate: ValidateOff, Rounds: 2}, m, staticTools(planTool()), TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if res.Status != StateFailed || res.StopReason != StopPlanOpen {
+		t.Fatalf("status %s/%s; want failed/plan_open", res.Status, res.StopReason)
+	}
+	if !strings.Contains(res.Notes[0], "already satisfied") {
+		t.Fatalf("nudge %q does not offer the skipped/already satisfied close", res.Notes[0])
+	}
+}
+
+func TestL15_WritesInOrderReadsInParallel(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	var inflight, peak atomic.Int32
+	slowRead := &fakeTool{name: "read_file", ro: true, run: func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+		inflight.Add(-1)
+		return tools.Result{Text: "content " + string(args)}, nil
+	}}
+	write := &fakeTool{name: "write_file", run: func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+		mu.Lock()
+		order = append(order, string(args))
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		return tools.Result{Text: "wrote"}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("read_file", `{"p":1}`), call("read_file", `{"p":2}`), call("read_file", `{"p":3}`)),
+		calls("", call("write_file", `{"n":1}`), call("write_file", `{"n":2}`), call("write_file", `{"n":3}`)),
+		answer("done"),
+	}}
+	res, _ := runTask(t, Config{Validate: ValidateOff}, m, staticTools(slowRead, write), TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	if peak.Load() < 2 {
+		t.Errorf("read-only calls peaked at %d in flight; want parallel", peak.Load())
+	}
+	if got := strings.Join(order, ","); got != `{"n":1},{"n":2},{"n":3}` {
+		t.Errorf("writes ran in order %s; want 1,2,3", got)
+	}
+	// Results come back in call order, each after its call.
+	h := m.requests()[2].Messages
+	if p := ValidHistory(h); p != "" {
+		t.Fatal(p)
+	}
+}
+
+func TestL16_OneClarificationRound(t *testing.T) {
+	var asked atomic.Int32
+	cl := clarifierFunc(func(ctx context.Context, q string) (string, error) {
+		asked.Add(1)
+		return "", nil
+	})
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("ask_user", `{"question":"which file?"}`)),
+		calls("", call("ask_user", `{"question":"really, which file?"}`)),
+		answer("I used my best interpretation."),
+	}}
+	res, _ := runTask(t, Config{Clarifier: cl}, m, staticTools(), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if asked.Load() != 1 {
+		t.Fatalf("user asked %d times; want 1", asked.Load())
+	}
+	h := m.requests()[2].Messages
+	if !strings.Contains(h[len(h)-1].Content, "proceed with your best interpretation") || !strings.Contains(h[len(h)-3].Content, "no answer") {
+		t.Fatalf("clarification results = %q / %q", h[len(h)-3].Content, h[len(h)-1].Content)
+	}
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s", res.Status)
+	}
+}
+
+type clarifierFunc func(ctx context.Context, q string) (string, error)
+
+func (f clarifierFunc) Clarify(ctx context.Context, q string) (string, error) { return f(ctx, q) }
+
+func TestL17_FollowUpSeesPreviousTask(t *testing.T) {
+	m := &scriptModel{resps: []*llm.Response{answer("There are 12 lines."), answer("With wc -l: 13 lines.")}}
+	r := NewRunner(Config{}, m, staticTools())
+	ctx := context.Background()
+	first, err := r.Run(ctx, TaskSpec{Kind: KindAsk, Prompt: "how many lines in a.txt?"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(ctx, TaskSpec{Kind: KindAsk, Prompt: "wrong, use wc -l", FollowUp: first.TaskID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	msg := m.requests()[1].Messages[1].Content
+	for _, want := range []string{"how many lines in a.txt?", "There are 12 lines.", "wrong, use wc -l"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("follow-up task message lacks %q:\n%s", want, msg)
+		}
+	}
+	if _, err := r.Start(ctx, TaskSpec{Prompt: "x", FollowUp: "nope"}, nil); err == nil {
+		t.Errorf("follow-up of an unknown task started; want an error")
+	}
+}
+
+func TestL19_LengthCutNotExecuted(t *testing.T) {
+	var ran atomic.Int32
+	w := &fakeTool{name: "write_file", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		ran.Add(1)
+		return tools.Result{Text: "wrote"}, nil
+	}}
+	cut := calls("partial", call("write_file", `{"path":"a","content":"tru`))
+	cut.FinishReason = llm.FinishLength
+	cut.Message.ToolCalls[0].Incomplete = true
+	m := &scriptModel{resps: []*llm.Response{cut, answer("ok, smaller")}}
+	res, _ := runTask(t, Config{Validate: ValidateOff}, m, staticTools(w), TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if ran.Load() != 0 {
+		t.Fatalf("a tool of a cut response ran")
+	}
+	if res.ModelCalls != 2 {
+		t.Fatalf("ModelCalls = %d; want 2 (the cut counts as a turn)", res.ModelCalls)
+	}
+	h := m.requests()[1].Messages
+	last := h[len(h)-1]
+	if last.Role != llm.RoleUser || !strings.Contains(last.Content, "cut") {
+		t.Fatalf("last message to the model = %+v; want the cut notice", last)
+	}
+	for _, msg := range h {
+		if msg.Content == "partial" {
+			t.Fatalf("the cut response was kept in history")
+		}
+	}
+}
+
+func TestLoopDetectedAfterOneWarning(t *testing.T) {
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("grep", `{"pattern":"x"}`)),
+		calls("", call("grep", `{ "pattern": "x" }`)),
+		calls("", call("grep", `{"pattern":"x"}`)),
+		answer("never"),
+	}}
+	res, _ := runTask(t, Config{}, m, staticTools(textTool("grep", true, "no match")), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.StopReason != StopLoopDetected || res.ModelCalls != 3 {
+		t.Fatalf("stop %s after %d calls; want loop_detected after 3", res.StopReason, res.ModelCalls)
+	}
+	if len(res.Notes) != 1 {
+		t.Fatalf("notes %q; want one warning", res.Notes)
+	}
+}
+
+func TestL1_AskTaskRefusesShellAndNamesListFiles(t *testing.T) {
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("run_command", `{"command":"find . -maxdepth 1 -name '*.go'"}`)),
+		answer("There are no Go files."),
+		calls("", call("list_files", `{"pattern":"**/*.go"}`)),
+		answer("a/x.go and b/y.go"),
+	}}
+	res, _ := runTask(t, Config{Root: "/ws"}, m, staticTools(textTool("run_command", false, "(nothing)"), textTool("list_files", true, "a/x.go\nb/y.go")), TaskSpec{Kind: KindAsk, Prompt: "list the go files"})
+	if res.Status != StateCompleted || res.Answer != "a/x.go and b/y.go" {
+		t.Fatalf("result %s %q; want completed with the list", res.Status, res.Answer)
+	}
+	h := m.requests()[1].Messages
+	if !strings.Contains(h[len(h)-1].Content, "list_files") {
+		t.Fatalf("refusal %q does not name list_files", h[len(h)-1].Content)
+	}
+	if !strings.Contains(h[0].Content, "workspace root is /ws") {
+		t.Fatalf("system prompt lacks the root")
+	}
+	_ = res
+}
+
+func TestL7_L8_ValidatorGetsEvidence(t *testing.T) {
+	w := &fakeTool{name: "run_command", run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "ok", Evidence: "$ go test ./...\nok  \tpkg\t0.1s"}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("run_command", `{"command":"go test ./..."}`)),
+		answer("Tests pass."),
+		answer("FAIL: the test output shows only one package"),
+		answer("Tests pass in every package."),
+		answer("PASS"),
+	}}
+	res, _ := runTask(t, Config{Validate: ValidateEdits}, m, staticTools(w), TaskSpec{Kind: KindEdit, Prompt: "run the tests"})
+	if res.Status != StateCompleted || res.ModelCalls != 5 {
+		t.Fatalf("status %s/%s after %d calls; want completed after 5", res.Status, res.StopReason, res.ModelCalls)
+	}
+	vreq := m.requests()[2]
+	if len(vreq.Tools) != 0 || !strings.Contains(vreq.Messages[1].Content, "ok  \tpkg\t0.1s") {
+		t.Fatalf("validator request lacks the real output tail:\n%s", vreq.Messages[1].Content)
+	}
+	fix := m.requests()[3].Messages
+	if !strings.Contains(fix[len(fix)-1].Content, "only one package") {
+		t.Fatalf("validator's reason not fed back: %q", fix[len(fix)-1].Content)
+	}
+}
+
+func TestL8_EvidenceGap(t *testing.T) {
+	tests := []struct {
+		answer string
+		calls  []callRecord
+		gap    bool
+	}{
+		{"There are no Go files.", nil, true},
+		{"There are no Go files.", []callRecord{{Tool: "run_command", Args: `{"command":"find ."}`}}, true},
+		{"There are no Go files.", []callRecord{{Tool: "list_files", Args: `{"pattern":"**/*.go"}`}}, false},
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x","path":"vendor"}`}}, true},
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x"}`, IsError: true}}, true},
+		{"There are 3 Go files.", nil, false},
+	}
+	for _, tc := range tests {
+		if got := evidenceGap(tc.answer, "find go files", tc.calls) != ""; got != tc.gap {
+			t.Errorf("evidenceGap(%q, %v) = %v; want %v", tc.answer, tc.calls, got, tc.gap)
+		}
+	}
+}
+
+func TestL24_CancelStopsToolAndPublishesNothingAfter(t *testing.T) {
+	started := make(chan struct{})
+	var edits atomic.Int32
+	var guard *Guard
+	slow := &fakeTool{name: "run_command", run: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		close(started)
+		<-ctx.Done()
+		// a late edit attempt from the cancelled work must be refused
+		if guard.Check(ctx) == nil {
+			edits.Add(1)
+		}
+		return tools.Result{}, ctx.Err()
+	}}
+	m := &scriptModel{resps: []*llm.Response{calls("working", call("run_command", `{"command":"sleep 100"}`)), answer("never")}}
+	rec := &recorder{}
+	r := NewRunner(Config{}, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{slow} })
+	task, err := r.Start(context.Background(), TaskSpec{Kind: KindEdit, Prompt: "p"}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	at := time.Now()
+	if err := r.Cancel(task.ID()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	res, err := task.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(at); d > time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	if res.Status != StateCancelled || res.StopReason != StopCancelled || edits.Load() != 0 {
+		t.Fatalf("status %s/%s, %d late edits; want cancelled and none", res.Status, res.StopReason, edits.Load())
+	}
+	evs := rec.all()
+	var after []EventKind
+	seen := false
+	for _, e := range evs {
+		if seen {
+			after = append(after, e.Kind)
+		}
+		if e.Kind == EventToolStarted {
+			seen = true
+		}
+	}
+	want := []EventKind{EventState, EventResult}
+	if fmt.Sprint(after) != fmt.Sprint(want) {
+		t.Fatalf("events after the cancel = %v; want only %v", after, want)
+	}
+}
+
+func TestL28_LessonsStoredAndFound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lessons.jsonl")
+	store, err := OpenLessons(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("grep", `{"pattern":"x"}`)),
+		calls("", call("grep", `{"pattern":"x"}`)),
+		calls("", call("grep", `{"pattern":"x"}`)),
+		answer("The parser lives in parse.go."),
+	}}
+	r := NewRunner(Config{Lessons: store}, m, staticTools(textTool("grep", true, "nothing")))
+	first, _ := r.Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "count the TODO comments in the parser package"}, nil)
+	if first.Status != StateFailed {
+		t.Fatalf("first task %s; want failed", first.Status)
+	}
+	reopened, err := OpenLessons(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := reopened.Relevant("how many TODO comments does the parser have?", 3); len(got) != 1 || !strings.Contains(got[0].Text, "loop_detected") {
+		t.Fatalf("Relevant = %+v; want the stored lesson", got)
+	}
+	if got := reopened.Relevant("rename the HTTP handler", 3); len(got) != 0 {
+		t.Fatalf("unrelated task got lessons %+v", got)
+	}
+	r2 := NewRunner(Config{Lessons: reopened}, m, staticTools())
+	if _, err := r2.Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "where are the parser TODO comments?"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := m.requests()
+	if msg := reqs[len(reqs)-1].Messages[1].Content; !strings.Contains(msg, "Lessons from earlier failed tasks") {
+		t.Fatalf("later task message lacks the lesson:\n%s", msg)
+	}
+}
+
+func TestL22_ResultFigures(t *testing.T) {
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("grep", `{"pattern":"a"}`), call("grep", `{"pattern":"b"}`)),
+		answer("done"),
+	}}
+	res, rec := runTask(t, Config{}, m, staticTools(textTool("grep", true, "x")), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.Usage.InputTokens != 200 || res.Usage.OutputTokens != 20 || res.Tools["grep"].Calls != 2 || res.ModelTime <= 0 {
+		t.Fatalf("figures %+v tools %+v; want 200/20 tokens, 2 grep calls, model time", res.Usage, res.Tools)
+	}
+	usage := 0
+	for _, e := range rec.all() {
+		if e.Kind == EventUsage {
+			usage++
+		}
+		if e.Kind == EventToolFinished && e.Tool != "grep" {
+			t.Fatalf("tool event names %q; want the tool name", e.Tool)
+		}
+	}
+	if usage != 2 {
+		t.Fatalf("%d usage events; want 2", usage)
+	}
+}
+
+func TestNormalizeAnswer(t *testing.T) {
+	tests := []struct{ a, b string }{
+		{"The answer is **42**.", "the answer is 42"},
+		{"a\n\n b", "A B"},
+	}
+	for _, tc := range tests {
+		if normalizeAnswer(tc.a) != normalizeAnswer(tc.b) {
+			t.Errorf("normalizeAnswer(%q) != normalizeAnswer(%q)", tc.a, tc.b)
+		}
+	}
+	if normalizeAnswer("42 files") == normalizeAnswer("43 files") {
+		t.Errorf("different answers normalized equal")
+	}
+}
