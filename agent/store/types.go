@@ -1,0 +1,230 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+// Terminal task states. Any other state (queued, planning, executing,
+// validating, ...) is live; a live task found in the database after a
+// restart was interrupted.
+const (
+	StateCompleted = "completed"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// Terminal reports whether state is one a task ends in.
+func Terminal(state string) bool {
+	return state == StateCompleted || state == StateFailed || state == StateCancelled
+}
+
+// Session groups the tasks of one conversation; a follow-up task (L17) sees
+// the previous tasks of its session, across restarts.
+type Session struct {
+	ID        string
+	Title     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Task is one row of the tasks table: what was asked, where it stands, and
+// its totals.
+type Task struct {
+	ID            string
+	SessionID     string
+	Kind          string          // "ask", "edit", ... as the agent names them
+	Prompt        string          // what the user asked
+	EditorContext json.RawMessage // JSON of the editor context (file, range, diagnostics), or nil
+	State         string
+	StopReason    string
+	FollowUpOf    string // ID of the task this one follows up (L17), or ""
+	Answer        string // the final answer shown to the user
+	Summary       string // a short summary for lists and follow-ups
+	Error         string // what failed, for failed tasks
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	EndedAt       time.Time // zero while the task is live
+
+	// Totals, kept current as messages and tool calls are recorded.
+	LLMCalls  int
+	Usage     llm.Usage
+	ModelTime time.Duration
+	ToolTime  time.Duration
+}
+
+// Message is one entry of a task's history as stored.
+type Message struct {
+	llm.Message
+	// Seq is the message's position in the task's history log, from 0. The
+	// pair (task, Seq) is the key: appending an existing pair is ignored, so
+	// a write replayed on resume is not duplicated.
+	Seq int
+	// ModelCall marks the response of one model call: it adds one to the
+	// task's LLM calls and its Usage and Duration to the task's totals.
+	// Leave it false for copies of earlier messages (e.g. after compaction).
+	ModelCall bool
+	Usage     llm.Usage
+	Duration  time.Duration // of the model call, for ModelCall messages
+	// Excluded marks a message kept for the record but not sent to the
+	// model: a response cut at max_tokens (L19), turns replaced by a
+	// compaction summary (L21). ExcludedReason says which.
+	Excluded       bool
+	ExcludedReason string
+	CreatedAt      time.Time
+}
+
+// Exclusion reasons the agent uses.
+const (
+	ExcludedTruncated = "truncated"
+	ExcludedCompacted = "compacted"
+)
+
+// ToolCall is the record of one tool call: name, arguments, duration, error
+// flag and a summary of its result (L9, L22).
+type ToolCall struct {
+	CallID   string
+	Name     string
+	Args     json.RawMessage
+	Duration time.Duration
+	IsError  bool
+	Summary  string
+	At       time.Time
+}
+
+// summaryMax bounds the result summary kept for a tool call; the full text is
+// in the tool message of the history.
+const summaryMax = 2000
+
+// ToolCallFromResult builds the record of a tool call from its result. The
+// summary keeps the head and the tail of the text (L5).
+func ToolCallFromResult(callID string, r tools.Result) ToolCall {
+	return ToolCall{
+		CallID:   callID,
+		Name:     r.Tool,
+		Args:     r.Args,
+		Duration: r.Duration,
+		IsError:  r.IsError,
+		Summary:  headTail(r.Text, summaryMax),
+	}
+}
+
+// headTail shortens s to about max bytes, keeping its start and its end.
+func headTail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const marker = "\n[... %d bytes cut ...]\n"
+	h := max / 2
+	t := max - h
+	// Stay on UTF-8 boundaries.
+	for h > 0 && !isRuneStart(s[h]) {
+		h--
+	}
+	ts := len(s) - t
+	for ts < len(s) && !isRuneStart(s[ts]) {
+		ts++
+	}
+	return s[:h] + fmt.Sprintf(marker, ts-h) + s[ts:]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// PlanUpdate is one version of a task's plan.
+type PlanUpdate struct {
+	Seq  int // 1 for the first update of the task
+	Plan tools.Plan
+	At   time.Time
+}
+
+// Edit is one change the task applied to one file, with the whole text
+// before and after it, so the task can be undone without git.
+type Edit struct {
+	Seq     int    // set by the store: 1 for the task's first edit
+	Path    string // workspace-relative
+	Before  string
+	After   string
+	Created bool // the file did not exist before this edit
+	Deleted bool // the edit removed the file (After is empty)
+	At      time.Time
+}
+
+// Approval is one answer the user gave to an approval request.
+type Approval struct {
+	Tool     string
+	Decision tools.Decision
+	Summary  string
+	Command  string
+	Prefix   string // the command prefix remembered by AllowAlways
+	Path     string
+	At       time.Time
+}
+
+// DecisionName is the stored name of a decision.
+func DecisionName(d tools.Decision) string {
+	switch d {
+	case tools.Deny:
+		return "deny"
+	case tools.AllowOnce:
+		return "allow_once"
+	case tools.AllowForTask:
+		return "allow_task"
+	case tools.AllowAlways:
+		return "allow_always"
+	}
+	return fmt.Sprintf("decision_%d", int(d))
+}
+
+func parseDecision(s string) tools.Decision {
+	switch s {
+	case "allow_once":
+		return tools.AllowOnce
+	case "allow_task":
+		return tools.AllowForTask
+	case "allow_always":
+		return tools.AllowAlways
+	}
+	return tools.Deny
+}
+
+// Lesson is what a failed task taught (L28), found again by what a new task
+// is about.
+type Lesson struct {
+	ID     int64
+	TaskID string // the task it came from, or ""
+	About  string // what the task was about: its prompt, the files, the tools involved
+	Text   string // what was learned, as a sentence the model can use
+	Tags   string // space-separated keywords
+	At     time.Time
+	// Rank is the bm25 score of a search hit (lower is better); 0 otherwise.
+	Rank float64
+}
+
+// TaskRecord is everything stored about one task, for resume and reports.
+type TaskRecord struct {
+	Task
+	Messages  []Message // in Seq order, excluded ones included and flagged
+	Plan      *tools.Plan
+	PlanSeq   int // number of plan updates
+	Edits     []Edit
+	ToolCalls []ToolCall
+	Approvals []Approval
+	// NextSeq is the Seq for the next message appended on resume.
+	NextSeq int
+}
+
+// Context returns the messages the model should see, in order: those not
+// excluded.
+func (r *TaskRecord) Context() []llm.Message {
+	out := make([]llm.Message, 0, len(r.Messages))
+	for _, m := range r.Messages {
+		if !m.Excluded {
+			out = append(out, m.Message)
+		}
+	}
+	return out
+}

@@ -1,0 +1,249 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+// The write methods below only enqueue; they return an error only when the
+// store is closed. A write that fails in the database (say, a message for a
+// task never created) is reported, named, by the next Flush or Close.
+// Times left zero are set to the time of the call.
+
+func (s *Store) now(t time.Time) time.Time {
+	if t.IsZero() {
+		return s.opts.Now()
+	}
+	return t
+}
+
+// CreateSession records a session; creating one that exists updates its title.
+func (s *Store) CreateSession(sess Session) error {
+	at := s.now(sess.CreatedAt)
+	return s.enqueue("create session "+sess.ID, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, title, created_at, updated_at) VALUES(?, ?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET title = excluded.title, updated_at = excluded.updated_at`,
+			sess.ID, sess.Title, ms(at), ms(at))
+		return err
+	})
+}
+
+// CreateTask records a new task in state t.State (default "queued"). Its
+// session is created if it does not exist. Creating a task whose ID exists
+// is ignored, so a replayed create on resume does nothing.
+func (s *Store) CreateTask(t Task) error {
+	at := s.now(t.CreatedAt)
+	if t.State == "" {
+		t.State = "queued"
+	}
+	if t.SessionID == "" {
+		t.SessionID = t.ID
+	}
+	ec := string(t.EditorContext)
+	if ec == "" {
+		ec = "null"
+	}
+	var follow any
+	if t.FollowUpOf != "" {
+		follow = t.FollowUpOf
+	}
+	return s.enqueue("create task "+t.ID, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO sessions(id, created_at, updated_at) VALUES(?, ?, ?)
+			ON CONFLICT(id) DO UPDATE SET updated_at = excluded.updated_at`, t.SessionID, ms(at), ms(at)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO tasks(id, session_id, kind, prompt, editor_context, state,
+			follow_up_of, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
+			t.ID, t.SessionID, t.Kind, t.Prompt, ec, t.State, follow, ms(at), ms(at))
+		return err
+	})
+}
+
+// SetTaskState records a state change of a live task. Use FinishTask for the
+// terminal states.
+func (s *Store) SetTaskState(taskID, state string) error {
+	at := s.opts.Now()
+	return s.enqueue("set state of task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
+		return execOne(ctx, tx, `UPDATE tasks SET state = ?, updated_at = ? WHERE id = ?`, state, ms(at), taskID)
+	})
+}
+
+// TaskEnd is how a task ended.
+type TaskEnd struct {
+	State      string // completed, failed or cancelled
+	StopReason string
+	Answer     string
+	Summary    string
+	Error      string
+	At         time.Time
+}
+
+// FinishTask records the end of a task.
+func (s *Store) FinishTask(taskID string, e TaskEnd) error {
+	at := s.now(e.At)
+	if !Terminal(e.State) {
+		return fmt.Errorf("finish task %s: %q is not a terminal state", taskID, e.State)
+	}
+	return s.enqueue("finish task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
+		return execOne(ctx, tx, `UPDATE tasks SET state = ?, stop_reason = ?, answer = ?, summary = ?, error = ?,
+			updated_at = ?, ended_at = ? WHERE id = ?`,
+			e.State, e.StopReason, e.Answer, e.Summary, e.Error, ms(at), ms(at), taskID)
+	})
+}
+
+// AppendMessage records message m.Seq of a task's history. A message whose
+// (task, Seq) is already stored is ignored (a replay on resume), and then
+// does not count toward the task's totals again.
+func (s *Store) AppendMessage(taskID string, m Message) error {
+	at := s.now(m.CreatedAt)
+	var calls any
+	if len(m.ToolCalls) > 0 {
+		b, err := json.Marshal(m.ToolCalls)
+		if err != nil {
+			return fmt.Errorf("append message %s/%d: %w", taskID, m.Seq, err)
+		}
+		calls = string(b)
+	}
+	return s.enqueue(fmt.Sprintf("append message %s/%d", taskID, m.Seq), func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO messages(task_id, seq, role, content, reasoning, tool_calls,
+			tool_call_id, name, model_call, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+			duration_us, excluded, excluded_reason, created_at)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, seq) DO NOTHING`,
+			taskID, m.Seq, string(m.Role), m.Content, m.Reasoning, calls, m.ToolCallID, m.Name, m.ModelCall,
+			m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CachedTokens, m.Usage.ReasoningTokens,
+			m.Duration.Microseconds(), m.Excluded, m.ExcludedReason, ms(at))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 || !m.ModelCall {
+			return err
+		}
+		return execOne(ctx, tx, `UPDATE tasks SET llm_calls = llm_calls + 1, input_tokens = input_tokens + ?,
+			output_tokens = output_tokens + ?, cached_tokens = cached_tokens + ?,
+			reasoning_tokens = reasoning_tokens + ?, model_us = model_us + ?, updated_at = ? WHERE id = ?`,
+			m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CachedTokens, m.Usage.ReasoningTokens,
+			m.Duration.Microseconds(), ms(at), taskID)
+	})
+}
+
+// ExcludeMessages flags stored messages of a task as excluded from the
+// model's context (compaction, L21), keeping them for the record.
+func (s *Store) ExcludeMessages(taskID, reason string, seqs ...int) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	seqs = append([]int(nil), seqs...)
+	return s.enqueue("exclude messages of task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `UPDATE messages SET excluded = 1, excluded_reason = ? WHERE task_id = ? AND seq = ?`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, q := range seqs {
+			if _, err := st.ExecContext(ctx, reason, taskID, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RecordToolCall records one finished tool call and adds its duration to the
+// task's tool time. A call ID already recorded for the task is ignored.
+func (s *Store) RecordToolCall(taskID string, c ToolCall) error {
+	at := s.now(c.At)
+	return s.enqueue(fmt.Sprintf("record tool call %s/%s", taskID, c.CallID), func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls(task_id, call_id, name, args, duration_us, is_error,
+			summary, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, call_id) DO NOTHING`,
+			taskID, c.CallID, c.Name, string(c.Args), c.Duration.Microseconds(), c.IsError, c.Summary, ms(at))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return execOne(ctx, tx, `UPDATE tasks SET tool_us = tool_us + ?, updated_at = ? WHERE id = ?`,
+			c.Duration.Microseconds(), ms(at), taskID)
+	})
+}
+
+// RecordPlan records a new version of the task's plan (every update counts, L14).
+func (s *Store) RecordPlan(taskID string, p tools.Plan) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("record plan of task %s: %w", taskID, err)
+	}
+	at := s.opts.Now()
+	open := p.Open()
+	return s.enqueue("record plan of task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO plans(task_id, seq, plan, open_items, created_at)
+			VALUES(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM plans WHERE task_id = ?), ?, ?, ?)`,
+			taskID, taskID, string(b), open, ms(at))
+		return err
+	})
+}
+
+// RecordEdit records one change the task applied to a file, with the whole
+// text before and after it. Record it once the edit is applied.
+func (s *Store) RecordEdit(taskID string, e Edit) error {
+	at := s.now(e.At)
+	return s.enqueue("record edit of "+e.Path, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO edits(task_id, seq, path, text_before, text_after, created, deleted, created_at)
+			VALUES(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM edits WHERE task_id = ?), ?, ?, ?, ?, ?, ?)`,
+			taskID, taskID, e.Path, e.Before, e.After, e.Created, e.Deleted, ms(at))
+		return err
+	})
+}
+
+// RecordApproval records the user's answer to an approval request.
+func (s *Store) RecordApproval(taskID string, a Approval) error {
+	at := s.now(a.At)
+	return s.enqueue("record approval for task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO approvals(task_id, tool, decision, summary, command, prefix, path, created_at)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
+			taskID, a.Tool, DecisionName(a.Decision), a.Summary, a.Command, a.Prefix, a.Path, ms(at))
+		return err
+	})
+}
+
+// AddLesson records what a failed task taught (L28). TaskID may be empty.
+func (s *Store) AddLesson(l Lesson) error {
+	at := s.now(l.At)
+	var task any
+	if l.TaskID != "" {
+		task = l.TaskID
+	}
+	return s.enqueue("add lesson", func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO lessons(task_id, about, text, tags, created_at) VALUES(?, ?, ?, ?, ?)`,
+			task, l.About, l.Text, l.Tags, ms(at))
+		return err
+	})
+}
+
+// execOne runs an update that must touch exactly one row.
+func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("task: %w", ErrNotFound)
+	}
+	return nil
+}
+
+// usageOf is a helper for scanning.
+func usageOf(in, out, cached, reasoning int) llm.Usage {
+	return llm.Usage{InputTokens: in, OutputTokens: out, CachedTokens: cached, ReasoningTokens: reasoning}
+}
