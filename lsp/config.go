@@ -1,0 +1,364 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+
+	"go.lsp.dev/protocol"
+)
+
+// Environment variables read by the configuration.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+	EnvModel   = "AGENTLS_MODEL"
+)
+
+// ConfigSection is the settings section agentls reads from
+// workspace/didChangeConfiguration (and accepts around initializationOptions).
+const ConfigSection = "agentls"
+
+// Defaults of the configuration.
+const (
+	DefaultModel    = "gpt-4o-mini"
+	DefaultBaseURL  = "https://api.openai.com/v1"
+	DefaultMaxTurns = 30
+)
+
+// Config is the server configuration. Values are layered: defaults, then the
+// environment (OPENAI_BASE_URL, AGENTLS_MODEL), then initializationOptions,
+// then each workspace/didChangeConfiguration. A setting that is absent keeps
+// its value; an invalid one is reported and keeps its value.
+//
+// Config never holds the API key: only the name of the environment variable
+// that holds it (APIKeyEnv), so logging a Config can never leak the key.
+type Config struct {
+	Model         string   `json:"model"`
+	BaseURL       string   `json:"baseURL"`
+	APIKeyEnv     string   `json:"apiKeyEnv"`
+	LogLevel      string   `json:"logLevel"`      // debug | info | warn | error; empty: as started (--log-level)
+	Approval      string   `json:"approval"`      // ask | auto | deny
+	AllowCommands []string `json:"allowCommands"` // command prefixes that never ask
+	CheckCommand  string   `json:"checkCommand"`  // e.g. "go build ./..."; empty: none
+	Validate      string   `json:"validate"`      // off | on | edits
+	MaxTurns      int      `json:"maxTurns"`      // model turns per task
+	ShowReport    bool     `json:"showReport"`    // open the task report with window/showDocument
+}
+
+// DefaultConfig is the configuration before any environment or setting.
+func DefaultConfig() Config {
+	return Config{
+		Model:     DefaultModel,
+		BaseURL:   DefaultBaseURL,
+		APIKeyEnv: EnvAPIKey,
+		Approval:  "ask",
+		Validate:  "edits",
+		MaxTurns:  DefaultMaxTurns,
+	}
+}
+
+// ConfigFromEnv is DefaultConfig with the environment applied. getenv is
+// os.Getenv in production. Invalid environment values are reported and
+// ignored.
+func ConfigFromEnv(getenv func(string) string) (Config, []Problem) {
+	c := DefaultConfig()
+	var problems []Problem
+	if v := strings.TrimSpace(getenv(EnvModel)); v != "" {
+		c.Model = v
+	}
+	if v := strings.TrimSpace(getenv(EnvBaseURL)); v != "" {
+		if err := checkBaseURL(v); err != nil {
+			problems = append(problems, Problem{Field: EnvBaseURL, Message: err.Error(), Kept: c.BaseURL})
+		} else {
+			c.BaseURL = v
+		}
+	}
+	return c, problems
+}
+
+// APIKey returns the API key from the environment variable the
+// configuration names. Never log or send the result.
+func (c Config) APIKey(getenv func(string) string) string {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(c.APIKeyEnv)
+}
+
+// LogValue implements slog.LogValuer. (Config has no secret; this keeps the
+// log line short.)
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("model", c.Model), slog.String("baseURL", c.BaseURL),
+		slog.String("apiKeyEnv", c.APIKeyEnv), slog.String("logLevel", c.LogLevel),
+		slog.String("approval", c.Approval), slog.Any("allowCommands", c.AllowCommands),
+		slog.String("checkCommand", c.CheckCommand), slog.String("validate", c.Validate),
+		slog.Int("maxTurns", c.MaxTurns), slog.Bool("showReport", c.ShowReport),
+	)
+}
+
+// ParseLevel parses a log level name: debug, info, warn or error.
+func ParseLevel(name string) (slog.Level, error) {
+	switch strings.ToLower(name) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("unknown log level %q (want debug, info, warn or error)", name)
+}
+
+// applyLevel sets level from the configuration, when it names one.
+func (c Config) applyLevel(level *slog.LevelVar) {
+	if l, err := ParseLevel(c.LogLevel); err == nil {
+		level.Set(l)
+	}
+}
+
+// Problem is one setting that could not be applied.
+type Problem struct {
+	Field   string // the setting's name, e.g. "maxTurns"
+	Message string // what is wrong, without echoing secrets
+	Kept    any    // the value kept instead
+}
+
+func (p Problem) String() string {
+	if p.Kept == nil {
+		return fmt.Sprintf("%s: %s", p.Field, p.Message)
+	}
+	return fmt.Sprintf("%s: %s (keeping %v)", p.Field, p.Message, fmtKept(p.Kept))
+}
+
+func fmtKept(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", v)
+	case []string:
+		return fmt.Sprintf("%q", v)
+	}
+	return fmt.Sprint(v)
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func checkBaseURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be an absolute http(s) URL, got %q", v)
+	}
+	return nil
+}
+
+func oneOf(v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), v)
+}
+
+// setting decodes and checks one field into c.
+type setting func(c *Config, raw json.RawMessage) error
+
+func stringSetting(set func(*Config, string), check func(string) error) setting {
+	return func(c *Config, raw json.RawMessage) error {
+		var v string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be a string")
+		}
+		v = strings.TrimSpace(v)
+		if err := check(v); err != nil {
+			return err
+		}
+		set(c, v)
+		return nil
+	}
+}
+
+var settings = map[string]setting{
+	"model": stringSetting(func(c *Config, v string) { c.Model = v }, func(v string) error {
+		if v == "" {
+			return fmt.Errorf("must not be empty")
+		}
+		return nil
+	}),
+	"baseURL": stringSetting(func(c *Config, v string) { c.BaseURL = v }, checkBaseURL),
+	"apiKeyEnv": stringSetting(func(c *Config, v string) { c.APIKeyEnv = v }, func(v string) error {
+		if !envNameRE.MatchString(v) {
+			return fmt.Errorf("must be the name of an environment variable, got %q", v)
+		}
+		return nil
+	}),
+	"logLevel": stringSetting(func(c *Config, v string) { c.LogLevel = v }, func(v string) error {
+		return oneOf(v, "debug", "info", "warn", "error")
+	}),
+	"approval": stringSetting(func(c *Config, v string) { c.Approval = v }, func(v string) error {
+		return oneOf(v, "ask", "auto", "deny")
+	}),
+	"validate": stringSetting(func(c *Config, v string) { c.Validate = v }, func(v string) error {
+		return oneOf(v, "off", "on", "edits")
+	}),
+	"checkCommand": stringSetting(func(c *Config, v string) { c.CheckCommand = v }, func(string) error { return nil }),
+	"allowCommands": func(c *Config, raw json.RawMessage) error {
+		var v []string
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be a list of strings")
+		}
+		out := make([]string, 0, len(v))
+		for i, s := range v {
+			if s = strings.TrimSpace(s); s == "" {
+				return fmt.Errorf("entry %d is empty", i)
+			}
+			out = append(out, s)
+		}
+		c.AllowCommands = out
+		return nil
+	},
+	"maxTurns": func(c *Config, raw json.RawMessage) error {
+		var v int
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be an integer")
+		}
+		if v < 1 || v > 1000 {
+			return fmt.Errorf("must be between 1 and 1000, got %d", v)
+		}
+		c.MaxTurns = v
+		return nil
+	},
+	"showReport": func(c *Config, raw json.RawMessage) error {
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		c.ShowReport = v
+		return nil
+	},
+}
+
+// secretSettings are names a user might put a key under; their values are
+// refused and never echoed.
+var secretSettings = map[string]bool{"apiKey": true, "api_key": true, "openaiApiKey": true, "key": true, "token": true}
+
+// Apply returns c with the settings in raw applied, and the settings that
+// could not be applied. raw is the agentls section itself or an object with
+// an "agentls" member; null or absent leaves c as it is.
+func (c Config) Apply(raw []byte) (Config, []Problem) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return c, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return c, []Problem{{Field: ConfigSection, Message: "settings must be a JSON object"}}
+	}
+	if sec, ok := obj[ConfigSection]; ok {
+		if string(bytes.TrimSpace(sec)) == "null" {
+			return c, nil
+		}
+		obj = nil
+		if err := json.Unmarshal(sec, &obj); err != nil {
+			return c, []Problem{{Field: ConfigSection, Message: "settings must be a JSON object"}}
+		}
+	}
+	var problems []Problem
+	for _, name := range sortedKeysOf(obj) {
+		value := obj[name]
+		if secretSettings[name] {
+			problems = append(problems, Problem{Field: name,
+				Message: fmt.Sprintf("API keys are not read from settings; put the key in the environment variable named by apiKeyEnv (now %s)", c.APIKeyEnv)})
+			continue
+		}
+		set, ok := settings[name]
+		if !ok {
+			problems = append(problems, Problem{Field: name, Message: "unknown setting"})
+			continue
+		}
+		if string(bytes.TrimSpace(value)) == "null" {
+			continue
+		}
+		next := c
+		if err := set(&next, value); err != nil {
+			problems = append(problems, Problem{Field: name, Message: err.Error(), Kept: c.field(name)})
+			continue
+		}
+		c = next
+	}
+	return c, problems
+}
+
+// field returns the current value of a setting, for messages.
+func (c Config) field(name string) any {
+	switch name {
+	case "model":
+		return c.Model
+	case "baseURL":
+		return c.BaseURL
+	case "apiKeyEnv":
+		return c.APIKeyEnv
+	case "logLevel":
+		return c.LogLevel
+	case "approval":
+		return c.Approval
+	case "allowCommands":
+		return c.AllowCommands
+	case "checkCommand":
+		return c.CheckCommand
+	case "validate":
+		return c.Validate
+	case "maxTurns":
+		return c.MaxTurns
+	case "showReport":
+		return c.ShowReport
+	}
+	return nil
+}
+
+func sortedKeysOf(m map[string]json.RawMessage) []string {
+	set := make(map[string]bool, len(m))
+	for k := range m {
+		set[k] = true
+	}
+	return sortedKeys(set)
+}
+
+func envLookup(name string) string { return os.Getenv(name) }
+
+// reportConfigProblems tells the user, with one window/showMessage warning,
+// which settings were not applied.
+func (s *Server) reportConfigProblems(ctx context.Context, problems []Problem) {
+	if len(problems) == 0 {
+		return
+	}
+	parts := make([]string, len(problems))
+	for i, p := range problems {
+		parts[i] = p.String()
+		s.log.Warn("invalid setting", "field", p.Field, "problem", p.Message)
+	}
+	s.ShowMessage(ctx, protocol.MessageTypeWarning, "agentls: invalid configuration: "+strings.Join(parts, "; "))
+}
+
+func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) error {
+	s.mu.Lock()
+	cfg, problems := s.config.Apply(p.Settings)
+	s.config = cfg
+	s.mu.Unlock()
+	cfg.applyLevel(s.level)
+	s.reportConfigProblems(ctx, problems)
+	s.log.Info("configuration changed", "config", cfg)
+	if s.onConfig != nil {
+		s.onConfig(cfg)
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/protocol"
+)
+
+// LogFileName is the name of the server's log file in its log directory.
+const LogFileName = "agentls.log"
+
+// DefaultLogFile is where the server logs when no --log-file is given:
+// os.UserCacheDir()/agentls/agentls.log, or the temporary directory when
+// there is no cache directory.
+func DefaultLogFile() string {
+	dir, err := os.UserCacheDir()
+	if err != nil || dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "agentls", LogFileName)
+}
+
+// OpenLogFile opens path for appending, creating its directory. When that
+// fails it falls back to the temporary directory; the returned path is the
+// file actually opened.
+func OpenLogFile(path string) (*os.File, string, error) {
+	f, err := openAppend(path)
+	if err == nil {
+		return f, path, nil
+	}
+	fallback := filepath.Join(os.TempDir(), "agentls", LogFileName)
+	if fallback == path {
+		return nil, "", err
+	}
+	f, ferr := openAppend(fallback)
+	if ferr != nil {
+		return nil, "", errors.Join(err, ferr)
+	}
+	return f, fallback, nil
+}
+
+func openAppend(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create log directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open log file: %w", err)
+	}
+	return f, nil
+}
+
+// NewLogHandler returns a handler writing text records at level or above to
+// every writer in ws (stderr and the log file in production).
+func NewLogHandler(level *slog.LevelVar, ws ...io.Writer) slog.Handler {
+	hs := make([]slog.Handler, 0, len(ws))
+	for _, w := range ws {
+		if w != nil {
+			hs = append(hs, slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+		}
+	}
+	return slog.NewMultiHandler(hs...)
+}
+
+// teeHandler sends each record to two handlers.
+type teeHandler struct{ a, b slog.Handler }
+
+func (t teeHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return t.a.Enabled(ctx, l) || t.b.Enabled(ctx, l)
+}
+
+func (t teeHandler) Handle(ctx context.Context, r slog.Record) error {
+	var errA, errB error
+	if t.a.Enabled(ctx, r.Level) {
+		errA = t.a.Handle(ctx, r.Clone())
+	}
+	if t.b.Enabled(ctx, r.Level) {
+		errB = t.b.Handle(ctx, r)
+	}
+	return errors.Join(errA, errB)
+}
+
+func (t teeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return teeHandler{t.a.WithAttrs(as), t.b.WithAttrs(as)}
+}
+
+func (t teeHandler) WithGroup(name string) slog.Handler {
+	return teeHandler{t.a.WithGroup(name), t.b.WithGroup(name)}
+}
+
+// clientLogHandler mirrors records to the client as window/logMessage. It
+// sends nothing before attach or after detach.
+type clientLogHandler struct {
+	level *slog.LevelVar
+	core  *clientLogCore
+	attrs []slog.Attr
+	group string
+}
+
+// clientLogCore is the connection state shared by a handler and its
+// WithAttrs/WithGroup children.
+type clientLogCore struct {
+	mu     sync.Mutex // guards ctx and client
+	ctx    context.Context
+	client protocol.Client
+}
+
+func newClientLogHandler(level *slog.LevelVar) *clientLogHandler {
+	return &clientLogHandler{level: level, core: &clientLogCore{}}
+}
+
+func (h *clientLogHandler) attach(ctx context.Context, c protocol.Client) {
+	h.core.mu.Lock()
+	h.core.ctx, h.core.client = context.WithoutCancel(ctx), c
+	h.core.mu.Unlock()
+}
+
+func (h *clientLogHandler) detach() {
+	h.core.mu.Lock()
+	h.core.client = nil
+	h.core.mu.Unlock()
+}
+
+func (h *clientLogHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= h.level.Level()
+}
+
+func (h *clientLogHandler) Handle(_ context.Context, r slog.Record) error {
+	h.core.mu.Lock()
+	c, ctx := h.core.client, h.core.ctx
+	h.core.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(r.Message)
+	write := func(a slog.Attr) bool {
+		if a.Equal(slog.Attr{}) || a.Key == "stack" {
+			return true
+		}
+		key := a.Key
+		if h.group != "" {
+			key = h.group + "." + key
+		}
+		fmt.Fprintf(&b, " %s=%v", key, a.Value.Resolve())
+		return true
+	}
+	for _, a := range h.attrs {
+		write(a)
+	}
+	r.Attrs(write)
+	return c.LogMessage(ctx, &protocol.LogMessageParams{Type: messageType(r.Level), Message: b.String()})
+}
+
+func (h *clientLogHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	c := *h
+	c.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return &c
+}
+
+func (h *clientLogHandler) WithGroup(name string) slog.Handler {
+	c := *h
+	if c.group != "" {
+		name = c.group + "." + name
+	}
+	c.group = name
+	return &c
+}
+
+func messageType(l slog.Level) protocol.MessageType {
+	switch {
+	case l >= slog.LevelError:
+		return protocol.MessageTypeError
+	case l >= slog.LevelWarn:
+		return protocol.MessageTypeWarning
+	case l >= slog.LevelInfo:
+		return protocol.MessageTypeInfo
+	}
+	return protocol.MessageTypeLog
+}

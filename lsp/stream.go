@@ -1,0 +1,509 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+const (
+	// maxFrameSize bounds the body one frame may declare, so a hostile or
+	// broken header cannot make the server allocate without limit.
+	maxFrameSize = 64 << 20
+	// maxHeaderLine bounds one header line.
+	maxHeaderLine = 8 << 10
+	// maxHeaderLines bounds the lines of one header block.
+	maxHeaderLines = 64
+)
+
+// errLineTooLong reports a header line longer than maxHeaderLine.
+var errLineTooLong = errors.New("header line too long")
+
+// stream is a jsonrpc2.Stream with LSP "Content-Length" framing that survives
+// garbage. jsonrpc2's own header stream ends the connection at the first bad
+// header or undecodable body; this one answers such a frame with an error
+// response (carrying the request's id when one can be recovered, else null)
+// and goes on with the next frame. Only errors of the underlying reader end
+// the stream.
+//
+// Read is called from the connection's read loop only; Write is safe for
+// concurrent use.
+type stream struct {
+	rwc io.ReadWriteCloser
+	in  frameReader
+	log *slog.Logger
+
+	wmu  sync.Mutex // guards wbuf and serializes writes so frames never interleave
+	wbuf []byte
+
+	// onReadEnd, when set, is called once with the error that ended reading
+	// (io.EOF when the peer closed its end).
+	onReadEnd func(error)
+	endOnce   sync.Once
+}
+
+func newStream(rwc io.ReadWriteCloser, log *slog.Logger, onReadEnd func(error)) *stream {
+	return &stream{rwc: rwc, in: frameReader{src: rwc}, log: log, onReadEnd: onReadEnd}
+}
+
+var _ jsonrpc2.Stream = (*stream)(nil)
+
+// Read implements jsonrpc2.Stream. It returns the next well-formed message;
+// malformed frames are answered and skipped here.
+func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		msg, n, bad, err := s.readFrame()
+		if err != nil {
+			s.endOnce.Do(func() {
+				if s.onReadEnd != nil {
+					s.onReadEnd(err)
+				}
+			})
+			return nil, 0, err
+		}
+		if bad != nil {
+			s.log.Warn("malformed message", "error", bad.err.Message, "id", bad.idString(), "replied", bad.reply)
+			if bad.reply {
+				if _, err := s.Write(ctx, jsonrpc2.NewResponse(bad.id, nil, bad.err)); err != nil {
+					s.log.Warn("cannot answer malformed message", "error", err)
+				}
+			}
+			continue
+		}
+		return msg, n, nil
+	}
+}
+
+// badFrame describes a frame that is not a usable message.
+type badFrame struct {
+	id    jsonrpc2.ID // the request's id when it could be recovered, else the null id
+	err   *jsonrpc2.Error
+	reply bool // false for a malformed response, which must not be answered
+}
+
+func (b *badFrame) idString() string {
+	if !b.id.IsValid() {
+		return "null"
+	}
+	return fmt.Sprint(b.id)
+}
+
+// readFrame reads one frame. It returns either a message, a description of a
+// bad frame, or a read error that ends the stream.
+func (s *stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
+	length, headerLen, problem, err := s.readHeader()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if problem != "" {
+		bad := s.recoverFromBadHeader(problem)
+		return nil, 0, bad, nil
+	}
+	raw, err := s.in.next(length)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, 0, nil, err
+	}
+	body := bytes.Clone(raw) // decoded requests borrow the body: give them their own
+	msg, derr := jsonrpc2.DecodeMessage(body)
+	if derr == nil {
+		return msg, int64(headerLen + length), nil, nil
+	}
+	if !json.Valid(body) {
+		// A Content-Length longer than the real body swallows the next frame:
+		// give back everything from the next header on.
+		if k := indexFold(body[1:], "content-length:"); k >= 0 {
+			s.in.unread(len(body) - (k + 1))
+			body = body[:k+1]
+		}
+	}
+	return nil, 0, classifyBadBody(body, derr), nil
+}
+
+// readHeader reads one header block. problem is non-empty when the block is
+// malformed; err is set only when reading fails.
+func (s *stream) readHeader() (length, consumed int, problem string, err error) {
+	length = -1
+	lines := 0
+	for {
+		line, err := s.in.line(maxHeaderLine)
+		if errors.Is(err, errLineTooLong) {
+			return 0, 0, "header line too long", nil
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) && consumed > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, 0, "", err
+		}
+		consumed += len(line)
+		if isBlank(line) {
+			if lines == 0 {
+				continue // stray blank lines between frames are harmless
+			}
+			break
+		}
+		lines++
+		if lines > maxHeaderLines {
+			return 0, 0, "too many header lines", nil
+		}
+		name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
+		if !ok {
+			return 0, 0, fmt.Sprintf("malformed header line %s", quoteTrunc(line)), nil
+		}
+		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("content-length")) {
+			continue // Content-Type and unknown fields are ignored
+		}
+		n, perr := strconv.Atoi(string(bytes.TrimSpace(value)))
+		switch {
+		case perr != nil || n < 0:
+			return 0, 0, fmt.Sprintf("invalid Content-Length %s", quoteTrunc(value)), nil
+		case n == 0:
+			return 0, 0, "Content-Length is 0", nil
+		case n > maxFrameSize:
+			return 0, 0, fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes", n, maxFrameSize), nil
+		}
+		length = n
+	}
+	if length < 0 {
+		return 0, 0, "missing Content-Length header", nil
+	}
+	return length, consumed, "", nil
+}
+
+// recoverFromBadHeader skips the rest of a malformed header block and, when
+// a JSON object follows, that object too, so a request whose header was
+// broken still gets an error reply with its own id. It then drops buffered
+// junk up to the next "Content-Length". It never waits for more input except
+// to complete a JSON object that has already started.
+func (s *stream) recoverFromBadHeader(problem string) *badFrame {
+	bad := &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid message header: "+problem), reply: true}
+	// The rest of the header block, up to its blank line.
+	for i := 0; i < maxHeaderLines && s.in.buffered() > 0; i++ {
+		if b := s.in.peekByte(); b == '{' || b == '[' {
+			break
+		}
+		if s.in.hasPrefixFold("content-length") {
+			return bad
+		}
+		if !s.in.hasLine() {
+			break // never wait for the rest of a junk line
+		}
+		line, err := s.in.line(maxHeaderLine)
+		if err != nil || isBlank(line) {
+			break
+		}
+	}
+	s.in.skipSpace()
+	if s.in.buffered() > 0 && s.in.peekByte() == '{' {
+		if obj, ok := s.in.jsonObject(maxFrameSize); ok {
+			if id, ok := lenientID(obj); ok {
+				bad.id = id
+			}
+		}
+	}
+	s.in.dropUntilHeader()
+	return bad
+}
+
+// classifyBadBody decides how to answer a body that did not decode.
+func classifyBadBody(body []byte, derr error) *badFrame {
+	if !json.Valid(body) {
+		return &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid JSON"), reply: true}
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		msg := "a message must be a JSON object"
+		if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+			msg = "batches are not supported by LSP"
+		}
+		return &badFrame{err: jsonrpc2.NewError(jsonrpc2.InvalidRequest, msg), reply: true}
+	}
+	_, hasMethod := obj["method"]
+	_, hasResult := obj["result"]
+	_, hasError := obj["error"]
+	if !hasMethod && (hasResult || hasError) {
+		// A malformed response: answering a response is never right.
+		return &badFrame{err: jsonrpc2.NewError(jsonrpc2.InvalidRequest, "malformed response: "+derr.Error()), reply: false}
+	}
+	bad := &badFrame{err: jsonrpc2.NewError(jsonrpc2.InvalidRequest, "invalid request: "+describeInvalid(obj)), reply: true}
+	if id, ok := lenientID(body); ok {
+		bad.id = id
+	}
+	return bad
+}
+
+// describeInvalid names what is wrong with a JSON object that is not a valid
+// JSON-RPC 2.0 request.
+func describeInvalid(obj map[string]json.RawMessage) string {
+	if v, ok := obj["jsonrpc"]; !ok || string(v) != `"2.0"` {
+		return `"jsonrpc" must be "2.0"`
+	}
+	m, ok := obj["method"]
+	if !ok {
+		return `missing "method"`
+	}
+	var method string
+	if json.Unmarshal(m, &method) != nil {
+		return `"method" must be a string`
+	}
+	if id, ok := obj["id"]; ok {
+		if _, ok := parseID(id); !ok && string(id) != "null" {
+			return `"id" must be an integer or a string`
+		}
+	}
+	if p, ok := obj["params"]; ok {
+		if t := bytes.TrimSpace(p); len(t) > 0 && t[0] != '{' && t[0] != '[' && string(t) != "null" {
+			return `"params" must be an object or an array`
+		}
+	}
+	return "malformed message"
+}
+
+// lenientID returns the id of a JSON object when it has a valid one.
+func lenientID(obj []byte) (jsonrpc2.ID, bool) {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(obj, &m) != nil || m.ID == nil {
+		return jsonrpc2.ID{}, false
+	}
+	return parseID(m.ID)
+}
+
+func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	var n int64
+	if json.Unmarshal(raw, &n) == nil && bytes.IndexAny(raw, ".eE") < 0 {
+		return jsonrpc2.NewNumberID(n), true
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return jsonrpc2.NewStringID(str), true
+	}
+	return jsonrpc2.ID{}, false
+}
+
+// Write implements jsonrpc2.Stream: one frame, one write.
+func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	body, err := jsonrpc2.EncodeMessage(msg)
+	if err != nil {
+		return 0, fmt.Errorf("encode message: %w", err)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.wbuf = append(s.wbuf[:0], "Content-Length: "...)
+	s.wbuf = strconv.AppendInt(s.wbuf, int64(len(body)), 10)
+	s.wbuf = append(s.wbuf, "\r\n\r\n"...)
+	s.wbuf = append(s.wbuf, body...)
+	n, err := s.rwc.Write(s.wbuf)
+	return int64(n), err
+}
+
+// Close implements jsonrpc2.Stream.
+func (s *stream) Close() error { return s.rwc.Close() }
+
+func isBlank(line []byte) bool {
+	return string(line) == "\r\n" || string(line) == "\n"
+}
+
+func quoteTrunc(b []byte) string {
+	b = bytes.TrimRight(b, "\r\n")
+	if len(b) > 40 {
+		return strconv.Quote(string(b[:40])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// indexFold is a case-insensitive bytes.Index for an ASCII lower-case needle.
+func indexFold(haystack []byte, needle string) int {
+	for i := 0; i+len(needle) <= len(haystack); i++ {
+		if bytes.EqualFold(haystack[i:i+len(needle)], []byte(needle)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// frameReader is a buffered reader that can give bytes back, which the
+// recovery from malformed frames needs. Unread bytes are buf[off:].
+type frameReader struct {
+	src io.Reader
+	buf []byte
+	off int
+	err error // sticky error of src
+}
+
+func (f *frameReader) buffered() int { return len(f.buf) - f.off }
+
+// fill reads at least one more byte from src, or returns its error.
+func (f *frameReader) fill() error {
+	if f.err != nil {
+		return f.err
+	}
+	if f.off > 0 && f.off >= len(f.buf)/2 {
+		n := copy(f.buf, f.buf[f.off:])
+		f.buf = f.buf[:n]
+		f.off = 0
+	}
+	if cap(f.buf)-len(f.buf) < 4096 {
+		grown := make([]byte, len(f.buf), 2*cap(f.buf)+4096)
+		copy(grown, f.buf)
+		f.buf = grown
+	}
+	for {
+		n, err := f.src.Read(f.buf[len(f.buf):cap(f.buf)])
+		f.buf = f.buf[:len(f.buf)+n]
+		if n > 0 {
+			if err != nil {
+				f.err = err
+			}
+			return nil
+		}
+		if err != nil {
+			f.err = err
+			return err
+		}
+	}
+}
+
+// line returns the next line including its '\n'. A line longer than max is
+// consumed up to max bytes and reported as errLineTooLong.
+func (f *frameReader) line(max int) ([]byte, error) {
+	scanned := 0
+	for {
+		if i := bytes.IndexByte(f.buf[f.off+scanned:], '\n'); i >= 0 {
+			end := f.off + scanned + i + 1
+			if end-f.off > max {
+				f.off += max
+				return nil, errLineTooLong
+			}
+			line := f.buf[f.off:end]
+			f.off = end
+			return line, nil
+		}
+		scanned = f.buffered()
+		if scanned > max {
+			f.off += max
+			return nil, errLineTooLong
+		}
+		if err := f.fill(); err != nil {
+			if f.buffered() > 0 && errors.Is(err, io.EOF) {
+				f.off = len(f.buf) // a partial last line: drop it
+				return nil, io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+	}
+}
+
+// next consumes n bytes. The slice is valid until the next read.
+func (f *frameReader) next(n int) ([]byte, error) {
+	for f.buffered() < n {
+		if cap(f.buf)-f.off < n {
+			grown := make([]byte, f.buffered(), n+4096)
+			copy(grown, f.buf[f.off:])
+			f.buf, f.off = grown, 0
+		}
+		if err := f.fill(); err != nil {
+			return nil, err
+		}
+	}
+	b := f.buf[f.off : f.off+n]
+	f.off += n
+	return b, nil
+}
+
+// unread gives back the last n bytes consumed by next.
+func (f *frameReader) unread(n int) { f.off -= n }
+
+func (f *frameReader) hasLine() bool { return bytes.IndexByte(f.buf[f.off:], '\n') >= 0 }
+
+func (f *frameReader) peekByte() byte { return f.buf[f.off] }
+
+func (f *frameReader) hasPrefixFold(p string) bool {
+	b := f.buf[f.off:]
+	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
+}
+
+func (f *frameReader) skipSpace() {
+	for f.buffered() > 0 {
+		switch f.buf[f.off] {
+		case ' ', '\t', '\r', '\n':
+			f.off++
+		default:
+			return
+		}
+	}
+}
+
+// jsonObject consumes one JSON object that starts at the read position,
+// reading more input while the object is incomplete (up to max bytes). It
+// reports false, consuming nothing, when no complete object is found.
+func (f *frameReader) jsonObject(max int) ([]byte, bool) {
+	depth, inString, escaped := 0, false, false
+	for i := 0; ; i++ {
+		for f.off+i >= len(f.buf) {
+			if i >= max || f.fill() != nil {
+				return nil, false
+			}
+		}
+		c := f.buf[f.off+i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth == 0 {
+				obj := bytes.Clone(f.buf[f.off : f.off+i+1])
+				f.off += i + 1
+				return obj, true
+			}
+		}
+	}
+}
+
+// dropUntilHeader discards buffered bytes up to the next "Content-Length"
+// (case-insensitive). It does not wait for input; a tail that could be the
+// start of the header name is kept.
+func (f *frameReader) dropUntilHeader() {
+	const name = "content-length"
+	if k := indexFold(f.buf[f.off:], name); k >= 0 {
+		f.off += k
+		return
+	}
+	keep := 0
+	for n := len(name) - 1; n > 0; n-- {
+		if f.buffered() >= n && bytes.EqualFold(f.buf[len(f.buf)-n:], []byte(name[:n])) {
+			keep = n
+			break
+		}
+	}
+	f.off = len(f.buf) - keep
+}
