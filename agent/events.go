@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
@@ -56,11 +57,11 @@ func (f SinkFunc) Event(e Event) { f(e) }
 
 // taskSink serialises a task's events and enforces L24: once the task is
 // cancelled, nothing but the terminal state change and the (cancelled)
-// result is published.
+// result is published. A Sink may call Task.Cancel from inside Event.
 type taskSink struct {
-	mu        sync.Mutex // guards cancelled and the calls to out
+	cancelled atomic.Bool
+	mu        sync.Mutex // serialises calls to out; guards closed
 	out       Sink
-	cancelled bool
 	closed    bool
 }
 
@@ -70,7 +71,7 @@ func (s *taskSink) emit(e Event) {
 	if s.out == nil || s.closed {
 		return
 	}
-	if s.cancelled {
+	if s.cancelled.Load() {
 		switch {
 		case e.Kind == EventState && e.State == StateCancelled:
 		case e.Kind == EventResult && e.Result != nil && e.Result.Status == StateCancelled:
@@ -88,8 +89,4 @@ func (s *taskSink) emit(e Event) {
 }
 
 // cancel makes every later event except the terminal ones a no-op.
-func (s *taskSink) cancel() {
-	s.mu.Lock()
-	s.cancelled = true
-	s.mu.Unlock()
-}
+func (s *taskSink) cancel() { s.cancelled.Store(true) }

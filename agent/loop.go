@@ -238,6 +238,7 @@ func (x *run) main(ctx context.Context) {
 		{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)},
 		{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)},
 	}
+	x.t.history = append(x.t.history, x.t.spec.Resume...)
 	x.t.mu.Unlock()
 
 	first := StateExecuting
@@ -357,10 +358,15 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		answer := strings.TrimSpace(msg.Content)
 		norm := normalizeAnswer(answer)
 		if norm != "" && norm == x.lastAnswer {
-			// L12: the same whole answer twice: stop now, judged on the state as it is.
-			if p := x.t.Plan(); (&p).Open() > 0 {
-				n := p.Open()
-				return StateFailed, StopRepeatedAnswer, answer, fmt.Errorf("the model repeated its answer with %d plan item(s) open", n)
+			// L12: the same whole answer twice: stop now, judged on the
+			// state as it is (no more nudges, no more model calls).
+			if x.t.State() == StateExecuting {
+				if err := x.t.transition(StateValidating); err != nil {
+					return StateFailed, StopRepeatedAnswer, answer, err
+				}
+			}
+			if why := x.basicGate(answer); why != "" {
+				return StateFailed, StopRepeatedAnswer, answer, errors.New("the model repeated its answer, but: " + why)
 			}
 			return StateCompleted, StopRepeatedAnswer, answer, nil
 		}
@@ -408,19 +414,12 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 	if answer == "" {
 		return StateFailed, StopPlanOpen, nil, "Your response was empty. Give your final answer, or continue the work with tools."
 	}
-	// L14: no item may stay open; "skipped" with a reason is a legal close.
-	if p := x.t.Plan(); (&p).Open() > 0 {
-		var open []string
-		for _, it := range p.Items {
-			if it.Status != tools.PlanDone && it.Status != tools.PlanSkipped {
-				open = append(open, fmt.Sprintf("%s (%s)", it.ID, it.Text))
-			}
+	if why := x.basicGate(answer); why != "" {
+		reason := StopPlanOpen
+		if openCount(x.t.Plan()) == 0 {
+			reason = StopNoEvidence
 		}
-		return StateFailed, StopPlanOpen, nil, fmt.Sprintf("%d plan item(s) are still open: %s. Finish them, or close an item that needs no change with update_plan as skipped with reason \"already satisfied\".", len(open), strings.Join(open, "; "))
-	}
-	// L8: "nothing found" needs a real search.
-	if gap := evidenceGap(answer, x.t.spec.Prompt, x.calls); gap != "" {
-		return StateFailed, StopNoEvidence, nil, gap
+		return StateFailed, reason, nil, why
 	}
 	if x.cfg.Check != nil && x.t.changes.count() > 0 {
 		x.checks++
@@ -453,6 +452,25 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 	}
 	return StateCompleted, StopAnswered, nil, ""
 }
+
+// basicGate is the part of the final gate that costs no call: no plan item
+// open (L14) and "nothing found" backed by a real search (L8). It returns
+// what is wrong, or "".
+func (x *run) basicGate(answer string) string {
+	p := x.t.Plan()
+	if openCount(p) > 0 {
+		var open []string
+		for _, it := range p.Items {
+			if it.Status != tools.PlanDone && it.Status != tools.PlanSkipped {
+				open = append(open, fmt.Sprintf("%s (%s)", it.ID, it.Text))
+			}
+		}
+		return fmt.Sprintf("%d plan item(s) are still open: %s. Finish them, or close an item that needs no change with update_plan as skipped with reason \"already satisfied\".", len(open), strings.Join(open, "; "))
+	}
+	return evidenceGap(answer, x.t.spec.Prompt, x.calls)
+}
+
+func openCount(p tools.Plan) int { return p.Open() }
 
 // call sends the task's history (repaired, compacted when near the window)
 // to the model.

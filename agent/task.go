@@ -45,6 +45,10 @@ type TaskSpec struct {
 	// FollowUp is the ID of an earlier task of the same runner (session) that
 	// this one continues (L17): its prompt and result are shown to the model.
 	FollowUp string
+	// Resume is the conversation of an interrupted earlier run of this task
+	// (its turns after the task message, e.g. loaded after a crash). It is
+	// repaired before the first model call (L18).
+	Resume []llm.Message
 }
 
 // FileChange is one file the task changed.
