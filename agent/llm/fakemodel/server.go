@@ -238,12 +238,12 @@ func contentOf(m openai.ChatCompletionMessage) string {
 // left out as real servers do.
 type (
 	wireChunk struct {
-		ID      string        `json:"id"`
-		Object  string        `json:"object"`
-		Created int64         `json:"created"`
-		Model   string        `json:"model"`
-		Choices []wireChoice  `json:"choices"`
-		Usage   *wireUsage    `json:"usage,omitempty"`
+		ID      string       `json:"id"`
+		Object  string       `json:"object"`
+		Created int64        `json:"created"`
+		Model   string       `json:"model"`
+		Choices []wireChoice `json:"choices"`
+		Usage   *wireUsage   `json:"usage,omitempty"`
 	}
 	wireChoice struct {
 		Index        int           `json:"index"`
