@@ -92,7 +92,7 @@ func TestL27_CloseDrainsEveryQueuedWrite(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	s, err := Open(ctx, path, Options{QueueSize: 64, MaxBatch: 32}) // small queue: back pressure is exercised
 	must(t, err)
-	const tasks, perTask = 4, 1000
+	const tasks, perTask = 4, 500
 	for i := range tasks {
 		must(t, s.CreateTask(Task{ID: fmt.Sprint("t", i), SessionID: "s", Prompt: "p", State: "executing"}))
 	}

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestL28_LessonsFoundByWhatTheTaskIsAbout stores lessons of failed tasks and
+// finds the right one from a new prompt worded differently, not by task ID.
+func TestL28_LessonsFoundByWhatTheTaskIsAbout(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentls.db")
+	s := openTest(t, path)
+	must(t, s.CreateTask(Task{ID: "old1", Prompt: "count the lines of main.go"}))
+	must(t, s.FinishTask("old1", TaskEnd{State: StateFailed}))
+	lessons := []Lesson{
+		{TaskID: "old1", About: "count the lines of main.go", Text: "wc -w counts words; use wc -l to count lines", Tags: "shell wc"},
+		{About: "find all Go files in the repository", Text: "find -maxdepth 1 misses subdirectories; use list_files with **/*.go", Tags: "glob find"},
+		{About: "convert video to mp4 with ffmpeg", Text: "ffmpeg prints its banner on stderr; the result is at the end of the output", Tags: "ffmpeg"},
+		{About: "run the unit tests", Text: "go test ./... needs the module root as working directory", Tags: "go test"},
+	}
+	for _, l := range lessons {
+		must(t, s.AddLesson(l))
+	}
+	closeTest(t, s) // lessons survive a restart
+	s = openTest(t, path)
+
+	for _, tc := range []struct {
+		about string
+		want  string // text of the best hit, "" for no hit
+	}{
+		{"how many lines are in server.go?", lessons[0].Text},
+		{"Counting lines in a file", lessons[0].Text}, // stemmed: counting -> count
+		{"list every .go file under cmd", lessons[1].Text},
+		{"the ffmpeg conversion failed", lessons[2].Text},
+		{"tests fail with go test", lessons[3].Text},
+		{"paint the fence", ""},
+		{`"unbalanced AND (quote OR`, ""}, // FTS5 syntax in the text is inert
+		{"", ""},
+	} {
+		got, err := s.SearchLessons(ctx, tc.about, 3)
+		if err != nil {
+			t.Errorf("SearchLessons(%q): %v", tc.about, err)
+			continue
+		}
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("SearchLessons(%q) = %q...; want nothing", tc.about, got[0].Text)
+		case tc.want != "" && (len(got) == 0 || got[0].Text != tc.want):
+			t.Errorf("SearchLessons(%q) = %+v; want first %q", tc.about, got, tc.want)
+		}
+	}
+	got, err := s.SearchLessons(ctx, "count lines", 1)
+	must(t, err)
+	if len(got) != 1 || got[0].TaskID != "old1" || got[0].Rank >= 0 {
+		t.Errorf("hit = %+v; want the task ID and a bm25 rank (negative)", got)
+	}
+}
