@@ -173,8 +173,17 @@ func (d *DiskEditor) prepare(ctx context.Context, roots []*root, e FileEdit) (*p
 	return pw, nil
 }
 
+// failWrite, when set (by tests), is called before each file is written;
+// an error it returns fails that write.
+var failWrite func(target string) error
+
 // write writes one prepared file atomically, creating missing folders.
 func (d *DiskEditor) write(pw *pendingWrite) error {
+	if failWrite != nil {
+		if err := failWrite(pw.target); err != nil {
+			return err
+		}
+	}
 	dir := filepath.Dir(pw.target)
 	if !pw.existed {
 		created, err := mkdirAll(dir)

@@ -199,16 +199,17 @@ func (a *globAlt) match(p string) bool {
 		return strings.HasSuffix(p, a.lit) && strings.IndexByte(p, '/') < 0
 	case globName:
 		return p == a.lit || strings.HasSuffix(p, a.lit) && p[len(p)-len(a.lit)-1] == '/'
-	case globPrefix:
-		return strings.HasPrefix(p, a.prefix)
+	case globPrefix: // doublestar: "dir/**" matches dir itself too
+		return strings.HasPrefix(p, a.prefix) || len(p)+1 == len(a.prefix) && strings.HasPrefix(a.prefix, p)
 	case globPrefixSuffix:
 		return len(p) >= len(a.prefix)+len(a.lit) && strings.HasPrefix(p, a.prefix) && strings.HasSuffix(p, a.lit)
 	}
 	return doublestar.MatchUnvalidated(a.pat, p)
 }
 
-// literalDirPrefix is the literal folder part ("a/b/") before the first
-// metacharacter of pat, or "".
+// literalDirPrefix is the literal folder part ("a/b", without the final
+// slash, since "a/b/**" matches "a/b" too) before the first metacharacter of
+// pat, or "".
 func literalDirPrefix(pat string) string {
 	i := strings.IndexAny(pat, globMeta)
 	if i < 0 {
@@ -218,7 +219,7 @@ func literalDirPrefix(pat string) string {
 	if j < 0 {
 		return ""
 	}
-	return pat[:j+1]
+	return pat[:j]
 }
 
 // expandBraces expands "{a,b}" alternatives (nested too) into plain

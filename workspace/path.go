@@ -213,6 +213,9 @@ func resolveAbs(roots []*root, input, s string) (Path, error) {
 		abs = filepath.Join(filepath.VolumeName(roots[0].dir), abs)
 	}
 	if _, _, ok := lexicalRoot(roots, abs); !ok {
+		if viaProc(abs) {
+			return Path{}, fmt.Errorf("%q goes through %s, which aliases other files; name the file inside the workspace instead: %w", input, procDir(abs), ErrOutside)
+		}
 		// Maybe the input spells a root through a symlink (macOS /var ->
 		// /private/var): compare real paths.
 		real, err := realPath(abs)
@@ -226,6 +229,21 @@ func resolveAbs(roots []*root, input, s string) (Path, error) {
 		return Path{}, fmt.Errorf("%q is outside the workspace roots (%s): %w", input, rootNames(roots), ErrOutside)
 	}
 	return checkAbs(roots, input, abs)
+}
+
+// viaProc reports a path through the kernel's aliases for other files
+// (/proc/<pid>/root, /proc/self/cwd, /dev/fd/N): they never count as being
+// inside a root, whatever they point to.
+func viaProc(abs string) bool {
+	return strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/dev/fd/") || abs == "/proc" ||
+		strings.HasPrefix(abs, "/dev/std")
+}
+
+func procDir(abs string) string {
+	if strings.HasPrefix(abs, "/proc") {
+		return "/proc"
+	}
+	return "/dev"
 }
 
 // checkAbs makes a Path for the clean absolute abs after checking that it,
