@@ -229,7 +229,6 @@ func runScenario(t *testing.T, name, path string) {
 		}
 		rec := &recorder{}
 		var cancelAt atomic.Int64 // events index at cancel, +1
-		var task *Task
 		var sink Sink = rec
 		var cancelled time.Time
 		var cancelMu sync.Mutex
@@ -246,14 +245,16 @@ func runScenario(t *testing.T, name, path string) {
 							cancelAt.Store(int64(len(rec.all())) + 1)
 							cancelled = time.Now()
 							cancelMu.Unlock()
-							task.Cancel()
+							if err := runner.Cancel(e.TaskID); err != nil {
+								t.Errorf("cancel: %v", err)
+							}
 						}()
 					})
 				}
 			})
 		}
 		start := time.Now()
-		task, err = runner.Start(ctx, spec, sink)
+		task, err := runner.Start(ctx, spec, sink)
 		if err != nil {
 			t.Fatalf("%s: start: %v", label, err)
 		}
@@ -363,7 +364,7 @@ func runScenario(t *testing.T, name, path string) {
 		}
 		if at := cancelAt.Load(); at > 0 {
 			cancelMu.Lock()
-			d := time.Since(cancelled) - time.Since(start.Add(wall))
+			d := start.Add(wall).Sub(cancelled) // from the cancel to the end of Wait
 			cancelMu.Unlock()
 			if d > 2*time.Second {
 				t.Errorf("%s: task ended %v after the cancel; want well under 2s", label, d)

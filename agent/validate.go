@@ -33,7 +33,7 @@ type callRecord struct {
 }
 
 // nothingFoundRE matches answers that claim an empty result.
-var nothingFoundRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^.\n]{0,40}\b(found|match|matches|exist|exists|files?|results?|occurrences?)\b|\b(could not|couldn't|cannot|can't|did not|didn't) find\b|\bthere (are|is) no\b`)
+var nothingFoundRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^.\n]{0,40}\b(found|match|matches|exist|exists|files?|results?|occurrences?)\b|\b(could not|couldn't|cannot|can't|did not|didn't) find\b|\bthere (are|is) no\b|\bnot\b[^.\n]{0,20}\b(called|used|referenced|present|found|defined|imported|mentioned)\b|\bnever (called|used|referenced)\b|\bno (usages?|uses|callers?|references?|occurrences?|matches|results?|calls?)\b`)
 
 // searchTools are the tools whose clean result counts as a real search over
 // the workspace: they are recursive and gitignore-aware by design (L1).
