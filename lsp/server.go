@@ -125,6 +125,9 @@ type Server struct {
 	config     Config
 
 	envProblems []Problem // invalid environment values, reported at initialize
+
+	inflightMu sync.Mutex                         // guards inflight
+	inflight   map[jsonrpc2.ID]context.CancelFunc // requests running Async, by id
 }
 
 // New returns a server configured by opts.
@@ -134,6 +137,7 @@ func New(opts ...Option) *Server {
 		commands:      newCommandRegistry(),
 		createTimeout: time.Second,
 		exit:          make(chan struct{}),
+		inflight:      map[jsonrpc2.ID]context.CancelFunc{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -322,13 +326,18 @@ func (s *Server) buildRoutes() map[string]route {
 }
 
 // handler is the connection's handler chain: $/cancelRequest on the read
-// loop, then cancellation bookkeeping, then lifecycle gating, ordering,
-// panic recovery and error mapping in dispatch.
+// loop, then lifecycle gating, ordering, cancellation bookkeeping, panic
+// recovery and error mapping in dispatch.
+//
+// jsonrpc2.CancelHandler is not used: it derives a context from every
+// request's context, and jsonrpc2 recycles the context of a request that
+// returns without Async while the goroutine context.WithCancel started
+// still watches it (a data race). Here only requests that go Async, whose
+// contexts are never recycled, get a derived context.
 func (s *Server) handler() jsonrpc2.Handler {
-	inner, canceller := jsonrpc2.CancelHandler(s.dispatch)
 	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		if req.Method() != protocol.MethodCancelRequest {
-			return inner(ctx, req)
+			return s.dispatch(ctx, req)
 		}
 		var p protocol.CancelParams
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
@@ -337,14 +346,24 @@ func (s *Server) handler() jsonrpc2.Handler {
 		}
 		switch id := p.ID.(type) {
 		case protocol.Integer:
-			canceller(jsonrpc2.NewNumberID(int64(id)))
+			s.cancelRequest(jsonrpc2.NewNumberID(int64(id)))
 		case protocol.String:
-			canceller(jsonrpc2.NewStringID(string(id)))
+			s.cancelRequest(jsonrpc2.NewStringID(string(id)))
 		}
 		if req.IsCall() {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "$/cancelRequest is a notification")
 		}
 		return nil, nil
+	}
+}
+
+// cancelRequest cancels the context of the in-flight request id, if any.
+func (s *Server) cancelRequest(id jsonrpc2.ID) {
+	s.inflightMu.Lock()
+	cancel, ok := s.inflight[id]
+	s.inflightMu.Unlock()
+	if ok {
+		cancel()
 	}
 }
 
@@ -382,8 +401,21 @@ func (s *Server) dispatch(ctx context.Context, req *jsonrpc2.Request) (any, erro
 		return nil, nil
 	}
 	if isCall && !r.sync {
-		// Release the read loop: this request runs concurrently with later
-		// messages; Async clones the borrowed params first.
+		// Register the request for $/cancelRequest before releasing the read
+		// loop (so a cancel right behind it finds it), then let it run
+		// concurrently with later messages; Async clones the borrowed params.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		id := req.ID()
+		s.inflightMu.Lock()
+		s.inflight[id] = cancel
+		s.inflightMu.Unlock()
+		defer func() {
+			s.inflightMu.Lock()
+			delete(s.inflight, id)
+			s.inflightMu.Unlock()
+			cancel()
+		}()
 		jsonrpc2.Async(ctx)
 	}
 	start := time.Now()

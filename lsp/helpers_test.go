@@ -1,0 +1,127 @@
+package lsp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/lsptest"
+)
+
+// testCommands are extra commands the tests register.
+type sleepArgs struct {
+	Millis int `json:"millis"`
+}
+
+type echoArgs struct {
+	Text string `json:"text"`
+}
+
+func (a *echoArgs) Validate() error {
+	if a.Text == "" {
+		return errors.New(`"text" must not be empty`)
+	}
+	return nil
+}
+
+var (
+	// cmdSleep sleeps, or until cancelled.
+	cmdSleep = &lsp.Command[sleepArgs]{
+		Name: "test.sleep", Expect: `{"millis": int}`,
+		Run: func(ctx context.Context, _ *lsp.Invocation, a sleepArgs) (any, error) {
+			select {
+			case <-time.After(time.Duration(a.Millis) * time.Millisecond):
+				return "slept", nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+	}
+	cmdEcho = &lsp.Command[echoArgs]{
+		Name: "test.echo", Expect: `{"text": string}`,
+		Run: func(_ context.Context, _ *lsp.Invocation, a echoArgs) (any, error) {
+			return map[string]string{"text": a.Text}, nil
+		},
+	}
+	cmdPanic = &lsp.Command[struct{}]{
+		Name: "test.panic",
+		Run: func(context.Context, *lsp.Invocation, struct{}) (any, error) {
+			var m map[string]int
+			m["boom"] = 1 // a nil-map write: a real runtime panic
+			return nil, nil
+		},
+	}
+)
+
+// session is a server and a fake editor connected to it.
+type session struct {
+	srv    *lsp.Server
+	c      *lsptest.Client
+	served <-chan error
+	level  *slog.LevelVar
+}
+
+func newSession(t testing.TB, cfg lsptest.Config, opts ...lsp.Option) *session {
+	t.Helper()
+	level := new(slog.LevelVar)
+	base := []lsp.Option{
+		lsp.WithVersion("test-1"),
+		lsp.WithLogger(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}), level),
+		lsp.WithEnv(func(string) string { return "" }),
+		lsp.WithCommands(cmdSleep, cmdEcho, cmdPanic),
+	}
+	srv := lsp.New(append(base, opts...)...)
+	c, served := lsptest.Connect(t, srv, cfg)
+	return &session{srv: srv, c: c, served: served, level: level}
+}
+
+// initialized is newSession followed by a successful initialize.
+func initialized(t testing.TB, cfg lsptest.Config, opts ...lsp.Option) *session {
+	t.Helper()
+	s := newSession(t, cfg, opts...)
+	if _, err := s.c.Initialize(ctx(t)); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return s
+}
+
+// ctx is a context that ends with a generous timeout, so a hung test fails
+// instead of hanging.
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// testWriter sends server logs to the test log (shown only on failure or -v).
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }() // a log line after the test ended
+	w.t.Logf("server: %s", p)
+	return len(p), nil
+}
+
+// code returns the JSON-RPC error code of err, or 0.
+func code(err error) jsonrpc2.Code {
+	var e *jsonrpc2.Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return 0
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
