@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -15,6 +16,28 @@ import (
 // is not executing or its context is done (L24, L25).
 type Guard struct {
 	task *Task
+
+	mu       sync.Mutex // guards cleanups
+	cleanups []func()
+}
+
+// OnDone registers f to run when the task's loop has ended, before its
+// result is published (e.g. closing the task's tool registry, which kills
+// its commands).
+func (g *Guard) OnDone(f func()) {
+	g.mu.Lock()
+	g.cleanups = append(g.cleanups, f)
+	g.mu.Unlock()
+}
+
+func (g *Guard) done() {
+	g.mu.Lock()
+	fs := g.cleanups
+	g.cleanups = nil
+	g.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
 }
 
 // Check returns nil only while the task is executing and ctx is live.

@@ -178,6 +178,10 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 		changes: &changeLog{},
 	}
 	t.cancel = func() { cancel(errCancelled) }
+	// However the task's context ends (Cancel, or the caller's ctx), nothing
+	// of the task is published afterwards but its end (L24). After a normal
+	// end the result has been published already.
+	context.AfterFunc(tctx, t.sink.cancel)
 	r.mu.Lock()
 	r.tasks = append(r.tasks, t)
 	r.mu.Unlock()
@@ -246,10 +250,12 @@ func (x *run) main(ctx context.Context) {
 		first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
 	}
 	if err := x.t.transition(first); err != nil {
+		x.guard.done()
 		x.finish(StateFailed, StopModelError, "", err)
 		return
 	}
 	status, reason, answer, err := x.loop(ctx)
+	x.guard.done()
 	x.finish(status, reason, answer, err)
 }
 
