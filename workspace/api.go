@@ -12,24 +12,36 @@ import (
 // unresolved path cannot reach a tool. Path values are comparable and may be
 // used as map keys.
 type Path struct {
-	root  string // absolute, cleaned OS path of the root the path lives in
-	rel   string // slash-separated, relative to root; "." for the root itself
-	shown string // rel, prefixed with the root's name for roots after the first
+	r   *root  // the root the path lives in (immutable)
+	rel string // slash-separated, relative to the root; "." for the root itself
 }
 
 // String is the one form every tool prints: "a/b.go". In a multi-root
 // workspace, files of roots after the first are prefixed with that root's
 // folder name ("lib/x.go").
-func (p Path) String() string { return p.shown }
+func (p Path) String() string {
+	if p.r == nil || p.r.name == "" {
+		return p.rel
+	}
+	if p.rel == "." {
+		return p.r.name
+	}
+	return p.r.name + "/" + p.rel
+}
 
 // IsZero reports whether p is the zero Path (resolved from nothing).
-func (p Path) IsZero() bool { return p.root == "" }
+func (p Path) IsZero() bool { return p.r == nil }
 
 // Rel is the path relative to its own root, without any root-name prefix.
 func (p Path) Rel() string { return p.rel }
 
 // Root is the absolute OS path of the root p lives in.
-func (p Path) Root() string { return p.root }
+func (p Path) Root() string {
+	if p.r == nil {
+		return ""
+	}
+	return p.r.dir
+}
 
 // File is the text of one file as read, with what a later edit is checked
 // against.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,28 +30,33 @@ func (w *Workspace) Glob(pattern string) ([]Path, error) {
 	}
 	m := compileGlob(pat)
 	var out []Path
+	var hits []int32 // positions first: no pointers, so no GC work while matching
 	for _, r := range roots {
 		if only != nil && r != only {
 			continue
 		}
 		s := r.idx.snap.Load()
+		hits = hits[:0]
 		if r.name == "" {
 			lo, hi := 0, s.len()
 			if m.prefix != "" {
 				lo, hi = prefixRange(s, m.prefix)
 			}
 			for i := lo; i < hi; i++ {
-				if p := s.at(i); m.match(p) {
-					out = append(out, Path{root: r.dir, rel: p, shown: p})
+				if m.match(s.at(i)) {
+					hits = append(hits, int32(i))
 				}
 			}
-			continue
-		}
-		for i := 0; i < s.len(); i++ {
-			p := r.path(s.at(i))
-			if m.match(p.shown) {
-				out = append(out, p)
+		} else {
+			for i := 0; i < s.len(); i++ {
+				if m.match(r.name + "/" + s.at(i)) {
+					hits = append(hits, int32(i))
+				}
 			}
+		}
+		out = slices.Grow(out, len(hits))
+		for _, i := range hits {
+			out = append(out, Path{r: r, rel: s.at(int(i))})
 		}
 	}
 	return out, nil

@@ -61,7 +61,8 @@ type Workspace struct {
 	once    sync.Once
 }
 
-// root is one workspace folder and its file index.
+// root is one workspace folder and its file index. A root is never
+// modified once added (Paths point to it).
 type root struct {
 	dir  string // absolute, clean OS path as given
 	real string // dir with symlinks resolved
@@ -71,15 +72,7 @@ type root struct {
 
 // path makes the Path for rel (slash-separated, clean, relative to r).
 func (r *root) path(rel string) Path {
-	shown := rel
-	if r.name != "" {
-		if rel == "." {
-			shown = r.name
-		} else {
-			shown = r.name + "/" + rel
-		}
-	}
-	return Path{root: r.dir, rel: rel, shown: shown}
+	return Path{r: r, rel: rel}
 }
 
 // New opens a workspace on opts.Roots and builds the file index of each
@@ -254,9 +247,9 @@ func (w *Workspace) Buffers() *Buffers { return w.buffers }
 // Abs is the OS path of p.
 func (w *Workspace) Abs(p Path) string {
 	if p.rel == "." {
-		return p.root
+		return p.r.dir
 	}
-	return filepath.Join(p.root, filepath.FromSlash(p.rel))
+	return filepath.Join(p.r.dir, filepath.FromSlash(p.rel))
 }
 
 var errNotDir = errors.New("not a directory")
