@@ -21,9 +21,41 @@ type TokenCounter interface {
 type tiktokenCounter struct {
 	once  sync.Once
 	codec tokenizer.Codec
+
+	mu   sync.Mutex     // guards memo
+	memo map[string]int // counts of recent long texts: a history is recounted every turn
 }
 
+// memoMin is the shortest text worth remembering; memoMax bounds the memo.
+const (
+	memoMin = 8
+	memoMax = 4096
+)
+
 func (c *tiktokenCounter) Count(text string) int {
+	if len(text) < memoMin {
+		return c.count(text)
+	}
+	c.mu.Lock()
+	n, ok := c.memo[text]
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = c.count(text)
+	c.mu.Lock()
+	if c.memo == nil || len(c.memo) >= memoMax {
+		c.memo = make(map[string]int)
+	}
+	c.memo[text] = n
+	c.mu.Unlock()
+	return n
+}
+
+func (c *tiktokenCounter) count(text string) int {
+	if text == "" {
+		return 0
+	}
 	c.once.Do(func() {
 		codec, err := tokenizer.Get(tokenizer.O200kBase)
 		if err == nil {
