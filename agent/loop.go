@@ -418,7 +418,7 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 		return StateFailed, StopModelError, err, ""
 	}
 	if answer == "" {
-		return StateFailed, StopPlanOpen, nil, "Your response was empty. Give your final answer, or continue the work with tools."
+		return StateFailed, StopEmptyAnswer, nil, "Your response was empty. Give your final answer, or continue the work with tools."
 	}
 	if why := x.basicGate(answer); why != "" {
 		reason := StopPlanOpen

@@ -73,4 +73,5 @@ const (
 	StopCheckFailed      StopReason = "check_failed"      // the check command kept failing, rounds spent
 	StopPlanOpen         StopReason = "plan_open"         // the model kept answering with plan items open
 	StopNoEvidence       StopReason = "no_evidence"       // "nothing found" without a real search, rounds spent (L8)
+	StopEmptyAnswer      StopReason = "empty_answer"      // the model kept answering with nothing
 )
