@@ -7,7 +7,7 @@
 --   AGENTLS_E2E_CMD       JSON array: the server command (required)
 --   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
 --   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks
---                         (default: all)
+--                         (default: all); "init" alone: only start + initialize
 --   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
 -- Verdict: exit code 0 when every scenario passed (cquit N otherwise).
 local findings_file = os.getenv('AGENTLS_E2E_FINDINGS') or '/tmp/agentls-nvim-findings.txt'
@@ -57,18 +57,21 @@ local ok_main, err_main = xpcall(function()
   note(vim.api.nvim_buf_get_name(bufnr):match('main%.go$') ~= nil, 'fixture main.go is the current buffer')
   agentls.attach(bufnr)
 
-  -- 2. The client attaches and initializes.
+  -- 2. The client attaches and initializes (the server answered initialize).
   local client
   local inited = vim.wait(20000, function()
     client = agentls.client(bufnr)
-    return client ~= nil and client.server_capabilities ~= nil and client.server_capabilities.executeCommandProvider ~= nil
+    return client ~= nil and client.server_capabilities ~= nil and client.initialized ~= false
   end, 50)
-  if not note(inited, 'client attached and initialized (executeCommandProvider advertised)') then return end
-  local cmds = client.server_capabilities.executeCommandProvider.commands or {}
+  if not note(inited, 'client started, server answered initialize') then return end
+  note(vim.lsp.buf_is_attached(bufnr, client.id), 'buffer attached to the agentls client')
+  if want.init and not (want.attach or want.run) then return end
+  local ecp = client.server_capabilities.executeCommandProvider
+  if not note(ecp ~= nil, 'executeCommandProvider advertised') then return end
+  local cmds = ecp.commands or {}
   for _, c in ipairs({ 'agentls.run', 'agentls.cancel', 'agentls.tasks', 'agentls.showReport' }) do
     note(vim.tbl_contains(cmds, c), 'server advertises ' .. c)
   end
-  note(vim.lsp.buf_is_attached(bufnr, client.id), 'buffer attached to the agentls client')
   if want.attach and not want.run then return end
 
   local function wait_result(token_before)

@@ -11,6 +11,7 @@ import {
   LanguageClient,
   LanguageClientOptions,
   ServerOptions,
+  ShowMessageNotification,
   TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
@@ -91,6 +92,16 @@ async function startClient(): Promise<void> {
   client = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
   try {
     await client.start();
+    // The server announces a task's end with window/showMessage (for clients
+    // without progress) right before its reply; runTask shows the reply with a
+    // "Show report" button, so for our own runs the message only goes to the log.
+    const lc = client;
+    lc.onNotification(ShowMessageNotification.type, (m) => {
+      log.appendLine(`server: ${m.message}`);
+      if (runs.size > 0 && m.type >= 2 && m.message.startsWith('agentls')) return;
+      const show = m.type === 1 ? vscode.window.showErrorMessage : m.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      show(m.message);
+    });
   } catch (err) {
     log.appendLine(`agentls did not start: ${String(err)}`);
     vscode.window.showErrorMessage(`agentls: could not start "${path}": ${String(err)}. Set agentls.path.`, 'Open settings').then((pick) => {
