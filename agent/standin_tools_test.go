@@ -110,7 +110,11 @@ func standinTools(ws *workspace.Workspace, g *Guard) []tools.Tool {
 			return tools.Result{Text: "wrote " + p.String(), Changed: []string{p.String()}}, nil
 		}},
 		&fakeTool{name: "edit_file", run: func(ctx context.Context, raw json.RawMessage) (tools.Result, error) {
-			var a struct{ Path, Old, New string }
+			var a struct {
+				Path string
+				Old  string `json:"old_string"`
+				New  string `json:"new_string"`
+			}
 			_ = json.Unmarshal(raw, &a)
 			p, err := ws.Resolve(a.Path)
 			if err != nil {
