@@ -1,0 +1,212 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentls/agentls/tools/grep"
+	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+type grepArgs struct {
+	Pattern    string `json:"pattern" desc:"Go (RE2) regular expression, or the exact text with literal: true"`
+	Path       string `json:"path,omitempty" desc:"folder or file to search (workspace-relative); default the whole workspace"`
+	Glob       string `json:"glob,omitempty" desc:"only files matching this glob; without a / it matches file names at any depth (*.go, *_test.go)"`
+	Literal    bool   `json:"literal,omitempty" desc:"pattern is plain text, not a regular expression"`
+	IgnoreCase bool   `json:"ignore_case,omitempty" desc:"ignore upper/lower case"`
+	Context    int    `json:"context,omitempty" desc:"lines of context before and after each match (at most 10)"`
+	Limit      int    `json:"limit,omitempty" desc:"most matching lines to print; default 100, at most 1000"`
+}
+
+// GrepOutput is the Data of a grep Result.
+type GrepOutput struct {
+	Pattern   string
+	Scope     string   // what was searched: "the workspace", a folder or a file, and the glob
+	Files     []string // files with matches shown
+	Matches   int      // matching lines shown
+	Searched  int      // text files searched
+	Truncated bool     // more matches exist than were shown
+}
+
+// grepMaxPerFile caps the matching lines shown per file.
+const grepMaxPerFile = 20
+
+func newGrep(r *Registry) Tool {
+	return newTool("grep", true, func(ctx context.Context, a *grepArgs) (Result, error) {
+		return r.grep(ctx, a)
+	})
+}
+
+func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
+	w := r.env.Workspace
+	m, err := grep.Compile(grep.Query{Pattern: a.Pattern, Literal: a.Literal, IgnoreCase: a.IgnoreCase})
+	if err != nil {
+		return errorf("%v", err), nil
+	}
+	limit := a.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	ctxLines := min(max(a.Context, 0), 10)
+
+	// The scope: index files under path, filtered by glob.
+	var paths []workspace.Path
+	scope := "the workspace"
+	explicitFile := false
+	if a.Path != "" && a.Path != "." {
+		p, res := r.resolve(a.Path)
+		if res != nil {
+			return *res, nil
+		}
+		fi, statErr := os.Stat(w.Abs(p))
+		_, open := w.Buffers().Get(w.Abs(p))
+		switch {
+		case statErr == nil && fi.IsDir():
+			if p.String() != "." {
+				scope = p.String() + "/"
+				paths, err = w.Glob(escapeGlob(p.String()) + "/**")
+				if err != nil {
+					return Result{}, fmt.Errorf("grep: %w", err)
+				}
+			} else {
+				paths = w.Files()
+			}
+		case statErr == nil || open:
+			scope, explicitFile = p.String(), true
+			paths = []workspace.Path{p}
+		default:
+			return errorf("no such file or folder: %s; grep with no path searches the whole workspace", p), nil
+		}
+	} else {
+		paths = w.Files()
+	}
+	if a.Glob != "" {
+		g := strings.TrimPrefix(a.Glob, "./")
+		if !strings.Contains(g, "/") {
+			g = "**/" + g
+		}
+		if !doublestar.ValidatePattern(g) {
+			return errorf("glob %q is not a valid pattern; use doublestar syntax: *.go, **/*_test.go, src/**/*.{ts,tsx}", a.Glob), nil
+		}
+		kept := paths[:0:0]
+		for _, p := range paths {
+			if ok, _ := doublestar.Match(g, p.String()); ok {
+				kept = append(kept, p)
+			}
+		}
+		paths = kept
+		scope += " (files matching " + g + ")"
+	}
+	if len(paths) == 0 {
+		return errorf("nothing was searched: no files in %s; check path and glob (list_files shows what is there)", scope), nil
+	}
+
+	open := map[string]string{}
+	for _, name := range w.Buffers().Filenames() {
+		if doc, ok := w.Buffers().Get(name); ok {
+			open[name] = doc.Text
+		}
+	}
+	files := make([]grep.File, len(paths))
+	for i, p := range paths {
+		abs := w.Abs(p)
+		files[i] = grep.File{Name: p.String(), Abs: abs}
+		if text, ok := open[abs]; ok {
+			files[i].Text, files[i].HasText = text, true
+		}
+	}
+	if !explicitFile {
+		r.startWarm()
+	}
+	res, err := m.Search(ctx, grep.Request{
+		Files: files, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: r.env.Index,
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("grep: %w", err)
+	}
+	return renderGrep(a, scope, res, ctxLines), nil
+}
+
+// startWarm builds the shared grep index in the background once, so later
+// selective searches skip files that cannot match.
+func (r *Registry) startWarm() {
+	if r.env.Index.Warm() {
+		return
+	}
+	r.warmOnce.Do(func() {
+		w := r.env.Workspace
+		paths := w.Files()
+		files := make([]grep.File, len(paths))
+		for i, p := range paths {
+			files[i] = grep.File{Name: p.String(), Abs: w.Abs(p)}
+		}
+		go func() {
+			defer close(r.warmDone)
+			_ = r.env.Index.Build(r.warmCtx, files)
+		}()
+	})
+}
+
+func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Result {
+	out := &GrepOutput{Pattern: a.Pattern, Scope: scope, Matches: res.Matches, Searched: res.Searched, Truncated: res.Truncated}
+	what := fmt.Sprintf("%q", a.Pattern)
+	if a.Literal {
+		what = "text " + what
+	}
+	if a.IgnoreCase {
+		what += " (ignoring case)"
+	}
+	var notes []string
+	if res.Binary > 0 {
+		notes = append(notes, fmt.Sprintf("%d binary %s skipped", res.Binary, plural(res.Binary, "file", "files")))
+	}
+	if res.Errors > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s unreadable (%v)", res.Errors, plural(res.Errors, "file", "files"), res.FirstErr))
+	}
+	note := ""
+	if len(notes) > 0 {
+		note = "; " + strings.Join(notes, "; ")
+	}
+	if res.Matches == 0 {
+		text := fmt.Sprintf("no matches for %s in %d %s searched in %s%s", what, res.Searched, plural(res.Searched, "file", "files"), scope, note)
+		return Result{Text: text, Data: out, Evidence: "grep " + text}
+	}
+	var b strings.Builder
+	for fi, f := range res.Files {
+		out.Files = append(out.Files, f.Name)
+		if ctxLines > 0 && fi > 0 {
+			b.WriteString("--\n")
+		}
+		prev := 0
+		for _, l := range f.Lines {
+			if ctxLines > 0 && prev > 0 && l.Num > prev+1 {
+				b.WriteString("--\n")
+			}
+			prev = l.Num
+			sep := "-"
+			if l.Match {
+				sep = ":"
+			}
+			fmt.Fprintf(&b, "%s%s%d%s %s", f.Name, sep, l.Num, sep, l.Text)
+			if l.Cut > 0 {
+				fmt.Fprintf(&b, " … [line cut: %d more bytes]", l.Cut)
+			}
+			b.WriteByte('\n')
+		}
+		if f.More {
+			fmt.Fprintf(&b, "%s: more matching lines not shown (at most %d per file; grep with path=%q to see them)\n", f.Name, grepMaxPerFile, f.Name)
+		}
+	}
+	summary := fmt.Sprintf("%d matching %s in %d %s (%d %s searched in %s%s)",
+		res.Matches, plural(res.Matches, "line", "lines"), len(res.Files), plural(len(res.Files), "file", "files"),
+		res.Searched, plural(res.Searched, "file", "files"), scope, note)
+	if res.Truncated {
+		summary += "; more matches exist: narrow with path or glob, or raise limit"
+	}
+	b.WriteString("(" + summary + ")")
+	return Result{Text: b.String(), Files: out.Files, Data: out, Evidence: fmt.Sprintf("grep %s: %s", what, summary)}
+}

@@ -1,0 +1,294 @@
+package grep
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+var corpus = map[string]string{
+	"a.go":       "package a\n\nfunc NewReader(r io.Reader) *Reader {\n\treturn &Reader{r: r}\n}\n// ErrUnexpectedEOF is bad\nvar x = io.ErrUnexpectedEOF\n",
+	"b/b.go":     "package b\r\nconst Kelvin = 273\r\nfunc readerOf() {}\r\n\r\n  \t\r\nerrunexpectedeof := 1\r\n",
+	"b/c/c.txt":  "Straße\nSTRASSE\nfoo_12z bar\nx=1\n\nlast line without newline",
+	"bin.dat":    "abc\x00ErrUnexpectedEOF\n",
+	"empty.txt":  "",
+	"unicode.md": "Éclair éclair ÉCLAIR\nnaïve café\n日本語 text\n",
+}
+
+func writeCorpus(t testing.TB) []File {
+	t.Helper()
+	dir := t.TempDir()
+	var files []File
+	for name, text := range corpus {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range sortedKeys(corpus) {
+		files = append(files, File{Name: name, Abs: filepath.Join(dir, filepath.FromSlash(name))})
+	}
+	return files
+}
+
+func sortedKeys(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for i := range keys {
+		for j := i + 1; j < len(keys); j++ {
+			if keys[j] < keys[i] {
+				keys[i], keys[j] = keys[j], keys[i]
+			}
+		}
+	}
+	return keys
+}
+
+// naive is the reference: every line of every text file, one regexp call.
+func naive(t testing.TB, q Query, files []File) []string {
+	expr := q.Pattern
+	if q.Literal {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if q.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	re := regexp.MustCompile(expr)
+	var out []string
+	for _, f := range files {
+		data, err := os.ReadFile(f.Abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if isBinary(data) {
+			continue
+		}
+		lines := strings.Split(string(data), "\n")
+		if strings.HasSuffix(string(data), "\n") {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			if re.MatchString(l) {
+				out = append(out, fmt.Sprintf("%s:%d", f.Name, i+1))
+			}
+		}
+	}
+	return out
+}
+
+func got(t testing.TB, q Query, files []File, idx *Index) []string {
+	m, err := Compile(q)
+	if err != nil {
+		t.Fatalf("Compile(%+v): %v", q, err)
+	}
+	res, err := m.Search(context.Background(), Request{Files: files, MaxPerFile: 1000, MaxTotal: 100000, Index: idx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range res.Files {
+		for _, l := range f.Lines {
+			if l.Match {
+				out = append(out, fmt.Sprintf("%s:%d", f.Name, l.Num))
+			}
+		}
+	}
+	return out
+}
+
+var queries = []Query{
+	{Pattern: "ErrUnexpectedEOF"},
+	{Pattern: "ErrUnexpectedEOF", Literal: true},
+	{Pattern: "errunexpectedeof", IgnoreCase: true},
+	{Pattern: "errunexpectedeof", Literal: true, IgnoreCase: true},
+	{Pattern: `func \w+Reader\(`},
+	{Pattern: `(?i)reader`},
+	{Pattern: `Reader|readerOf`},
+	{Pattern: `[Rr]eader`},
+	{Pattern: `\w+_\d+z`},
+	{Pattern: `^\s*$`},
+	{Pattern: `^x=1$`},
+	{Pattern: `line$`},
+	{Pattern: `éclair`, IgnoreCase: true},
+	{Pattern: `ÉCLAIR`, Literal: true, IgnoreCase: true},
+	{Pattern: `straße`, IgnoreCase: true},
+	{Pattern: `a.b`},
+	{Pattern: `[^a]ble`},
+	{Pattern: `\bbad\b`},
+	{Pattern: `日本`},
+	{Pattern: `(foo|bar)_?\d*`},
+	{Pattern: `x*`},
+	{Pattern: `io\.(Reader|ErrUnexpectedEOF)`},
+}
+
+// TestSearchMatchesNaive: the prefiltered, parallel search finds exactly
+// the lines a plain line-by-line regexp finds, cold and with a warm index.
+func TestSearchMatchesNaive(t *testing.T) {
+	files := writeCorpus(t)
+	idx := NewIndex(0)
+	if err := idx.Build(context.Background(), files); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range queries {
+		want := naive(t, q, files)
+		for _, ix := range []*Index{nil, idx} {
+			if g := got(t, q, files, ix); strings.Join(g, " ") != strings.Join(want, " ") {
+				t.Errorf("search %+v (index %v) = %v; want %v", q, ix != nil, g, want)
+			}
+		}
+	}
+}
+
+func TestLiteralExtraction(t *testing.T) {
+	tests := []struct {
+		q          Query
+		lits       string
+		fold, pure bool
+	}{
+		{Query{Pattern: "ErrUnexpectedEOF"}, "ErrUnexpectedEOF", false, true},
+		{Query{Pattern: "a.b", Literal: true}, "a.b", false, true},
+		{Query{Pattern: "Foo", IgnoreCase: true}, "foo", true, true},
+		{Query{Pattern: `func \w+Reader\(`}, "Reader(", false, false},
+		{Query{Pattern: `foo|barbaz`}, "foo barbaz", false, false},
+		{Query{Pattern: `[Tt]est_x`}, "test_x", true, false},        // the parser folds [Tt]
+		{Query{Pattern: `(?i)hello\s+world`}, "world", true, false}, // rarer anchor
+		{Query{Pattern: `\w+_\d+z`}, "z", false, false},
+		{Query{Pattern: `\d+`}, "", false, false},
+	}
+	for _, tt := range tests {
+		m, err := Compile(tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lits, fold, pure := m.Literals()
+		if strings.Join(lits, " ") != tt.lits || fold != tt.fold || pure != tt.pure {
+			t.Errorf("Compile(%+v).Literals() = %q, %v, %v; want %q, %v, %v", tt.q, lits, fold, pure, tt.lits, tt.fold, tt.pure)
+		}
+	}
+}
+
+func TestBadPatterns(t *testing.T) {
+	for _, q := range []Query{{Pattern: ""}, {Pattern: "a("}, {Pattern: `a\nb`}, {Pattern: "x\ny", Literal: true}, {Pattern: `[\n]`}} {
+		if _, err := Compile(q); err == nil {
+			t.Errorf("Compile(%+v) succeeded; want an error", q)
+		}
+	}
+}
+
+func TestContextAndCaps(t *testing.T) {
+	dir := t.TempDir()
+	var sb strings.Builder
+	for i := 1; i <= 50; i++ {
+		if i%10 == 0 {
+			fmt.Fprintf(&sb, "hit %d\n", i)
+		} else {
+			fmt.Fprintf(&sb, "line %d\n", i)
+		}
+	}
+	p := filepath.Join(dir, "f.txt")
+	os.WriteFile(p, []byte(sb.String()), 0o644)
+	files := []File{{Name: "f.txt", Abs: p}, {Name: "g.txt", Text: "hit buffer\n", HasText: true}}
+	m, _ := Compile(Query{Pattern: "hit", Literal: true})
+	res, err := m.Search(context.Background(), Request{Files: files, Context: 1, MaxPerFile: 3, MaxTotal: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range res.Files[0].Lines {
+		lines = append(lines, fmt.Sprintf("%d%v", l.Num, l.Match))
+	}
+	want := "9false 10true 11false 19false 20true 21false 29false 30true 31false"
+	if strings.Join(lines, " ") != want || !res.Files[0].More || !res.Truncated {
+		t.Errorf("lines = %v (more %v); want %s and more", lines, res.Files[0].More, want)
+	}
+	if len(res.Files) != 2 || res.Files[1].Lines[0].Text != "hit buffer" {
+		t.Errorf("buffer file not searched: %+v", res.Files)
+	}
+	res, _ = m.Search(context.Background(), Request{Files: files, MaxTotal: 2})
+	if res.Matches != 2 || !res.Truncated || len(res.Files) != 1 {
+		t.Errorf("total cap: %d matches, truncated %v, %d files; want 2, true, 1", res.Matches, res.Truncated, len(res.Files))
+	}
+}
+
+// TestIndexNeverStale: a warm index must notice a changed file.
+func TestIndexNeverStale(t *testing.T) {
+	files := writeCorpus(t)
+	idx := NewIndex(0)
+	if err := idx.Build(context.Background(), files); err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Pattern: "zebra_unique", Literal: true}
+	if g := got(t, q, files, idx); len(g) != 0 {
+		t.Fatalf("before the change: %v", g)
+	}
+	p := files[0].Abs
+	os.WriteFile(p, []byte("a zebra_unique here\n"), 0o644)
+	later := time.Now().Add(time.Second)
+	os.Chtimes(p, later, later)
+	if g := got(t, q, files, idx); len(g) != 1 {
+		t.Fatalf("after the change: %v; want one match", g)
+	}
+}
+
+func FuzzMatcherMatchesNaive(f *testing.F) {
+	for _, q := range queries {
+		f.Add(q.Pattern, q.Literal, q.IgnoreCase, "Reader ErrUnexpectedEOF\nfoo_1z\n\n")
+	}
+	f.Fuzz(func(t *testing.T, pattern string, literal, fold bool, text string) {
+		if !utf8.ValidString(pattern) {
+			return // the reference regexp cannot express it
+		}
+		q := Query{Pattern: pattern, Literal: literal, IgnoreCase: fold}
+		m, err := Compile(q)
+		if err != nil {
+			return
+		}
+		expr := pattern
+		if literal {
+			expr = regexp.QuoteMeta(expr)
+		}
+		if fold {
+			expr = "(?i)" + expr
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			t.Fatalf("Compile accepted %q but regexp rejects it: %v", expr, err)
+		}
+		if strings.ContainsAny(expr, ".\\[") {
+			return // "." and classes do not match newlines here; regexp's may
+		}
+		res, err := m.Search(context.Background(), Request{Files: []File{{Name: "x", Text: text, HasText: true}}, MaxPerFile: 1 << 20, MaxTotal: 1 << 20, MaxLineLen: 1 << 20})
+		if err != nil || isBinary([]byte(text)) {
+			return
+		}
+		var want, have []int
+		lines := strings.Split(text, "\n")
+		if strings.HasSuffix(text, "\n") {
+			lines = lines[:len(lines)-1]
+		}
+		for i, l := range lines {
+			if re.MatchString(l) {
+				want = append(want, i+1)
+			}
+		}
+		for _, fr := range res.Files {
+			for _, l := range fr.Lines {
+				have = append(have, l.Num)
+			}
+		}
+		if fmt.Sprint(want) != fmt.Sprint(have) {
+			t.Fatalf("pattern %q on %q: lines %v; want %v", expr, text, have, want)
+		}
+	})
+}

@@ -1,0 +1,567 @@
+// Package grep is the search engine behind the grep tool: a line-oriented
+// matcher (Go RE2 regular expressions or literal text) with a literal
+// prefilter, parallel file scanning, and an optional warm trigram filter
+// that lets selective queries skip most files without reading them.
+//
+// Matches never span lines: "." and negated classes do not match a newline,
+// and a pattern that needs a newline is refused.
+package grep
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Query is what to look for.
+type Query struct {
+	Pattern    string
+	Literal    bool // Pattern is plain text, not a regular expression
+	IgnoreCase bool
+}
+
+// ErrPattern reports a pattern that cannot be used; the message says why.
+var ErrPattern = errors.New("bad pattern")
+
+// Matcher is a compiled Query. It is safe for concurrent use.
+type Matcher struct {
+	query Query
+	re    *regexp.Regexp // nil when the pattern is a pure literal
+	// lits is the prefilter: every matching line contains at least one of
+	// them. Empty means no prefilter: the regexp runs over whole files.
+	lits [][]byte
+	fold bool // lits are searched ASCII-case-insensitively (lower-cased)
+	// pure: a line containing a literal of lits is a match; re is not run.
+	pure bool
+	// rare[i] is the index in lits[i] of its rarest byte (fold search).
+	rare []int
+	// tris[i] are the trigram hashes of lits[i], for the index filter.
+	tris [][]uint32
+}
+
+// maxSet bounds the alternatives of a literal set and of cross products.
+const maxSet = 16
+
+// minLit is the shortest literal worth a prefilter. Even one byte pays:
+// the regexp then runs on the few lines holding it instead of whole files.
+const minLit = 1
+
+// Compile checks and compiles q.
+func Compile(q Query) (*Matcher, error) {
+	if q.Pattern == "" {
+		return nil, fmt.Errorf("%w: empty pattern", ErrPattern)
+	}
+	m := &Matcher{query: q}
+	if q.Literal {
+		if strings.ContainsAny(q.Pattern, "\n\r") {
+			return nil, fmt.Errorf("%w: the text contains a line break; grep matches within one line, so search for one line of it", ErrPattern)
+		}
+		if !q.IgnoreCase || isASCII(q.Pattern) {
+			m.setLits([]string{q.Pattern}, q.IgnoreCase)
+			m.pure = true
+			return m, nil
+		}
+		// Unicode case folding needs the regexp engine.
+		return compileRegexp(m, "(?i)"+regexp.QuoteMeta(q.Pattern))
+	}
+	expr := q.Pattern
+	if q.IgnoreCase {
+		expr = "(?i)" + expr
+	}
+	return compileRegexp(m, expr)
+}
+
+func compileRegexp(m *Matcher, expr string) (*Matcher, error) {
+	flags := syntax.Perl &^ syntax.OneLine // ^ and $ match at line boundaries
+	tree, err := syntax.Parse(expr, flags)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v (Go RE2 syntax; set literal to search for the text as is)", ErrPattern, err)
+	}
+	tree = tree.Simplify()
+	if err := lineOnly(tree); err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
+	}
+	m.re = re
+	// A regexp that is one literal needs no regexp at all.
+	if tree.Op == syntax.OpLiteral {
+		s := string(tree.Rune)
+		fold := tree.Flags&syntax.FoldCase != 0
+		if !fold || isASCII(s) {
+			m.setLits([]string{s}, fold)
+			m.pure = true
+			m.re = nil
+			return m, nil
+		}
+	}
+	info := analyze(tree)
+	set := info.req
+	if info.exact != nil {
+		set = info.exact
+	}
+	if set != nil && set.minLen() >= minLit {
+		m.setLits(set.strs, set.fold)
+	}
+	return m, nil
+}
+
+// lineOnly rewrites tree so no part of it matches a newline: "." becomes
+// "any but newline", classes lose "\n". A literal newline is an error.
+func lineOnly(re *syntax.Regexp) error {
+	switch re.Op {
+	case syntax.OpAnyChar:
+		re.Op = syntax.OpAnyCharNotNL
+	case syntax.OpLiteral:
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return fmt.Errorf("%w: the pattern contains a line break; grep matches within one line", ErrPattern)
+			}
+		}
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			lo, hi := re.Rune[i], re.Rune[i+1]
+			if lo <= '\n' && '\n' <= hi {
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+				continue
+			}
+			out = append(out, lo, hi)
+		}
+		if len(out) == 0 {
+			return fmt.Errorf("%w: a character class matches only a line break; grep matches within one line", ErrPattern)
+		}
+		re.Rune = out
+	}
+	for _, sub := range re.Sub {
+		if err := lineOnly(sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// litSet is a set of strings, one of which appears in every match.
+type litSet struct {
+	strs []string
+	fold bool
+}
+
+func (s *litSet) minLen() int {
+	if s == nil || len(s.strs) == 0 {
+		return 0
+	}
+	n := len(s.strs[0])
+	for _, x := range s.strs[1:] {
+		n = min(n, len(x))
+	}
+	return n
+}
+
+// better reports whether a is a more selective prefilter than b.
+func better(a, b *litSet) bool {
+	if a == nil {
+		return false
+	}
+	if b == nil {
+		return true
+	}
+	if a.minLen() != b.minLen() {
+		return a.minLen() > b.minLen()
+	}
+	if ra, rb := a.rarity(), b.rarity(); ra != rb {
+		return ra < rb
+	}
+	return len(a.strs) < len(b.strs)
+}
+
+// rarity is how common the most common anchor byte of the set is.
+func (s *litSet) rarity() int {
+	r := 0
+	for _, x := range s.strs {
+		if x != "" {
+			r = max(r, int(byteRank[x[rarest(x)]]))
+		}
+	}
+	return r
+}
+
+// litInfo describes a sub-expression: exact is the finite set of strings it
+// matches (nil if unknown or too large); req is a set one of which appears
+// in every match (nil if none is known).
+type litInfo struct {
+	exact *litSet
+	req   *litSet
+}
+
+var emptyExact = litInfo{exact: &litSet{strs: []string{""}}}
+
+func analyze(re *syntax.Regexp) litInfo {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
+		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return emptyExact
+	case syntax.OpLiteral:
+		return literalInfo(re)
+	case syntax.OpCharClass:
+		return classInfo(re)
+	case syntax.OpCapture:
+		return analyze(re.Sub[0])
+	case syntax.OpPlus:
+		sub := analyze(re.Sub[0])
+		return litInfo{req: sub.required()}
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			sub := analyze(re.Sub[0])
+			return litInfo{req: sub.required()}
+		}
+		return litInfo{}
+	case syntax.OpConcat:
+		return concatInfo(re.Sub)
+	case syntax.OpAlternate:
+		return alternateInfo(re.Sub)
+	}
+	return litInfo{}
+}
+
+// required is the best "one of these appears" set of a sub-expression.
+func (li litInfo) required() *litSet {
+	if li.exact != nil && li.exact.minLen() > 0 && better(li.exact, li.req) {
+		return li.exact
+	}
+	return li.req
+}
+
+func literalInfo(re *syntax.Regexp) litInfo {
+	fold := re.Flags&syntax.FoldCase != 0
+	if !fold {
+		return litInfo{exact: &litSet{strs: []string{string(re.Rune)}}}
+	}
+	// ASCII case folding is what the prefilter can do; a rune with
+	// non-ASCII case variants splits the literal.
+	var best string
+	var cur []rune
+	split := false
+	for _, r := range re.Rune {
+		if r >= utf8.RuneSelf && unicode.SimpleFold(r) != r {
+			split = true
+			if len(string(cur)) > len(best) {
+				best = string(cur)
+			}
+			cur = cur[:0]
+			continue
+		}
+		cur = append(cur, r)
+	}
+	if len(string(cur)) > len(best) {
+		best = string(cur)
+	}
+	if !split {
+		return litInfo{exact: &litSet{strs: []string{strings.ToLower(string(re.Rune))}, fold: true}}
+	}
+	if best == "" {
+		return litInfo{}
+	}
+	return litInfo{req: &litSet{strs: []string{strings.ToLower(best)}, fold: true}}
+}
+
+func classInfo(re *syntax.Regexp) litInfo {
+	n := 0
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		n += int(re.Rune[i+1]-re.Rune[i]) + 1
+		if n > 4 {
+			return litInfo{}
+		}
+	}
+	var strs []string
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+			strs = append(strs, string(r))
+		}
+	}
+	return litInfo{exact: &litSet{strs: strs}}
+}
+
+func concatInfo(subs []*syntax.Regexp) litInfo {
+	run := &litSet{strs: []string{""}} // cross product of the current exact run
+	allExact := true
+	var best *litSet
+	flush := func() {
+		if run != nil && better(run, best) {
+			best = run
+		}
+	}
+	for _, sub := range subs {
+		li := analyze(sub)
+		if li.exact != nil && run != nil {
+			if p := cross(run, li.exact); p != nil {
+				run = p
+				continue
+			}
+		}
+		if li.exact != nil {
+			// The product got too large: start a new run.
+			flush()
+			allExact = false
+			run = li.exact
+			continue
+		}
+		allExact = false
+		flush()
+		run = &litSet{strs: []string{""}}
+		if r := li.required(); better(r, best) {
+			best = r
+		}
+	}
+	if allExact && run != nil {
+		return litInfo{exact: run}
+	}
+	flush()
+	return litInfo{req: best}
+}
+
+func cross(a, b *litSet) *litSet {
+	if len(a.strs)*len(b.strs) > maxSet {
+		return nil
+	}
+	out := &litSet{fold: a.fold || b.fold}
+	for _, x := range a.strs {
+		for _, y := range b.strs {
+			s := x + y
+			if out.fold {
+				s = strings.ToLower(s)
+			}
+			out.strs = append(out.strs, s)
+		}
+	}
+	return out
+}
+
+func alternateInfo(subs []*syntax.Regexp) litInfo {
+	exact := &litSet{}
+	req := &litSet{}
+	for _, sub := range subs {
+		li := analyze(sub)
+		if exact != nil {
+			if li.exact != nil && len(exact.strs)+len(li.exact.strs) <= maxSet {
+				exact.strs = append(exact.strs, li.exact.strs...)
+				exact.fold = exact.fold || li.exact.fold
+			} else {
+				exact = nil
+			}
+		}
+		if req != nil {
+			r := li.required()
+			if r == nil || r.minLen() == 0 || len(req.strs)+len(r.strs) > maxSet {
+				req = nil
+			} else {
+				req.strs = append(req.strs, r.strs...)
+				req.fold = req.fold || r.fold
+			}
+		}
+	}
+	if exact != nil {
+		if exact.fold {
+			for i, s := range exact.strs {
+				exact.strs[i] = strings.ToLower(s)
+			}
+		}
+		return litInfo{exact: exact}
+	}
+	if req != nil && req.fold {
+		for i, s := range req.strs {
+			req.strs[i] = strings.ToLower(s)
+		}
+	}
+	return litInfo{req: req}
+}
+
+func (m *Matcher) setLits(strs []string, fold bool) {
+	m.fold = fold
+	seen := map[string]bool{}
+	for _, s := range strs {
+		if fold {
+			s = lowerASCII(s)
+		}
+		if seen[s] {
+			continue
+		}
+		seen[s] = true
+		m.lits = append(m.lits, []byte(s))
+		m.rare = append(m.rare, rarest(s))
+		m.tris = append(m.tris, trigramsOf(s))
+	}
+}
+
+// Literals reports the prefilter literals (for tests and diagnostics).
+func (m *Matcher) Literals() (lits []string, fold, pure bool) {
+	for _, l := range m.lits {
+		lits = append(lits, string(l))
+	}
+	return lits, m.fold, m.pure
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		b[i] = lower(c)
+	}
+	return string(b)
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
+
+// byteRank is a rough frequency rank of bytes in source code: higher is
+// more common. The fold search anchors on the rarest byte of a literal.
+var byteRank = func() [256]uint8 {
+	var r [256]uint8
+	for i := range r {
+		r[i] = 40
+	}
+	common := "etaoinsrlcdumhpfgbyw.(),_\"=:;kv{}x*[]0/1-&+2<>!j#q3z48'56\\97|%@?$`^~"
+	for i := 0; i < len(common); i++ {
+		r[common[i]] = uint8(250 - 3*i)
+		r[upper(common[i])] = max(r[upper(common[i])], uint8(250-3*i))
+	}
+	r[' '] = 255
+	r['\t'] = 254
+	return r
+}()
+
+func rarest(s string) int {
+	best := 0
+	for i := 1; i < len(s); i++ {
+		if byteRank[s[i]] < byteRank[s[best]] {
+			best = i
+		}
+	}
+	return best
+}
+
+// indexFold finds needle (lower-cased ASCII) in hay ignoring ASCII case.
+// rare is the index in needle of the byte to anchor on.
+func indexFold(hay, needle []byte, rare int) int {
+	n := len(needle)
+	if n == 0 {
+		return 0
+	}
+	c := needle[rare]
+	lo, up := lower(c), upper(c)
+	if lo == up {
+		for off := rare; off < len(hay); {
+			i := bytes.IndexByte(hay[off:], c)
+			if i < 0 {
+				return -1
+			}
+			p := off + i
+			start := p - rare
+			if start+n > len(hay) {
+				return -1
+			}
+			if start >= 0 && equalFoldASCII(hay[start:start+n], needle) {
+				return start
+			}
+			off = p + 1
+		}
+		return -1
+	}
+	// Two anchors, lower and upper case, advanced in step.
+	nl, nu := -2, -2 // next occurrence of each; -2 means not searched yet
+	off := rare
+	for off < len(hay) {
+		if nl != -1 && nl < off {
+			if i := bytes.IndexByte(hay[off:], lo); i >= 0 {
+				nl = off + i
+			} else {
+				nl = -1
+			}
+		}
+		if nu != -1 && nu < off {
+			if i := bytes.IndexByte(hay[off:], up); i >= 0 {
+				nu = off + i
+			} else {
+				nu = -1
+			}
+		}
+		p := nl
+		if p < 0 || (nu >= 0 && nu < p) {
+			p = nu
+		}
+		if p < 0 {
+			return -1
+		}
+		start := p - rare
+		if start+n > len(hay) {
+			return -1
+		}
+		if start >= 0 && equalFoldASCII(hay[start:start+n], needle) {
+			return start
+		}
+		off = p + 1
+	}
+	return -1
+}
+
+// equalFoldASCII compares a with needle, which is lower-cased.
+func equalFoldASCII(a, needle []byte) bool {
+	for i, c := range needle {
+		if lower(a[i]) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// index finds literal i of m in hay.
+func (m *Matcher) index(hay []byte, i int) int {
+	if m.fold {
+		return indexFold(hay, m.lits[i], m.rare[i])
+	}
+	return bytes.Index(hay, m.lits[i])
+}
+
+// matchLine reports whether line (without its newline) matches.
+func (m *Matcher) matchLine(line []byte) bool {
+	if m.re != nil {
+		return m.re.Match(line)
+	}
+	for i := range m.lits {
+		if m.index(line, i) >= 0 {
+			return true
+		}
+	}
+	return false
+}

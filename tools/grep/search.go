@@ -1,0 +1,413 @@
+package grep
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// File is one file to search.
+type File struct {
+	Name string // as printed: the workspace-relative path
+	Abs  string // OS path read from disk unless HasText
+	// Text is the editor's unsaved buffer; used instead of the disk when HasText.
+	Text    string
+	HasText bool
+}
+
+// Request is one search over a list of files.
+type Request struct {
+	Files      []File
+	MaxPerFile int // matching lines kept per file; 0 means 20
+	MaxTotal   int // matching lines kept in total; 0 means 200
+	Context    int // lines of context before and after each match
+	// MaxLineLen cuts longer lines (bytes); 0 means 300.
+	MaxLineLen int
+	// Index, when set and warm, lets files whose trigrams rule out a match
+	// be skipped without reading them.
+	Index *Index
+}
+
+// Line is one printed line: a match or its context.
+type Line struct {
+	Num   int    // 1-based
+	Text  string // without the line break; cut to MaxLineLen
+	Cut   int    // bytes cut from the end of Text
+	Match bool   // false for a context line
+}
+
+// FileResult is what one file contributed.
+type FileResult struct {
+	Name    string
+	Lines   []Line // in line order; context lines merged
+	Matches int    // matching lines in Lines
+	More    bool   // the file has more matching lines than MaxPerFile
+}
+
+// Result is the outcome of one search.
+type Result struct {
+	Files    []FileResult // files with matches, in request order
+	Matches  int          // matching lines in Files
+	Searched int          // text files searched (read or ruled out by the index)
+	Skipped  int          // files not searched because the total cap was reached
+	Binary   int          // binary files skipped
+	Errors   int          // files that could not be read
+	FirstErr error        // the first read error, for the message
+	// Truncated: more matching lines exist than were kept (per file or in total).
+	Truncated bool
+	Filtered  int // files ruled out by the warm index without reading them
+}
+
+// maxFileBytes bounds the files grep reads.
+const maxFileBytes = 64 << 20
+
+const batch = 16
+
+// Search runs m over req.Files on GOMAXPROCS workers. Results are
+// deterministic: the first MaxTotal matching lines in file order.
+func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
+	if req.MaxPerFile <= 0 {
+		req.MaxPerFile = 20
+	}
+	if req.MaxTotal <= 0 {
+		req.MaxTotal = 200
+	}
+	if req.MaxLineLen <= 0 {
+		req.MaxLineLen = 300
+	}
+	if req.Context < 0 {
+		req.Context = 0
+	}
+	n := len(req.Files)
+	per := make([]*FileResult, n)
+	var (
+		next     atomic.Int64
+		cutoff   atomic.Int64
+		found    atomic.Int64
+		searched atomic.Int64
+		binary   atomic.Int64
+		filtered atomic.Int64
+		errs     atomic.Int64
+		errOnce  sync.Once
+		firstErr error
+	)
+	cutoff.Store(int64(n))
+	idx := req.Index
+	warm := idx != nil && idx.Warm()
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/batch))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := scanner{m: m, req: &req}
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				start := int(next.Add(batch)) - batch
+				if start >= n {
+					return
+				}
+				for i := start; i < start+batch && i < n; i++ {
+					if int64(i) >= cutoff.Load() {
+						return
+					}
+					f := &req.Files[i]
+					var content []byte
+					if f.HasText {
+						content = []byte(f.Text)
+					} else {
+						var st stamp
+						var known *entry
+						if warm {
+							var err error
+							st, err = statFile(f.Abs)
+							if err != nil {
+								errs.Add(1)
+								errOnce.Do(func() { firstErr = err })
+								continue
+							}
+							known = idx.lookup(f.Abs, st)
+							if known != nil {
+								if known.binary {
+									binary.Add(1)
+									continue
+								}
+								if !m.mayMatch(known.bits) {
+									searched.Add(1)
+									filtered.Add(1)
+									continue
+								}
+							}
+						}
+						data, err := readFile(f.Abs, &sc.buf)
+						if err != nil {
+							errs.Add(1)
+							errOnce.Do(func() { firstErr = err })
+							continue
+						}
+						content = data
+						if warm && known == nil {
+							idx.learn(f.Abs, st, content, &sc.scratch)
+						}
+					}
+					if isBinary(content) {
+						binary.Add(1)
+						continue
+					}
+					searched.Add(1)
+					if fr := sc.scan(f.Name, content); fr != nil {
+						per[i] = fr
+						if found.Add(int64(fr.Matches)) >= int64(req.MaxTotal) {
+							// Every file before next is claimed: they hold
+							// enough matches, so later files need no search.
+							c := next.Load()
+							for {
+								old := cutoff.Load()
+								if c >= old || cutoff.CompareAndSwap(old, c) {
+									break
+								}
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res := &Result{
+		Searched: int(searched.Load()),
+		Binary:   int(binary.Load()),
+		Errors:   int(errs.Load()),
+		FirstErr: firstErr,
+		Filtered: int(filtered.Load()),
+	}
+	if c := int(cutoff.Load()); c < n {
+		res.Skipped = n - c
+		res.Truncated = true
+	}
+	for i := 0; i < n; i++ {
+		fr := per[i]
+		if fr == nil {
+			continue
+		}
+		if fr.More {
+			res.Truncated = true
+		}
+		if res.Matches >= req.MaxTotal {
+			res.Truncated = true
+			break
+		}
+		if left := req.MaxTotal - res.Matches; fr.Matches > left {
+			trimMatches(fr, left)
+			res.Truncated = true
+		}
+		res.Matches += fr.Matches
+		res.Files = append(res.Files, *fr)
+	}
+	return res, nil
+}
+
+// trimMatches keeps the first keep matching lines of fr and the context
+// that follows the last of them.
+func trimMatches(fr *FileResult, keep int) {
+	seen := 0
+	for i, l := range fr.Lines {
+		if l.Match {
+			if seen == keep {
+				fr.Lines = fr.Lines[:i]
+				break
+			}
+			seen++
+		}
+	}
+	fr.Matches = keep
+	fr.More = true
+}
+
+func isBinary(content []byte) bool {
+	head := content
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	return bytes.IndexByte(head, 0) >= 0
+}
+
+// scanner holds one worker's buffers.
+type scanner struct {
+	m       *Matcher
+	req     *Request
+	buf     []byte
+	scratch []uint64
+	hits    []span
+}
+
+type span struct{ start, end int } // a matching line: [start, end) without "\n"
+
+// scan finds the matching lines of content; nil when there are none.
+func (s *scanner) scan(name string, content []byte) *FileResult {
+	m, max := s.m, s.req.MaxPerFile
+	hits := s.hits[:0]
+	more := false
+	add := func(ls, le int) bool { // false: stop scanning
+		if len(hits) == max {
+			more = true
+			return false
+		}
+		hits = append(hits, span{ls, le})
+		return true
+	}
+	switch {
+	case len(m.lits) == 1:
+		for pos := 0; pos < len(content); {
+			i := m.index(content[pos:], 0)
+			if i < 0 {
+				break
+			}
+			ls, le := lineAt(content, pos+i)
+			if m.pure || m.re.Match(content[ls:le]) {
+				if !add(ls, le) {
+					break
+				}
+			}
+			pos = le + 1
+		}
+	case len(m.lits) > 1:
+		next := make([]int, len(m.lits)) // next occurrence of each literal; -1 none
+		for i := range next {
+			next[i] = -2
+		}
+		for pos := 0; pos < len(content); {
+			best := -1
+			for i := range next {
+				if next[i] == -2 || (next[i] >= 0 && next[i] < pos) {
+					if j := m.index(content[pos:], i); j >= 0 {
+						next[i] = pos + j
+					} else {
+						next[i] = -1
+					}
+				}
+				if next[i] >= 0 && (best < 0 || next[i] < best) {
+					best = next[i]
+				}
+			}
+			if best < 0 {
+				break
+			}
+			ls, le := lineAt(content, best)
+			if m.pure || m.re.Match(content[ls:le]) {
+				if !add(ls, le) {
+					break
+				}
+			}
+			pos = le + 1
+		}
+	default:
+		for pos := 0; pos <= len(content); {
+			loc := m.re.FindIndex(content[pos:])
+			if loc == nil {
+				break
+			}
+			ls, le := lineAt(content, pos+loc[0])
+			if le == len(content) && ls == le && ls > 0 && content[ls-1] == '\n' {
+				break // the empty "line" after a final newline is not a line
+			}
+			if !add(ls, le) {
+				break
+			}
+			pos = le + 1
+		}
+	}
+	s.hits = hits
+	if len(hits) == 0 {
+		return nil
+	}
+	return s.render(name, content, hits, more)
+}
+
+// lineAt returns the bounds of the line holding offset i.
+func lineAt(content []byte, i int) (int, int) {
+	ls := bytes.LastIndexByte(content[:i], '\n') + 1
+	le := bytes.IndexByte(content[i:], '\n')
+	if le < 0 {
+		le = len(content)
+	} else {
+		le += i
+	}
+	return ls, le
+}
+
+// render turns hits into numbered lines with context.
+func (s *scanner) render(name string, content []byte, hits []span, more bool) *FileResult {
+	fr := &FileResult{Name: name, Matches: len(hits), More: more}
+	c := s.req.Context
+	lineNo, counted := 1, 0 // line number of offset counted
+	numAt := func(off int) int {
+		lineNo += bytes.Count(content[counted:off], []byte{'\n'})
+		counted = off
+		return lineNo
+	}
+	lastEmitted := 0 // offset just past the last emitted line's break
+	for hi, h := range hits {
+		num := numAt(h.start)
+		// Context before: up to c lines, not before lastEmitted.
+		if c > 0 {
+			var before []span
+			ls := h.start
+			for k := 0; k < c && ls > lastEmitted; k++ {
+				ps := bytes.LastIndexByte(content[:ls-1], '\n') + 1
+				if ps < lastEmitted {
+					break
+				}
+				before = append(before, span{ps, ls - 1})
+				ls = ps
+			}
+			for k := len(before) - 1; k >= 0; k-- {
+				fr.Lines = append(fr.Lines, s.line(content, before[k], num-k-1, false))
+			}
+		}
+		fr.Lines = append(fr.Lines, s.line(content, h, num, true))
+		lastEmitted = min(h.end+1, len(content))
+		if c > 0 {
+			stop := len(content)
+			if hi+1 < len(hits) {
+				stop = hits[hi+1].start
+			}
+			ls := h.end + 1
+			for k := 1; k <= c && ls < stop; k++ {
+				le := bytes.IndexByte(content[ls:], '\n')
+				if le < 0 {
+					le = len(content)
+				} else {
+					le += ls
+				}
+				fr.Lines = append(fr.Lines, s.line(content, span{ls, le}, num+k, false))
+				lastEmitted = min(le+1, len(content))
+				ls = le + 1
+			}
+		}
+	}
+	return fr
+}
+
+func (s *scanner) line(content []byte, sp span, num int, match bool) Line {
+	text := content[sp.start:sp.end]
+	text = bytes.TrimSuffix(text, []byte{'\r'})
+	cut := 0
+	if max := s.req.MaxLineLen; len(text) > max {
+		// Cut at a rune boundary.
+		end := max
+		for end > 0 && text[end]&0xC0 == 0x80 {
+			end--
+		}
+		cut = len(text) - end
+		text = text[:end]
+	}
+	return Line{Num: num, Text: string(text), Cut: cut, Match: match}
+}

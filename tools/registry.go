@@ -1,0 +1,263 @@
+package tools
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/tools/grep"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Env is what the tools act on and through. One Env (and one Registry) is
+// made per task; Index and Commands are meant to be shared by all the tasks
+// of a workspace.
+type Env struct {
+	Workspace *workspace.Workspace
+	// Editor applies edits; nil means Workspace.DiskEditor().
+	Editor workspace.Editor
+	// Approver is asked before every run_command and before writes to files
+	// not open in the editor; nil allows everything without asking. Wrap it
+	// in NewTaskApprovals to remember "allow for this task".
+	Approver Approver
+	// Index is the warm grep index of the workspace; nil means the Registry
+	// makes its own (warm after its first grep).
+	Index *grep.Index
+	// Commands tracks running commands; the server calls KillAll at exit.
+	// nil means the Registry makes its own (killed by Close).
+	Commands *Commands
+	// CommandTimeout is run_command's default timeout (120 s when 0);
+	// MaxCommandTimeout caps the timeout a call may ask for (10 min when 0).
+	CommandTimeout, MaxCommandTimeout time.Duration
+	// SecretEnv names extra environment variables never passed to commands
+	// (e.g. the configured API key variable). OPENAI_API_KEY and AGENTLS_*
+	// are always dropped.
+	SecretEnv []string
+	// Environ is the base environment of commands; nil means os.Environ().
+	Environ []string
+	// Shell runs run_command's "command" form; "" means /bin/sh.
+	Shell string
+}
+
+// Registry holds the tools of one Env in a fixed order (stable tool
+// definitions keep the model's prompt cache warm).
+type Registry struct {
+	env    Env
+	tools  []Tool
+	byName map[string]Tool
+
+	ownCommands bool
+	warmOnce    sync.Once
+	warmCtx     context.Context
+	warmStop    context.CancelFunc
+	warmDone    chan struct{}
+}
+
+//go:embed *.md
+var descFS embed.FS
+
+func description(name string) string {
+	b, err := descFS.ReadFile(name + ".md")
+	if err != nil {
+		panic("tools: no description file for " + name)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// New makes the registry of every tool, in this order: list_files, grep,
+// read_file, edit_file, write_file, run_command, update_plan.
+func New(env Env) *Registry {
+	r := &Registry{env: env, byName: map[string]Tool{}, warmDone: make(chan struct{})}
+	if r.env.Editor == nil && env.Workspace != nil {
+		r.env.Editor = env.Workspace.DiskEditor()
+	}
+	if r.env.Index == nil {
+		r.env.Index = grep.NewIndex(0)
+	}
+	if r.env.Commands == nil {
+		r.env.Commands = NewCommands()
+		r.ownCommands = true
+	}
+	if r.env.CommandTimeout <= 0 {
+		r.env.CommandTimeout = 120 * time.Second
+	}
+	if r.env.MaxCommandTimeout <= 0 {
+		r.env.MaxCommandTimeout = 10 * time.Minute
+	}
+	if r.env.CommandTimeout > r.env.MaxCommandTimeout {
+		r.env.CommandTimeout = r.env.MaxCommandTimeout
+	}
+	if r.env.Shell == "" {
+		r.env.Shell = "/bin/sh"
+	}
+	r.warmCtx, r.warmStop = context.WithCancel(context.Background())
+	for _, t := range []Tool{
+		newListFiles(r),
+		newGrep(r),
+		newReadFile(r),
+		newEditFile(r),
+		newWriteFile(r),
+		newRunCommand(r),
+		newUpdatePlan(r),
+	} {
+		r.tools = append(r.tools, t)
+		r.byName[t.Name()] = t
+	}
+	return r
+}
+
+// Tools lists every tool in the fixed order.
+func (r *Registry) Tools() []Tool { return append([]Tool(nil), r.tools...) }
+
+// ReadOnly lists the tools that change nothing (offered to ask tasks):
+// list_files, grep, read_file, update_plan.
+func (r *Registry) ReadOnly() []Tool {
+	var out []Tool
+	for _, t := range r.tools {
+		if t.ReadOnly() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Get returns the tool called name, or nil.
+func (r *Registry) Get(name string) Tool { return r.byName[name] }
+
+// Names lists the tool names in order.
+func (r *Registry) Names() []string {
+	out := make([]string, len(r.tools))
+	for i, t := range r.tools {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// Run runs one tool call. The Result always carries the tool name, the
+// arguments and the duration. An unknown tool name is an error Result that
+// lists the valid names; a panic in a tool is an error Result and a Go error.
+func (r *Registry) Run(ctx context.Context, name string, args json.RawMessage) (res Result, err error) {
+	start := time.Now()
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = Result{IsError: true, Text: fmt.Sprintf("internal error in %s: %v; this is a bug in agentls, not in your call", name, p)}
+			err = fmt.Errorf("tool %s panicked: %v\n%s", name, p, debug.Stack())
+		}
+		res.Tool, res.Args, res.Duration = name, args, time.Since(start)
+	}()
+	t := r.Get(name)
+	if t == nil {
+		return errorf("unknown tool %q; valid tools: %s", name, strings.Join(r.Names(), ", ")), nil
+	}
+	return t.Run(ctx, args)
+}
+
+// Close stops the background index build and kills the commands this
+// registry runs (when it owns its command tracker).
+func (r *Registry) Close() error {
+	r.warmStop()
+	if r.ownCommands {
+		r.env.Commands.KillAll()
+	}
+	return nil
+}
+
+// tool is a Tool whose arguments decode into A.
+type tool[A any] struct {
+	name     string
+	readOnly bool
+	schema   json.RawMessage
+	desc     string
+	run      func(ctx context.Context, a *A) (Result, error)
+}
+
+func newTool[A any](name string, readOnly bool, run func(ctx context.Context, a *A) (Result, error)) *tool[A] {
+	var zero A
+	return &tool[A]{name: name, readOnly: readOnly, schema: schemaOf(&zero), desc: description(name), run: run}
+}
+
+func (t *tool[A]) Name() string            { return t.name }
+func (t *tool[A]) Description() string     { return t.desc }
+func (t *tool[A]) Schema() json.RawMessage { return t.schema }
+func (t *tool[A]) ReadOnly() bool          { return t.readOnly }
+
+// Run decodes args strictly and runs the tool. Argument problems are error
+// Results the model can correct.
+func (t *tool[A]) Run(ctx context.Context, args json.RawMessage) (Result, error) {
+	start := time.Now()
+	var a A
+	var res Result
+	var err error
+	if derr := decodeArgs(t.name, args, &a); derr != nil {
+		var ae *ArgError
+		if !errors.As(derr, &ae) {
+			return Result{}, derr
+		}
+		res = errorf("%s", ae.Msg)
+	} else {
+		res, err = t.run(ctx, &a)
+	}
+	res.Tool, res.Args, res.Duration = t.name, args, time.Since(start)
+	if len(res.Args) == 0 {
+		res.Args = json.RawMessage("{}")
+	}
+	return res, err
+}
+
+// errorf is an error Result with a message for the model.
+func errorf(format string, a ...any) Result {
+	return Result{IsError: true, Text: fmt.Sprintf(format, a...)}
+}
+
+// resolve applies the workspace path rule and turns its errors into
+// messages the model can act on.
+func (r *Registry) resolve(input string) (workspace.Path, *Result) {
+	p, err := r.env.Workspace.Resolve(input)
+	if err != nil {
+		res := errorf("%v; give a path inside the workspace (%s), relative to its root", err, strings.Join(r.env.Workspace.Roots(), ", "))
+		if errors.Is(err, workspace.ErrInvalidPath) {
+			res = errorf("%v; give a workspace-relative path such as \"src/main.go\"", err)
+		}
+		return workspace.Path{}, &res
+	}
+	return p, nil
+}
+
+// approve asks the Approver, when there is one. A denial is an error
+// Result telling the model to go on without it.
+func (r *Registry) approve(ctx context.Context, req ApprovalRequest) (*Result, error) {
+	if r.env.Approver == nil {
+		return nil, nil
+	}
+	d, err := r.env.Approver.Approve(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res := errorf("could not ask the user to approve %s: %v; it was not done", req.Summary, err)
+		return &res, nil
+	}
+	if d == Deny {
+		res := errorf("the user denied: %s. It was not done; continue without it (do not ask for the same thing again), or explain in your answer what is needed", req.Summary)
+		return &res, nil
+	}
+	return nil, nil
+}
+
+// inStateDir reports whether p is in agentls's state folder (.agentls in
+// the primary root), which tools never write.
+func (r *Registry) inStateDir(p workspace.Path) bool {
+	roots := r.env.Workspace.Roots()
+	rel := p.Rel()
+	return len(roots) > 0 && p.Root() == roots[0] &&
+		(rel == workspace.StateDirName || strings.HasPrefix(rel, workspace.StateDirName+"/"))
+}

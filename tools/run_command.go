@@ -1,0 +1,598 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+type runCommandArgs struct {
+	Command string   `json:"command,omitempty" desc:"a shell command line, run with sh -c"`
+	Argv    []string `json:"argv,omitempty" desc:"a program and its arguments, run without a shell (instead of command)"`
+	Cwd     string   `json:"cwd,omitempty" desc:"folder to run in (workspace-relative); default the workspace root"`
+	Timeout float64  `json:"timeout,omitempty" desc:"seconds before the command and every process it started are killed; default 120"`
+}
+
+// CommandOutput is the Data of a run_command Result.
+type CommandOutput struct {
+	Command   string // the command line (argv joined with shell quoting)
+	Cwd       string // workspace-relative folder it ran in
+	ExitCode  int    // -1 when a signal killed it or it did not start
+	Signal    string // e.g. "SIGKILL" when a signal killed it
+	TimedOut  bool
+	Cancelled bool
+	Stdout    string // as shown: head and tail when long
+	Stderr    string
+	// Bytes and lines written to each stream in total.
+	StdoutBytes, StderrBytes int64
+	StdoutLines, StderrLines int
+	// LogPath is the workspace-relative path of the full output, set when
+	// some output was cut from Stdout or Stderr.
+	LogPath  string
+	Duration time.Duration
+}
+
+// Output limits: what the model sees of each stream.
+const (
+	headLines = 40
+	tailLines = 80
+	headBytes = 4 << 10
+	tailBytes = 12 << 10
+	logMax    = 64 << 20 // bytes of the full log kept on disk
+	killGrace = 2 * time.Second
+	pipeGrace = 2 * time.Second
+)
+
+// Commands tracks running commands so they can all be killed at once, at
+// server exit. It is safe for concurrent use.
+type Commands struct {
+	mu      sync.Mutex // guards running and closed
+	running map[int]bool
+	closed  bool
+}
+
+// NewCommands makes an empty tracker.
+func NewCommands() *Commands { return &Commands{running: map[int]bool{}} }
+
+var errShuttingDown = errors.New("agentls is shutting down; no new commands are started")
+
+func (c *Commands) add(pid int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errShuttingDown
+	}
+	c.running[pid] = true
+	return nil
+}
+
+func (c *Commands) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+func (c *Commands) done(pid int) {
+	c.mu.Lock()
+	delete(c.running, pid)
+	c.mu.Unlock()
+}
+
+// Running is the number of commands running now.
+func (c *Commands) Running() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.running)
+}
+
+// KillAll kills every running command with its whole process group and
+// refuses new ones. Each run_command call then returns promptly.
+func (c *Commands) KillAll() {
+	c.mu.Lock()
+	c.closed = true
+	pids := make([]int, 0, len(c.running))
+	for pid := range c.running {
+		pids = append(pids, pid)
+	}
+	c.mu.Unlock()
+	for _, pid := range pids {
+		killGroup(pid, true)
+	}
+}
+
+func newRunCommand(r *Registry) Tool {
+	return newTool("run_command", false, func(ctx context.Context, a *runCommandArgs) (Result, error) {
+		return r.runCommand(ctx, a)
+	})
+}
+
+// commandEnv is base without agentls's own secrets and settings.
+func commandEnv(base, secrets []string) []string {
+	drop := map[string]bool{"OPENAI_API_KEY": true}
+	for _, s := range secrets {
+		drop[s] = true
+	}
+	out := make([]string, 0, len(base)+3)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if drop[k] || strings.HasPrefix(k, "AGENTLS_") || k == "PAGER" || k == "GIT_PAGER" || k == "GIT_TERMINAL_PROMPT" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
+}
+
+// shellQuote joins argv into one line a shell would split back.
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' ||
+				'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+		}) < 0 {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, error) {
+	w := r.env.Workspace
+	switch {
+	case strings.TrimSpace(a.Command) != "" && len(a.Argv) > 0:
+		return errorf("give either command (a shell line) or argv (a program and its arguments), not both"), nil
+	case strings.TrimSpace(a.Command) == "" && len(a.Argv) == 0:
+		return errorf("missing command: give command (a shell line, e.g. \"go test ./...\") or argv (e.g. [\"go\", \"test\", \"./...\"])"), nil
+	case len(a.Argv) > 0 && a.Argv[0] == "":
+		return errorf("argv[0] is empty: it must name the program to run"), nil
+	}
+	line := a.Command
+	if len(a.Argv) > 0 {
+		line = shellQuote(a.Argv)
+	}
+	dir := w.Roots()[0]
+	cwdShown := "."
+	if a.Cwd != "" && a.Cwd != "." {
+		p, res := r.resolve(a.Cwd)
+		if res != nil {
+			return *res, nil
+		}
+		fi, err := os.Stat(w.Abs(p))
+		if err != nil || !fi.IsDir() {
+			return errorf("cwd %s is not a folder of the workspace", p), nil
+		}
+		dir, cwdShown = w.Abs(p), p.String()
+	}
+	timeout := r.env.CommandTimeout
+	var notes []string
+	if a.Timeout < 0 {
+		return errorf("timeout must be a positive number of seconds"), nil
+	}
+	if a.Timeout > 0 {
+		timeout = time.Duration(a.Timeout * float64(time.Second))
+		if timeout > r.env.MaxCommandTimeout {
+			notes = append(notes, fmt.Sprintf("timeout lowered from %gs to the maximum, %s", a.Timeout, r.env.MaxCommandTimeout))
+			timeout = r.env.MaxCommandTimeout
+		}
+	}
+	summary := "run `" + line + "`"
+	if cwdShown != "." {
+		summary += " in " + cwdShown
+	}
+	if res, err := r.approve(ctx, ApprovalRequest{Tool: "run_command", Summary: summary, Command: line}); res != nil || err != nil {
+		return deref(res), err
+	}
+
+	var cmd *exec.Cmd
+	if len(a.Argv) > 0 {
+		cmd = exec.Command(a.Argv[0], a.Argv[1:]...)
+	} else {
+		cmd = exec.Command(r.env.Shell, "-c", a.Command)
+	}
+	cmd.Dir = dir
+	base := r.env.Environ
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = commandEnv(base, r.env.SecretEnv)
+	setGroup(cmd)
+
+	// The full log, kept when something is cut.
+	id := time.Now().Format("20060102-150405") + "-" + randHex(3)
+	logRel := filepath.ToSlash(filepath.Join(workspace.StateDirName, "commands", id+".log"))
+	logAbs := filepath.Join(w.StateDir(), "commands", id+".log")
+	var logFile *os.File
+	if err := os.MkdirAll(filepath.Dir(logAbs), 0o755); err == nil {
+		logFile, _ = os.Create(logAbs)
+	}
+	lw := &logWriter{f: logFile}
+	lw.printf("$ %s\n# cwd: %s\n", line, cwdShown)
+	stdout := &stream{log: lw}
+	stderr := &stream{log: lw}
+
+	out := &CommandOutput{Command: line, Cwd: cwdShown, ExitCode: -1}
+	start := time.Now()
+	state, why, startErr := r.start(ctx, cmd, stdout, stderr, timeout)
+	out.Duration = time.Since(start).Round(time.Millisecond)
+	if startErr != nil {
+		lw.close()
+		os.Remove(logAbs)
+		if errors.Is(startErr, errShuttingDown) {
+			return errorf("%v", startErr), nil
+		}
+		return errorf("command could not start: %v", startErr), nil
+	}
+	out.Cancelled, out.TimedOut = why == "cancelled", why == "timeout"
+	if state != nil {
+		out.ExitCode = state.ExitCode()
+		out.Signal = signalOf(state)
+	}
+	lw.printf("\n# %s after %s\n", statusText(out), out.Duration)
+	lw.close()
+	out.StdoutBytes, out.StderrBytes = stdout.total, stderr.total
+	out.StdoutLines, out.StderrLines = stdout.lineCount(), stderr.lineCount()
+	cut := stdout.cut() || stderr.cut()
+	if cut && logFile != nil {
+		out.LogPath = logRel
+	} else {
+		os.Remove(logAbs)
+	}
+	out.Stdout = stdout.render(out.LogPath)
+	out.Stderr = stderr.render(out.LogPath)
+	return renderCommand(out, timeout, notes), nil
+}
+
+// start runs cmd in its own process group with its output copied to the
+// streams, and waits. On cancel or timeout the group gets SIGTERM, then
+// SIGKILL after a grace period; when the command ends, whatever is left of
+// its group is killed, and the pipes are closed even if a process that
+// left the group holds them. why is "cancelled", "timeout" or "".
+func (r *Registry) start(ctx context.Context, cmd *exec.Cmd, stdout, stderr *stream, timeout time.Duration) (*os.ProcessState, string, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, "", err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, "", err
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	if r.env.Commands.isClosed() {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		return nil, "", errShuttingDown
+	}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, "", err
+	}
+	pid := cmd.Process.Pid
+	if err := r.env.Commands.add(pid); err != nil {
+		killGroup(pid, true) // KillAll ran while it started
+	}
+	defer r.env.Commands.done(pid)
+
+	var copying sync.WaitGroup
+	for _, c := range []struct {
+		r *os.File
+		s *stream
+	}{{outR, stdout}, {errR, stderr}} {
+		copying.Add(1)
+		go func() {
+			defer copying.Done()
+			io.Copy(c.s, c.r)
+		}()
+	}
+
+	var mu sync.Mutex
+	why := ""
+	exited := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		var reason string
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+			reason = "cancelled"
+		case <-timer.C:
+			reason = "timeout"
+		}
+		mu.Lock()
+		why = reason
+		mu.Unlock()
+		killGroup(pid, false)
+		select {
+		case <-exited:
+		case <-time.After(killGrace):
+			killGroup(pid, true)
+		}
+	}()
+	_ = cmd.Wait() // the status is in cmd.ProcessState
+	close(exited)
+	<-killerDone
+	killGroup(pid, true) // what is left of the group: background children
+	copyDone := make(chan struct{})
+	go func() { copying.Wait(); close(copyDone) }()
+	select {
+	case <-copyDone:
+	case <-time.After(pipeGrace):
+		// A process outside the group holds the pipes: stop reading.
+		outR.Close()
+		errR.Close()
+		<-copyDone
+	}
+	outR.Close()
+	errR.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return cmd.ProcessState, why, nil
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// statusText is one line: "exit code 0", "killed by SIGKILL (timeout)".
+func statusText(o *CommandOutput) string {
+	var s string
+	switch {
+	case o.Signal != "":
+		s = "killed by " + o.Signal
+	case o.ExitCode >= 0:
+		s = fmt.Sprintf("exit code %d", o.ExitCode)
+	default:
+		s = "ended"
+	}
+	switch {
+	case o.TimedOut:
+		s += " (timed out; the whole process group was killed)"
+	case o.Cancelled:
+		s += " (cancelled; the whole process group was killed)"
+	}
+	return s
+}
+
+func renderCommand(o *CommandOutput, timeout time.Duration, notes []string) Result {
+	failed := o.ExitCode != 0 || o.Signal != "" || o.TimedOut || o.Cancelled
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ %s\n", o.Command)
+	if o.Cwd != "." {
+		fmt.Fprintf(&b, "(in %s)\n", o.Cwd)
+	}
+	status := statusText(o)
+	if o.TimedOut {
+		status = strings.Replace(status, "timed out", fmt.Sprintf("timed out after %s", timeout), 1)
+	}
+	if failed {
+		fmt.Fprintf(&b, "FAILED: %s after %s\n", status, o.Duration)
+	} else {
+		fmt.Fprintf(&b, "%s after %s\n", status, o.Duration)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "(%s)\n", n)
+	}
+	writeStream(&b, "stdout", o.Stdout, o.StdoutLines, o.StdoutBytes)
+	writeStream(&b, "stderr", o.Stderr, o.StderrLines, o.StderrBytes)
+	if o.LogPath != "" {
+		fmt.Fprintf(&b, "full output: %s (read it with read_file and offset)\n", o.LogPath)
+	}
+	// Evidence: the command, its status and the tail of its real output.
+	ev := fmt.Sprintf("$ %s\n%s\n", o.Command, status)
+	tailOf := o.Stderr
+	if failed && strings.TrimSpace(o.Stderr) == "" || !failed {
+		tailOf = o.Stdout
+	}
+	if t := lastLines(tailOf, 20); t != "" {
+		ev += t + "\n"
+	}
+	return Result{Text: strings.TrimRight(b.String(), "\n"), IsError: failed, Data: o, Evidence: ev}
+}
+
+func writeStream(b *strings.Builder, name, shown string, lines int, n int64) {
+	if n == 0 {
+		fmt.Fprintf(b, "%s: (empty)\n", name)
+		return
+	}
+	fmt.Fprintf(b, "%s (%d %s, %d bytes):\n%s", name, lines, plural(lines, "line", "lines"), n, shown)
+	if !strings.HasSuffix(shown, "\n") {
+		b.WriteString("\n")
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logWriter writes both streams, in arrival order, to the full log.
+type logWriter struct {
+	mu      sync.Mutex // guards all fields
+	f       *os.File
+	n       int64
+	dropped bool
+}
+
+func (l *logWriter) write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return
+	}
+	if l.n+int64(len(p)) > logMax {
+		if !l.dropped {
+			fmt.Fprintf(l.f, "\n# [log cut at %d MiB: later output dropped]\n", logMax>>20)
+			l.dropped = true
+		}
+		return
+	}
+	l.n += int64(len(p))
+	l.f.Write(p)
+}
+
+func (l *logWriter) printf(format string, a ...any) { l.write([]byte(fmt.Sprintf(format, a...))) }
+
+func (l *logWriter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// stream keeps the head and the tail of one output stream.
+type stream struct {
+	log   *logWriter
+	head  []byte // the first headBytes bytes
+	tail  []byte // the last bytes (up to 2*tailBytes, trimmed on render)
+	total int64
+	lines int // "\n" seen
+	last  byte
+}
+
+func (s *stream) Write(p []byte) (int, error) {
+	s.log.write(p)
+	s.total += int64(len(p))
+	s.lines += bytes.Count(p, []byte{'\n'})
+	if len(p) > 0 {
+		s.last = p[len(p)-1]
+	}
+	if room := headBytes - len(s.head); room > 0 {
+		s.head = append(s.head, p[:min(room, len(p))]...)
+	}
+	s.tail = append(s.tail, p...)
+	if len(s.tail) > 2*tailBytes {
+		s.tail = append(s.tail[:0], s.tail[len(s.tail)-tailBytes:]...)
+	}
+	return len(p), nil
+}
+
+// lineCount counts a final line without "\n" too.
+func (s *stream) lineCount() int {
+	if s.total > 0 && s.last != '\n' {
+		return s.lines + 1
+	}
+	return s.lines
+}
+
+// full returns the whole output when it was all kept.
+func (s *stream) full() ([]byte, bool) {
+	if s.total <= int64(len(s.head)) {
+		return s.head, true
+	}
+	if rest := s.total - int64(len(s.head)); rest <= int64(len(s.tail)) && rest <= tailBytes {
+		return append(append([]byte(nil), s.head...), s.tail[int64(len(s.tail))-rest:]...), true
+	}
+	return nil, false
+}
+
+// cut reports whether render shows less than the whole output.
+func (s *stream) cut() bool {
+	text, ok := s.full()
+	return !ok || s.lineCount() > headLines+tailLines || bytes.Count(text, []byte{'\n'}) > headLines+tailLines
+}
+
+// render is the text shown for the stream: all of it, or its head and
+// tail with a marker of what was cut and where the full output is.
+func (s *stream) render(logPath string) string {
+	if s.total == 0 {
+		return ""
+	}
+	if !s.cut() {
+		text, _ := s.full()
+		return string(text)
+	}
+	// Head: whole lines, at most headLines.
+	head := s.head
+	if i := bytes.LastIndexByte(head, '\n'); i >= 0 {
+		head = head[:i+1]
+	} else {
+		head = nil
+	}
+	head = firstNLines(head, headLines)
+	// Tail: whole lines from the last tailBytes, at most tailLines.
+	tail := s.tail
+	if len(tail) > tailBytes {
+		tail = tail[len(tail)-tailBytes:]
+		if i := bytes.IndexByte(tail, '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+	}
+	tail = lastNLines(tail, tailLines)
+	headN := bytes.Count(head, []byte{'\n'})
+	tailN := bytes.Count(tail, []byte{'\n'})
+	if len(tail) > 0 && tail[len(tail)-1] != '\n' {
+		tailN++
+	}
+	cutLines := s.lineCount() - headN - tailN
+	cutBytes := s.total - int64(len(head)) - int64(len(tail))
+	where := ""
+	if logPath != "" {
+		where = "; full output: " + logPath
+	}
+	marker := fmt.Sprintf("... [%d lines (%d bytes) cut%s] ...\n", max(cutLines, 0), max(cutBytes, 0), where)
+	return string(head) + marker + string(tail)
+}
+
+func firstNLines(b []byte, n int) []byte {
+	off := 0
+	for k := 0; k < n; k++ {
+		i := bytes.IndexByte(b[off:], '\n')
+		if i < 0 {
+			return b
+		}
+		off += i + 1
+	}
+	return b[:off]
+}
+
+func lastNLines(b []byte, n int) []byte {
+	end := len(b)
+	if end > 0 && b[end-1] == '\n' {
+		end--
+	}
+	off := end
+	for k := 0; k < n; k++ {
+		i := bytes.LastIndexByte(b[:off], '\n')
+		if i < 0 {
+			return b
+		}
+		off = i
+		if k == n-1 {
+			return b[off+1:]
+		}
+	}
+	return b[off+1:]
+}
