@@ -104,8 +104,8 @@ var (
 	figures   []figureRow
 )
 
-// toolsAvailable reports whether the real tools package provides its
-// registry; until it does, the scenarios run on stand-in tools.
+// realTools builds the real tools of a task (set in realtools_test.go);
+// when nil the scenarios run on the stand-in tools.
 var realTools func(ws *workspace.Workspace, g *Guard) []tools.Tool
 
 func scenarioToolSet(ws *workspace.Workspace) ToolSet {
@@ -123,7 +123,7 @@ func TestScenarios(t *testing.T) {
 		t.Fatalf("no scenarios: %v", err)
 	}
 	if realTools == nil {
-		t.Log("tools package registry not available yet: scenarios run on the stand-in tools of standin_tools_test.go")
+		t.Log("scenarios run on the stand-in tools of standin_tools_test.go")
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txtar")

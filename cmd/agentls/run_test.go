@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm/fakemodel"
+)
+
+// startModel serves script and points the environment at it.
+func startModel(t *testing.T, script string) *fakemodel.Server {
+	t.Helper()
+	s, err := fakemodel.ParseScript([]byte(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	t.Setenv("OPENAI_BASE_URL", srv.URL())
+	t.Setenv("OPENAI_API_KEY", "sk-test-secret")
+	t.Setenv("AGENTLS_MODEL", "fake-model")
+	return srv
+}
+
+func TestRunCommand(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		script   string
+		code     int
+		stdout   []string
+		stderr   []string
+		wantFile string // path=content after the run
+		maxTurns string
+	}{
+		{
+			name:   "ask answered",
+			args:   []string{"What does go.mod declare?"},
+			script: `[{"toolCalls":[{"name":"read_file","arguments":{"path":"go.mod"}}]},{"text":"It declares **example.com/x**."}]`,
+			code:   0,
+			stdout: []string{"It declares **example.com/x**."},
+			stderr: []string{"→ read_file", "✓ read_file", "completed (answered): 2 model calls"},
+		},
+		{
+			name:     "edit with diff",
+			args:     []string{"--edit", "--validate", "off", "Add a NOTES file"},
+			script:   `[{"toolCalls":[{"name":"write_file","arguments":{"path":"NOTES","content":"hello\n"}}]},{"text":"Added NOTES."}]`,
+			code:     0,
+			stdout:   []string{"Added NOTES.", "+++ b/NOTES", "+hello"},
+			wantFile: "NOTES=hello\n",
+		},
+		{
+			name:   "turn budget fails",
+			args:   []string{"--max-turns", "1", "Where is main?"},
+			script: `[{"toolCalls":[{"name":"grep","arguments":{"pattern":"func main"}}]},{"text":"never"}]`,
+			code:   1,
+			stderr: []string{"failed (turn_budget)"},
+		},
+		{
+			name:   "json result",
+			args:   []string{"--json", "Say hi"},
+			script: `[{"text":"hi"}]`,
+			code:   0,
+			stdout: []string{`"status": "completed"`, `"modelCalls": 1`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/x\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			startModel(t, tc.script)
+			var out, errb bytes.Buffer
+			code := mainExit(append([]string{"run", "--workspace", dir}, tc.args...), stdio{in: strings.NewReader(""), out: &out, err: &errb})
+			if code != tc.code {
+				t.Fatalf("exit %d; want %d\nstdout: %s\nstderr: %s", code, tc.code, out.String(), errb.String())
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, out.String())
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(errb.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, errb.String())
+				}
+			}
+			if strings.Contains(out.String()+errb.String(), "sk-test-secret") {
+				t.Errorf("the API key was printed")
+			}
+			if tc.wantFile != "" {
+				p, want, _ := strings.Cut(tc.wantFile, "=")
+				got, err := os.ReadFile(filepath.Join(dir, p))
+				if err != nil || string(got) != want {
+					t.Errorf("%s = %q (%v); want %q", p, got, err, want)
+				}
+			}
+			if tc.name == "json result" {
+				var v map[string]any
+				if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+					t.Errorf("stdout is not one JSON object: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestRunCommandCancelled: a cancel (Ctrl+C) during a running command ends
+// the task as cancelled with exit code 130 and kills the command.
+func TestRunCommandCancelled(t *testing.T) {
+	dir := t.TempDir()
+	startModel(t, `[{"toolCalls":[{"name":"run_command","arguments":{"command":"sleep 30"}}]},{"text":"never"}]`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	var errb lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runRun(ctx, stdio{out: &out, err: &errb}, []string{"--workspace", dir, "--edit", "build it"})
+	}()
+	// Cancel once the command has started (bounded wait, no fixed sleep).
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(errb.String(), "→ run_command") {
+		if time.Now().After(deadline) {
+			t.Fatalf("command never started: %s", errb.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 130 {
+			t.Fatalf("runRun = %v; want exit 130", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not end after the cancel")
+	}
+}
