@@ -48,6 +48,19 @@ local ok_main, err_main = xpcall(function()
     note(vim.fn.exists(':' .. c) == 2, 'command :' .. c .. ' exists')
   end
 
+  -- :help agentls resolves (tags built in a scratch copy of doc/).
+  do
+    local src = vim.api.nvim_get_runtime_file('doc/agentls.txt', false)[1]
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(src), tmp .. '/doc/agentls.txt')
+    vim.cmd('helptags ' .. tmp .. '/doc')
+    vim.opt.runtimepath:append(tmp)
+    local ok = pcall(vim.cmd, 'help :AgentRun')
+    note(ok and vim.fn.expand('%:t') == 'agentls.txt', ':help :AgentRun opens agentls.txt')
+    if ok then vim.cmd('close') end
+  end
+
   local cmd_json = os.getenv('AGENTLS_E2E_CMD')
   assert(cmd_json, 'AGENTLS_E2E_CMD is required')
   local cmd = vim.json.decode(cmd_json)
