@@ -7,6 +7,8 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,6 +87,8 @@ type Runner struct {
 	model Model
 	tools ToolSet
 
+	prefix string // random, so task IDs of different sessions never collide
+
 	mu    sync.Mutex // guards tasks and seq
 	tasks []*Task    // in start order; the only index of tasks
 	seq   int
@@ -92,7 +96,9 @@ type Runner struct {
 
 // NewRunner returns a runner; model and toolset are required.
 func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
-	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset, prefix: hex.EncodeToString(b[:])}
 }
 
 // Tasks returns the tasks of the session, oldest first.
@@ -165,7 +171,7 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 	}
 	r.mu.Lock()
 	r.seq++
-	id := fmt.Sprintf("t%d", r.seq)
+	id := fmt.Sprintf("%s-%d", r.prefix, r.seq)
 	r.mu.Unlock()
 
 	tctx, cancel := context.WithCancelCause(ctx)

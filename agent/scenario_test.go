@@ -104,16 +104,14 @@ var (
 	figures   []figureRow
 )
 
-// realTools builds the real tools of a task (set in realtools_test.go);
-// when nil the scenarios run on the stand-in tools.
-var realTools func(ws *workspace.Workspace, g *Guard) []tools.Tool
-
+// scenarioToolSet gives each task the real tools: one registry per task,
+// with the task's guarded editor, closed (its commands killed) when the
+// task ends.
 func scenarioToolSet(ws *workspace.Workspace) ToolSet {
 	return func(g *Guard) []tools.Tool {
-		if realTools != nil {
-			return realTools(ws, g)
-		}
-		return standinTools(ws, g)
+		reg := tools.New(tools.Env{Workspace: ws, Editor: g.Editor(ws, ws.DiskEditor())})
+		g.OnDone(func() { reg.Close() })
+		return reg.Tools()
 	}
 }
 
@@ -121,9 +119,6 @@ func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob("testdata/scenarios/*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
-	}
-	if realTools == nil {
-		t.Log("scenarios run on the stand-in tools of standin_tools_test.go")
 	}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txtar")

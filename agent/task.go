@@ -103,7 +103,8 @@ type Task struct {
 	pending []tools.ApprovalRequest // approvals the task waits on
 }
 
-// ID returns the task's identifier.
+// ID returns the task's identifier: unique across sessions
+// ("<runner>-<n>", e.g. "3fa2c1d0-2").
 func (t *Task) ID() string { return t.id }
 
 // Spec returns what the task was started with.
@@ -171,7 +172,7 @@ func (t *Task) transition(to State) error {
 	return nil
 }
 
-// CheckRunning returns nil only when the task is executing and its context
+// checkRunning returns nil only when the task is executing and its context
 // is live. Tools and the guarded editor call it before acting (L24, L25).
 func (t *Task) checkRunning(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {

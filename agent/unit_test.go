@@ -566,3 +566,63 @@ func TestNormalizeAnswer(t *testing.T) {
 		t.Errorf("different answers normalized equal")
 	}
 }
+
+func TestBudgets(t *testing.T) {
+	loop := func(n int) []*llm.Response {
+		var rs []*llm.Response
+		for i := 0; i < n; i++ {
+			rs = append(rs, calls("", call("grep", fmt.Sprintf(`{"pattern":"p%d"}`, i))))
+		}
+		return rs
+	}
+	tests := []struct {
+		name   string
+		cfg    Config
+		resps  []*llm.Response
+		reason StopReason
+		calls  int
+	}{
+		{"turns", Config{MaxTurns: 3}, loop(10), StopTurnBudget, 3},
+		{"tokens", Config{MaxTokens: 250}, loop(10), StopTokenBudget, 3},          // 110 tokens a call
+		{"time", Config{MaxTime: 100 * time.Millisecond}, nil, StopTimeBudget, 1}, // the model never answers
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &scriptModel{resps: tc.resps}
+			res, _ := runTask(t, tc.cfg, m, staticTools(textTool("grep", true, "x")), TaskSpec{Kind: KindAsk, Prompt: "p"})
+			if res.Status != StateFailed || res.StopReason != tc.reason || res.ModelCalls != tc.calls {
+				t.Fatalf("%s/%s after %d calls; want failed/%s after %d", res.Status, res.StopReason, res.ModelCalls, tc.reason, tc.calls)
+			}
+		})
+	}
+}
+
+func TestCheckCommandFeedsBackThenFails(t *testing.T) {
+	var guard *Guard
+	edit := &fakeTool{name: "edit_file", run: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		guard.RecordChange("a.go", "package a\n", "package a\nfunc broken(\n")
+		return tools.Result{Text: "edited a.go", Changed: []string{"a.go"}}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("edit_file", `{}`)),
+		answer("Done."), answer("Fixed."), answer("Really fixed."),
+	}}
+	cfg := Config{Validate: ValidateOff, CheckRounds: 2, Check: ShellCheck{Dir: t.TempDir(), Command: "echo 'a.go:2: syntax error' >&2; exit 2"}}
+	res, _ := runTask(t, cfg, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{edit} }, TaskSpec{Kind: KindEdit, Prompt: "p"})
+	if res.Status != StateFailed || res.StopReason != StopCheckFailed || res.ModelCalls != 4 {
+		t.Fatalf("%s/%s after %d calls; want failed/check_failed after 4", res.Status, res.StopReason, res.ModelCalls)
+	}
+	h := m.requests()[2].Messages
+	if last := h[len(h)-1].Content; !strings.Contains(last, "a.go:2: syntax error") || !strings.Contains(last, "exit 2") {
+		t.Fatalf("check output not fed back: %q", last)
+	}
+	if len(res.Files) != 1 || !strings.Contains(res.Files[0].Diff, "+func broken(") {
+		t.Fatalf("files %+v; want a.go with its diff", res.Files)
+	}
+	rep := res.Report()
+	for _, want := range []string{"**failed** (check_failed)", "| 4 |", "```diff", "| edit_file | 1 | 0 |"} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
+}
