@@ -111,6 +111,11 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return err
 	}
 	fmt.Fprintln(io.err, summaryLine(res))
+	if path, err := writeReport(ws.StateDir(), res); err != nil {
+		fmt.Fprintf(io.err, "agentls run: report not written: %v\n", err)
+	} else {
+		fmt.Fprintf(io.err, "report: %s\n", path)
+	}
 	switch res.Status {
 	case agent.StateCompleted:
 		return nil
@@ -119,6 +124,19 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	default:
 		return &exitError{code: 1, err: fmt.Errorf("task failed (%s): %s", res.StopReason, res.Error)}
 	}
+}
+
+// writeReport writes the task's markdown report to <state>/tasks/ID.md.
+func writeReport(stateDir string, res *agent.Result) (string, error) {
+	dir := filepath.Join(stateDir, "tasks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	path := filepath.Join(dir, res.TaskID+".md")
+	if err := os.WriteFile(path, []byte(res.Report()), 0o644); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	return path, nil
 }
 
 // progress prints a task's events to the terminal, one line each.
