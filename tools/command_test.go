@@ -1,0 +1,248 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestL5_LongOutputKeepsTail: 10,000 lines show the last ones, a marker of
+// what was cut, and the path of the full log, which read_file can read.
+func TestL5_LongOutputKeepsTail(t *testing.T) {
+	_, ws := fixture(t, nil)
+	r := newReg(t, Env{Workspace: ws})
+	res := call(t, r, "run_command", map[string]any{"command": "seq 1 10000"})
+	out := res.Data.(*CommandOutput)
+	if res.IsError || !strings.Contains(res.Text, "\n9999\n10000\n") || !strings.Contains(res.Text, "\n1\n2\n") {
+		t.Fatalf("run_command seq: head or tail missing:\n%s", res.Text)
+	}
+	if !strings.Contains(res.Text, "lines (") || !strings.Contains(res.Text, "cut; full output: .agentls/commands/") || out.LogPath == "" {
+		t.Fatalf("no cut marker or log path:\n%s", res.Text)
+	}
+	if len(res.Text) > 4000 {
+		t.Errorf("the model reads %d bytes for 10,000 lines; want a short head and tail", len(res.Text))
+	}
+	log := call(t, r, "read_file", map[string]any{"path": out.LogPath, "offset": 10000, "limit": 5})
+	if log.IsError || !strings.Contains(log.Text, "\t9998\n") {
+		t.Errorf("read_file of the full log %s = %s", out.LogPath, log.Text)
+	}
+	if !strings.Contains(res.Evidence, "$ seq 1 10000") || !strings.Contains(res.Evidence, "10000") {
+		t.Errorf("evidence (L7) lacks the command or its real output: %q", res.Evidence)
+	}
+}
+
+// TestL6_NonZeroExitShowsStdout: exit 1 with a warning on stderr still shows
+// the answer on stdout, each stream apart.
+func TestL6_NonZeroExitShowsStdout(t *testing.T) {
+	_, ws := fixture(t, nil)
+	r := newReg(t, Env{Workspace: ws})
+	res := call(t, r, "run_command", map[string]any{"command": "echo answer=42; echo 'warning: permission denied' >&2; exit 1"})
+	out := res.Data.(*CommandOutput)
+	if !res.IsError || out.ExitCode != 1 || out.Stdout != "answer=42\n" || out.Stderr != "warning: permission denied\n" {
+		t.Fatalf("result %+v", out)
+	}
+	if !strings.Contains(res.Text, "exit code 1") || !strings.Contains(res.Text, "stdout (1 line, 10 bytes):\nanswer=42") {
+		t.Errorf("text:\n%s", res.Text)
+	}
+}
+
+// TestL9_ResultsCarryNameArgsDuration: every result, errors included, names
+// its tool, keeps its arguments and duration, and is rendered text.
+func TestL9_ResultsCarryNameArgsDuration(t *testing.T) {
+	_, ws := fixture(t, map[string]string{"a.txt": "line one\nline two\n"})
+	r := newReg(t, Env{Workspace: ws})
+	calls := map[string]string{
+		"list_files": `{}`, "grep": `{"pattern":"line"}`, "read_file": `{"path":"a.txt"}`,
+		"edit_file": `{"path":"a.txt","old_string":"one","new_string":"1"}`, "write_file": `{"path":"b.txt","content":"x\ny\n"}`,
+		"run_command": `{"command":"echo a; echo b"}`, "update_plan": `{"items":[]}`, "no_such_tool": `{}`, "read_file ": `{"path":1}`,
+	}
+	for name, args := range calls {
+		res := call(t, r, name, args)
+		if res.Tool != name || string(res.Args) != args || res.Duration <= 0 {
+			t.Errorf("%s: Tool %q Args %s Duration %v", name, res.Tool, res.Args, res.Duration)
+		}
+		if strings.Contains(res.Text, `\n`) {
+			t.Errorf("%s: text holds an escaped newline: %q", name, res.Text)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Errorf("%s: result does not encode: %v", name, err)
+		}
+	}
+	if res := call(t, r, "no_such_tool", `{}`); !res.IsError || !strings.Contains(res.Text, "valid tools: list_files, grep, read_file, edit_file, write_file, run_command, update_plan") {
+		t.Errorf("unknown tool = %s", res.Text)
+	}
+}
+
+// TestL10_FailuresSayWhat: the signal that killed a command is named, and
+// a failure shows stderr.
+func TestL10_FailuresSayWhat(t *testing.T) {
+	_, ws := fixture(t, nil)
+	r := newReg(t, Env{Workspace: ws})
+	res := call(t, r, "run_command", map[string]any{"command": "echo partial; kill -TERM $$"})
+	out := res.Data.(*CommandOutput)
+	if !res.IsError || out.Signal != "SIGTERM" || !strings.Contains(res.Text, "killed by SIGTERM") || strings.Contains(res.Text, "null") {
+		t.Errorf("signalled command: %+v\n%s", out, res.Text)
+	}
+	res = call(t, r, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo 'no such table: users' >&2; exit 2"}})
+	if !strings.Contains(res.Text, "FAILED: exit code 2") || !strings.Contains(res.Text, "no such table: users") || !strings.Contains(res.Evidence, "no such table") {
+		t.Errorf("failure text:\n%s\nevidence %q", res.Text, res.Evidence)
+	}
+	res = call(t, r, "run_command", map[string]any{"argv": []string{"/nonexistent/prog"}})
+	if !res.IsError || !strings.Contains(res.Text, "could not start") {
+		t.Errorf("missing program: %s", res.Text)
+	}
+}
+
+// gone reports whether pid no longer runs: absent, or a zombie.
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs: the process group was not killed", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && perr == nil && pid > 0 {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestL26_GrandchildrenDie: a command that starts a grandchild and sleeps
+// is killed with its grandchild on timeout, on cancel, at KillAll, and a
+// background child does not outlive a command that ended normally. Checked
+// through the process table.
+func TestL26_GrandchildrenDie(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	script := "sleep 300 & echo $! > gc.pid; sleep 300"
+	t.Run("timeout", func(t *testing.T) {
+		dir, ws := fixture(t, nil)
+		r := newReg(t, Env{Workspace: ws})
+		start := time.Now()
+		res := call(t, r, "run_command", map[string]any{"command": script, "timeout": 1})
+		out := res.Data.(*CommandOutput)
+		if !out.TimedOut || !res.IsError || !strings.Contains(res.Text, "timed out after 1s") || time.Since(start) > 8*time.Second {
+			t.Fatalf("timeout result after %v: %s", time.Since(start), res.Text)
+		}
+		waitGone(t, readPid(t, filepath.Join(dir, "gc.pid")))
+	})
+	t.Run("cancel", func(t *testing.T) {
+		dir, ws := fixture(t, nil)
+		r := newReg(t, Env{Workspace: ws})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan Result)
+		go func() {
+			res, _ := r.Run(ctx, "run_command", json.RawMessage(`{"command":"`+script+`"}`))
+			done <- res
+		}()
+		pid := readPid(t, filepath.Join(dir, "gc.pid"))
+		cancel()
+		select {
+		case res := <-done:
+			if out := res.Data.(*CommandOutput); !out.Cancelled {
+				t.Errorf("not marked cancelled: %s", res.Text)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("run_command did not return after cancel")
+		}
+		waitGone(t, pid)
+	})
+	t.Run("server exit", func(t *testing.T) {
+		dir, ws := fixture(t, nil)
+		cmds := NewCommands()
+		r := newReg(t, Env{Workspace: ws, Commands: cmds})
+		done := make(chan Result)
+		go func() {
+			res, _ := r.Run(context.Background(), "run_command", json.RawMessage(`{"command":"`+script+`"}`))
+			done <- res
+		}()
+		pid := readPid(t, filepath.Join(dir, "gc.pid"))
+		cmds.KillAll()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("run_command did not return after KillAll")
+		}
+		waitGone(t, pid)
+		if res := call(t, r, "run_command", map[string]any{"command": "true"}); !res.IsError || !strings.Contains(res.Text, "shutting down") {
+			t.Errorf("command after KillAll: %s", res.Text)
+		}
+	})
+	t.Run("background child of a finished command", func(t *testing.T) {
+		dir, ws := fixture(t, nil)
+		r := newReg(t, Env{Workspace: ws})
+		res := call(t, r, "run_command", map[string]any{"command": "sleep 300 & echo $! > gc.pid; echo started"})
+		if res.IsError {
+			t.Fatal(res.Text)
+		}
+		waitGone(t, readPid(t, filepath.Join(dir, "gc.pid")))
+	})
+	t.Run("escaped grandchild holding the pipe", func(t *testing.T) {
+		if _, err := os.Stat("/usr/bin/setsid"); err != nil {
+			t.Skip("no setsid")
+		}
+		dir, ws := fixture(t, nil)
+		r := newReg(t, Env{Workspace: ws})
+		start := time.Now()
+		res := call(t, r, "run_command", map[string]any{"command": "setsid sh -c 'echo $$ > gc.pid; exec sleep 300' & sleep 0.2; echo leader done"})
+		if time.Since(start) > 8*time.Second || !strings.Contains(res.Text, "leader done") {
+			t.Fatalf("took %v: %s", time.Since(start), res.Text)
+		}
+		pid := readPid(t, filepath.Join(dir, "gc.pid"))
+		t.Cleanup(func() { killGroup(pid, true) })
+	})
+}
+
+func TestRunCommandEnvAndCwd(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-secret-value")
+	t.Setenv("AGENTLS_TOKEN", "agentls-secret")
+	t.Setenv("MY_KEY_VAR", "configured-secret")
+	t.Setenv("HARMLESS", "visible")
+	_, ws := fixture(t, map[string]string{"sub/x.txt": "x"})
+	r := newReg(t, Env{Workspace: ws, SecretEnv: []string{"MY_KEY_VAR"}})
+	res := call(t, r, "run_command", map[string]any{"command": "env; pwd; cat < /dev/stdin; echo stdin-closed", "cwd": "sub"})
+	for _, secret := range []string{"sk-secret-value", "agentls-secret", "configured-secret"} {
+		if strings.Contains(res.Text, secret) {
+			t.Errorf("a secret reached the command's environment: %s", secret)
+		}
+	}
+	if !strings.Contains(res.Text, "HARMLESS=visible") || !strings.Contains(res.Text, "/sub\n") || !strings.Contains(res.Text, "stdin-closed") || !strings.Contains(res.Text, "(in sub)") {
+		t.Errorf("env/cwd/stdin:\n%s", res.Text)
+	}
+	ap := &fixedApprover{d: Deny}
+	r = newReg(t, Env{Workspace: ws, Approver: ap})
+	res = call(t, r, "run_command", map[string]any{"cmd": "touch sub/ran"})
+	if _, err := os.Stat(filepath.Join(ws.Roots()[0], "sub/ran")); !res.IsError || !strings.Contains(res.Text, "denied") || err == nil || ap.reqs[0].Command != "touch sub/ran" {
+		t.Errorf("denied command: %s (ran: %v)", res.Text, err == nil)
+	}
+}

@@ -1,0 +1,229 @@
+package tools
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nested is a repository whose Go files sit at every depth (A#1 had 17).
+func nested() map[string]string {
+	files := map[string]string{"main.go": "package main\n\nfunc main() { run() }\n", "README.md": "# demo\n", ".gitignore": "gen/\n", "gen/skip.go": "package gen\n"}
+	for i := 0; i < 16; i++ {
+		dir := strings.Repeat(fmt.Sprintf("d%d/", i%4), i%5+1)
+		files[fmt.Sprintf("%sf%d.go", dir, i)] = fmt.Sprintf("package d\n\nfunc F%d() int { return %d }\n", i, i)
+	}
+	return files
+}
+
+func countLines(text string, suffix string) int {
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasSuffix(l, suffix) && !strings.HasPrefix(l, "(") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestL1_DiscoveryNeverDependsOnDepth: `find -maxdepth 1` sees one Go
+// file; list_files and grep, always recursive, see all 17 (and not the
+// gitignored one).
+func TestL1_DiscoveryNeverDependsOnDepth(t *testing.T) {
+	_, ws := fixture(t, nested())
+	r := newReg(t, Env{Workspace: ws})
+	find := call(t, r, "run_command", map[string]any{"command": "find . -maxdepth 1 -name '*.go'"})
+	if got := strings.Count(find.Text, ".go\n"); got != 1 {
+		t.Fatalf("find -maxdepth 1 found %d files; the fixture should hide 16 below: %s", got, find.Text)
+	}
+	for _, args := range []map[string]any{{"pattern": "*.go"}, {"pattern": "**/*.go"}, {}} {
+		res := call(t, r, "list_files", args)
+		if got := countLines(res.Text, ".go"); got != 17 {
+			t.Errorf("list_files %v listed %d Go files; want 17:\n%s", args, got, res.Text)
+		}
+		if strings.Contains(res.Text, "gen/skip.go") {
+			t.Errorf("list_files %v listed a gitignored file", args)
+		}
+	}
+	res := call(t, r, "grep", map[string]any{"pattern": `^package \w+`, "glob": "*.go"})
+	if got := strings.Count(res.Text, ":1: package"); got != 17 {
+		t.Errorf("grep found %d package clauses; want 17:\n%s", got, res.Text)
+	}
+}
+
+// TestL2_GlobSemantics: `**/*.go` and `*.go` both find nested files; a
+// pattern that cannot match says so; an empty match says the search was
+// recursive.
+func TestL2_GlobSemantics(t *testing.T) {
+	_, ws := fixture(t, nested())
+	r := newReg(t, Env{Workspace: ws})
+	tests := []struct {
+		args    map[string]any
+		want    int
+		isError bool
+		text    string
+	}{
+		{map[string]any{"pattern": "**/*.go"}, 17, false, ""},
+		{map[string]any{"pattern": "*.go"}, 17, false, ""},
+		{map[string]any{"pattern": "*.go", "path": "d1"}, 4, false, ""},
+		{map[string]any{"pattern": "d1/**/*.go"}, 4, false, ""},
+		{map[string]any{"pattern": "{main,README}.*"}, 2, false, ""},
+		{map[string]any{"pattern": "f1[0-5].go"}, 6, false, ""},
+		{map[string]any{"pattern": "*.rs"}, 0, false, "no files match"},
+		{map[string]any{"pattern": "/etc/*"}, 0, true, "can never match"},
+		{map[string]any{"pattern": "../*.go"}, 0, true, "can never match"},
+		{map[string]any{"pattern": "[z-a"}, 0, true, "can never match"},
+		{map[string]any{"path": "nope"}, 0, true, "no such folder"},
+	}
+	for _, tt := range tests {
+		res := call(t, r, "list_files", tt.args)
+		got := countLines(res.Text, ".go") + countLines(res.Text, ".md")
+		if got != tt.want || res.IsError != tt.isError || !strings.Contains(res.Text, tt.text) {
+			t.Errorf("list_files %v = %d paths, error %v:\n%s\nwant %d paths, error %v, text %q", tt.args, got, res.IsError, res.Text, tt.want, tt.isError, tt.text)
+		}
+	}
+	res := call(t, r, "list_files", map[string]any{"pattern": "*.go", "limit": 5})
+	if !strings.Contains(res.Text, "showing 5 of 17") || !strings.Contains(res.Text, "12 more") {
+		t.Errorf("capped listing does not say how many more:\n%s", res.Text)
+	}
+}
+
+// TestL3_PathsAreWorkspaceRelative: every path printed is relative to the
+// root, and each one reads back with read_file, given any way.
+func TestL3_PathsAreWorkspaceRelative(t *testing.T) {
+	dir, ws := fixture(t, nested())
+	r := newReg(t, Env{Workspace: ws})
+	list := call(t, r, "list_files", map[string]any{})
+	var paths []string
+	for _, l := range strings.Split(list.Text, "\n") {
+		if l != "" && !strings.HasPrefix(l, "(") {
+			paths = append(paths, l)
+		}
+	}
+	if len(paths) < 18 {
+		t.Fatalf("list_files printed %d paths:\n%s", len(paths), list.Text)
+	}
+	for _, p := range paths {
+		if filepath.IsAbs(p) || strings.HasPrefix(p, "./") || strings.Contains(p, dir) {
+			t.Errorf("list_files printed %q: not workspace-relative", p)
+		}
+		for _, form := range []string{p, "./" + p, filepath.Join(dir, p), "file://" + filepath.Join(dir, p)} {
+			res := call(t, r, "read_file", map[string]any{"path": form})
+			if res.IsError || !strings.HasPrefix(res.Text, p+" (") {
+				t.Errorf("read_file %q (listed as %q) = %s", form, p, res.Text)
+			}
+		}
+	}
+	g := call(t, r, "grep", map[string]any{"pattern": "func F1[0-9]"})
+	for _, l := range strings.Split(g.Text, "\n") {
+		if strings.HasPrefix(l, "/") || strings.Contains(l, dir) {
+			t.Errorf("grep printed a non-relative path: %q", l)
+		}
+	}
+	for name, args := range map[string]map[string]any{
+		"read_file": {}, "list_files": {}, "grep": {"pattern": "x"}, "write_file": {"content": "x"},
+		"edit_file": {"old_string": "a", "new_string": "b"}, "run_command": {"command": "true", "cwd": "../x"},
+	} {
+		if _, ok := args["cwd"]; !ok {
+			args["path"] = "../outside.txt"
+		}
+		res := call(t, r, name, args)
+		if !res.IsError || !strings.Contains(res.Text, "outside") {
+			t.Errorf("%s with a path outside the workspace = %q; want an error saying so", name, res.Text)
+		}
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	var big strings.Builder
+	for i := 1; i <= 300000; i++ {
+		fmt.Fprintf(&big, "line %d of a file over the read limit\n", i)
+	}
+	_, ws := fixture(t, map[string]string{
+		"a.txt": "one\r\ntwo\r\nthree\r\n", "long.txt": long + "\n", "bin.dat": "ab\x00cd", "empty.txt": "",
+		"big.log": big.String(), "dir/x.go": "package x\n",
+	})
+	r := newReg(t, Env{Workspace: ws})
+	tests := []struct {
+		args    map[string]any
+		isError bool
+		want    []string
+	}{
+		{map[string]any{"path": "a.txt"}, false, []string{"a.txt (lines 1-3 of 3)", "     2\ttwo\n"}},
+		{map[string]any{"path": "a.txt", "offset": 2, "limit": 1}, false, []string{"lines 2-2 of 3; read on with offset=3", "two"}},
+		{map[string]any{"path": "a.txt", "offset": 9}, true, []string{"past the end", "3 lines"}},
+		{map[string]any{"path": "long.txt"}, false, []string{"line cut: 3000 more bytes"}},
+		{map[string]any{"path": "bin.dat"}, true, []string{"binary"}},
+		{map[string]any{"path": "empty.txt"}, false, []string{"empty (0 lines"}},
+		{map[string]any{"path": "dir"}, true, []string{"is a folder", "list_files"}},
+		{map[string]any{"path": "x.go"}, true, []string{"no such file", "dir/x.go"}},
+		{map[string]any{"path": "big.log", "offset": 299999}, false, []string{"of 300000", "line 300000 of a file", "read from disk in parts"}},
+	}
+	for _, tt := range tests {
+		res := call(t, r, "read_file", tt.args)
+		for _, w := range tt.want {
+			if res.IsError != tt.isError || !strings.Contains(res.Text, w) {
+				t.Errorf("read_file %v = (error %v) %q; want error %v and %q", tt.args, res.IsError, res.Text, tt.isError, w)
+			}
+		}
+	}
+	// The editor's unsaved buffer wins over the disk.
+	ws.Buffers().Open(filepath.Join(ws.Roots()[0], "a.txt"), "text", 7, "edited in the editor\n")
+	res := call(t, r, "read_file", map[string]any{"file_path": "a.txt"})
+	if !strings.Contains(res.Text, "edited in the editor") || !strings.Contains(res.Text, "version 7") {
+		t.Errorf("read_file of an open buffer = %q", res.Text)
+	}
+}
+
+func TestGrepTool(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{
+		"a.go": "package a\n\nfunc Alpha() {}\nfunc beta() {}\n", "b/b.go": "package b\n\nfunc ALPHA() {}\n",
+		"b/notes.md": "alpha notes\n", "bin.dat": "alpha\x00",
+	})
+	r := newReg(t, Env{Workspace: ws})
+	tests := []struct {
+		args    map[string]any
+		isError bool
+		want    []string
+		not     []string
+	}{
+		{map[string]any{"pattern": "func Alpha"}, false, []string{"a.go:3: func Alpha() {}", "1 matching line in 1 file"}, []string{"ALPHA"}},
+		{map[string]any{"pattern": "alpha", "ignore_case": true}, false, []string{"a.go:3:", "b/b.go:3:", "b/notes.md:1:", "1 binary file skipped"}, nil},
+		{map[string]any{"pattern": "alpha", "ignore_case": true, "glob": "*.go"}, false, []string{"a.go:3:", "b/b.go:3:"}, []string{"notes.md"}},
+		{map[string]any{"pattern": "alpha", "ignore_case": true, "path": "b"}, false, []string{"b/b.go:3:", "b/notes.md:1:"}, []string{"a.go:3"}},
+		{map[string]any{"pattern": "Alpha()", "literal": true}, false, []string{"a.go:3:"}, nil},
+		{map[string]any{"pattern": "zzz"}, false, []string{"no matches for \"zzz\" in 3 files searched in the workspace; 1 binary file skipped"}, nil},
+		{map[string]any{"pattern": "a(", "literal": false}, true, []string{"bad pattern", "literal"}, nil},
+		{map[string]any{"pattern": "x", "glob": "*.rs"}, true, []string{"nothing was searched"}, nil},
+		{map[string]any{"pattern": "beta", "context": 1}, false, []string{"a.go-3- func Alpha() {}", "a.go:4: func beta() {}"}, nil},
+	}
+	for _, tt := range tests {
+		res := call(t, r, "grep", tt.args)
+		if res.IsError != tt.isError {
+			t.Errorf("grep %v: error %v; want %v: %s", tt.args, res.IsError, tt.isError, res.Text)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("grep %v = %q; want %q in it", tt.args, res.Text, w)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(res.Text, w) {
+				t.Errorf("grep %v = %q; want no %q", tt.args, res.Text, w)
+			}
+		}
+	}
+	// L8 evidence: an empty result names the scope and the file count.
+	res := call(t, r, "grep", map[string]any{"pattern": "nothing here"})
+	if res.IsError || !strings.Contains(res.Evidence, "3 files searched") {
+		t.Errorf("empty grep evidence = %q", res.Evidence)
+	}
+	// Unsaved buffers are searched.
+	ws.Buffers().Open(filepath.Join(dir, "a.go"), "go", 3, "package a\n\nfunc Gamma() {}\n")
+	res = call(t, r, "grep", map[string]any{"pattern": "Gamma"})
+	if !strings.Contains(res.Text, "a.go:3: func Gamma() {}") {
+		t.Errorf("grep did not read the unsaved buffer: %s", res.Text)
+	}
+}
