@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -124,4 +126,24 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// drainFrames reads LSP frames from r until it ends and reports the first
+// malformed one.
+func drainFrames(r io.Reader) error {
+	st := jsonrpc2.NewHeaderStream(struct {
+		io.Reader
+		io.Writer
+		io.Closer
+	}{r, io.Discard, io.NopCloser(nil)})
+	for {
+		_, _, err := st.Read(context.Background())
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrClosedPipe), errors.Is(err, net.ErrClosed):
+			return nil
+		default:
+			return err
+		}
+	}
 }

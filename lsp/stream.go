@@ -106,9 +106,13 @@ func (s *stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	if problem != "" {
-		bad := s.recoverFromBadHeader(problem)
-		return nil, 0, bad, nil
+	if problem.text != "" {
+		if problem.junk {
+			// A line that is no header at all: answer it alone; what follows
+			// is read as the next frame.
+			return nil, 0, &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid message header: "+problem.text), reply: true}, nil
+		}
+		return nil, 0, s.recoverFromBadHeader(problem), nil
 	}
 	raw, err := s.in.next(length)
 	if err != nil {
@@ -133,21 +137,30 @@ func (s *stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
 	return nil, 0, classifyBadBody(body, derr), nil
 }
 
-// readHeader reads one header block. problem is non-empty when the block is
+// headerProblem describes a malformed header block. junk marks a line that
+// is not a header field at all; ended, that the block was read up to its
+// blank line (so a body follows).
+type headerProblem struct {
+	text  string
+	junk  bool
+	ended bool
+}
+
+// readHeader reads one header block. problem is set when the block is
 // malformed; err is set only when reading fails.
-func (s *stream) readHeader() (length, consumed int, problem string, err error) {
+func (s *stream) readHeader() (length, consumed int, problem headerProblem, err error) {
 	length = -1
 	lines := 0
 	for {
 		line, err := s.in.line(maxHeaderLine)
 		if errors.Is(err, errLineTooLong) {
-			return 0, 0, "header line too long", nil
+			return 0, 0, headerProblem{text: "header line too long", junk: true}, nil
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) && consumed > 0 {
 				err = io.ErrUnexpectedEOF
 			}
-			return 0, 0, "", err
+			return 0, 0, headerProblem{}, err
 		}
 		consumed += len(line)
 		if isBlank(line) {
@@ -156,13 +169,22 @@ func (s *stream) readHeader() (length, consumed int, problem string, err error) 
 			}
 			break
 		}
+		if k := indexFold(line, "content-length"); k > 0 && lines == 0 {
+			// Junk glued to the front of a header (the tail of a body whose
+			// Content-Length was too short): drop it.
+			s.log.Warn("junk before a header dropped", "bytes", k)
+			line = line[k:]
+		}
 		lines++
 		if lines > maxHeaderLines {
-			return 0, 0, "too many header lines", nil
+			return 0, 0, headerProblem{text: "too many header lines"}, nil
 		}
 		name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r\n"), []byte(":"))
-		if !ok {
-			return 0, 0, fmt.Sprintf("malformed header line %s", quoteTrunc(line)), nil
+		if !ok || line[0] == '{' {
+			if problem.text != "" {
+				return 0, 0, problem, nil // the block broke off: no body to find
+			}
+			return 0, 0, headerProblem{text: fmt.Sprintf("malformed header line %s", quoteTrunc(line)), junk: true}, nil
 		}
 		if !bytes.EqualFold(bytes.TrimSpace(name), []byte("content-length")) {
 			continue // Content-Type and unknown fields are ignored
@@ -170,52 +192,49 @@ func (s *stream) readHeader() (length, consumed int, problem string, err error) 
 		n, perr := strconv.Atoi(string(bytes.TrimSpace(value)))
 		switch {
 		case perr != nil || n < 0:
-			return 0, 0, fmt.Sprintf("invalid Content-Length %s", quoteTrunc(value)), nil
+			problem.text = fmt.Sprintf("invalid Content-Length %s", quoteTrunc(value))
 		case n == 0:
-			return 0, 0, "Content-Length is 0", nil
+			problem.text = "Content-Length is 0"
 		case n > maxFrameSize:
-			return 0, 0, fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes", n, maxFrameSize), nil
+			problem.text = fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes", n, maxFrameSize)
+		default:
+			length = n
 		}
-		length = n
 	}
-	if length < 0 {
-		return 0, 0, "missing Content-Length header", nil
+	if problem.text == "" && length < 0 {
+		problem.text = "missing Content-Length header"
 	}
-	return length, consumed, "", nil
+	if problem.text != "" {
+		problem.ended = true
+		return 0, 0, problem, nil
+	}
+	return length, consumed, headerProblem{}, nil
 }
 
-// recoverFromBadHeader skips the rest of a malformed header block and, when
-// a JSON object follows, that object too, so a request whose header was
-// broken still gets an error reply with its own id. It then drops buffered
-// junk up to the next "Content-Length". It never waits for more input except
-// to complete a JSON object that has already started.
-func (s *stream) recoverFromBadHeader(problem string) *badFrame {
-	bad := &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid message header: "+problem), reply: true}
-	// The rest of the header block, up to its blank line.
-	for i := 0; i < maxHeaderLines && s.in.buffered() > 0; i++ {
-		if b := s.in.peekByte(); b == '{' || b == '[' {
-			break
-		}
-		if s.in.hasPrefixFold("content-length") {
+// recoverFromBadHeader handles a header block that was read to its blank
+// line but is unusable: when a JSON object follows, it is consumed too, so a
+// request whose header was broken still gets an error reply with its own
+// id. Whatever else follows is read as the next frame (junk there gets
+// replies of its own). It waits only for the first byte of the body and for
+// the rest of a JSON object that has started.
+func (s *stream) recoverFromBadHeader(problem headerProblem) *badFrame {
+	bad := &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid message header: "+problem.text), reply: true}
+	if !problem.ended {
+		return bad
+	}
+	for s.in.skipSpace(); s.in.buffered() == 0; s.in.skipSpace() {
+		if !s.in.ensure(1) {
 			return bad
 		}
-		if !s.in.hasLine() {
-			break // never wait for the rest of a junk line
-		}
-		line, err := s.in.line(maxHeaderLine)
-		if err != nil || isBlank(line) {
-			break
-		}
 	}
-	s.in.skipSpace()
-	if s.in.buffered() > 0 && s.in.peekByte() == '{' {
+	if s.in.peekByte() == '{' {
 		if obj, ok := s.in.jsonObject(maxFrameSize); ok {
 			if id, ok := lenientID(obj); ok {
 				bad.id = id
 			}
 		}
 	}
-	s.in.dropUntilHeader()
+	s.in.skipSpace()
 	return bad
 }
 
@@ -432,14 +451,17 @@ func (f *frameReader) next(n int) ([]byte, error) {
 // unread gives back the last n bytes consumed by next.
 func (f *frameReader) unread(n int) { f.off -= n }
 
-func (f *frameReader) hasLine() bool { return bytes.IndexByte(f.buf[f.off:], '\n') >= 0 }
+// ensure reads until n bytes are buffered; false when the input ends first.
+func (f *frameReader) ensure(n int) bool {
+	for f.buffered() < n {
+		if f.fill() != nil {
+			return false
+		}
+	}
+	return true
+}
 
 func (f *frameReader) peekByte() byte { return f.buf[f.off] }
-
-func (f *frameReader) hasPrefixFold(p string) bool {
-	b := f.buf[f.off:]
-	return len(b) >= len(p) && bytes.EqualFold(b[:len(p)], []byte(p))
-}
 
 func (f *frameReader) skipSpace() {
 	for f.buffered() > 0 {
@@ -487,23 +509,4 @@ func (f *frameReader) jsonObject(max int) ([]byte, bool) {
 			}
 		}
 	}
-}
-
-// dropUntilHeader discards buffered bytes up to the next "Content-Length"
-// (case-insensitive). It does not wait for input; a tail that could be the
-// start of the header name is kept.
-func (f *frameReader) dropUntilHeader() {
-	const name = "content-length"
-	if k := indexFold(f.buf[f.off:], name); k >= 0 {
-		f.off += k
-		return
-	}
-	keep := 0
-	for n := len(name) - 1; n > 0; n-- {
-		if f.buffered() >= n && bytes.EqualFold(f.buf[len(f.buf)-n:], []byte(name[:n])) {
-			keep = n
-			break
-		}
-	}
-	f.off = len(f.buf) - keep
 }
