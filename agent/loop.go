@@ -96,6 +96,10 @@ type Runner struct {
 
 // NewRunner returns a runner; model and toolset are required.
 func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
+	if cfg.Counter == nil {
+		// Load the tokenizer's tables (~0.2 s) now, not in the first task.
+		go defaultCounter.count("warm up")
+	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset, prefix: hex.EncodeToString(b[:])}
