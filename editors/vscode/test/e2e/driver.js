@@ -9,7 +9,7 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: palette,run,quickfix,cancel (default: all)
+//   E2E_SCENARIOS     comma list: palette,run,quickfix,ask,cancel (default: all)
 //   E2E_SERVER_LOG    (stand-in server only) its event log, to prove the
 //                     extension started the server and what it sent
 //   E2E_EDIT_PROMPT / E2E_SLOW_PROMPT / E2E_EXPECT_EDIT (a text the edited
@@ -23,7 +23,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'palette,run,quickfix,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'palette,run,quickfix,ask,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -200,6 +200,34 @@ async function main() {
         note(Boolean(toast), `answer shown: ${(toast || 'none').replace(/\s+/g, ' ')}`);
       }
       await page.keyboard.press('Escape');
+    }
+
+    if (want.has('ask')) {
+      // Find "Greet(name"; Alt+Enter selects the (single) match and focuses
+      // the editor; then "agentls: Ask about selection".
+      await clearToasts();
+      await page.click('.monaco-editor .view-lines');
+      await page.keyboard.press('Control+F');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Control+A');
+      await page.keyboard.type('Greet(name');
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Alt+Enter');
+      await page.waitForTimeout(300);
+      await palette('agentls: Ask about selection');
+      await page.keyboard.press('Enter');
+      await page.waitForSelector('.quick-input-widget input', { timeout: 10000 });
+      await page.waitForTimeout(300);
+      await page.keyboard.press('Enter'); // the default question
+      const toast = await toastWith('Show report');
+      await shot('05b-ask-selection');
+      note(Boolean(toast) && !/failed/.test(toast), `Ask about selection answered: ${(toast || 'none').replace(/\s+/g, ' ')}`);
+      if (process.env.E2E_SERVER_LOG) {
+        const run = serverEvents().filter((e) => e.event === 'run').pop();
+        const r = run && run.args.range;
+        note(Boolean(run && run.args.mode === 'ask' && r && r.start.line === r.end.line && r.end.character - r.start.character === 'Greet(name'.length),
+          `it sent mode "ask" with the selection's range: ${run ? JSON.stringify(run.args.range) : 'no run'}`);
+      }
     }
 
     if (want.has('cancel')) {
