@@ -1,0 +1,156 @@
+package lsp_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/lsptest"
+)
+
+func TestConfigApply(t *testing.T) {
+	def := lsp.DefaultConfig()
+	for _, tc := range []struct {
+		name     string
+		raw      string
+		want     func(c *lsp.Config)
+		problems []string // fields with problems
+	}{
+		{"null", `null`, nil, nil},
+		{"empty", `{}`, nil, nil},
+		{"all fields", `{"model":"m1","baseURL":"http://127.0.0.1:8080/v1","apiKeyEnv":"MY_KEY","logLevel":"debug","approval":"auto","allowCommands":["go test"],"checkCommand":"go vet ./...","validate":"on","maxTurns":12,"showReport":true}`,
+			func(c *lsp.Config) {
+				c.Model, c.BaseURL, c.APIKeyEnv, c.LogLevel, c.Approval = "m1", "http://127.0.0.1:8080/v1", "MY_KEY", "debug", "auto"
+				c.AllowCommands, c.CheckCommand, c.Validate, c.MaxTurns, c.ShowReport = []string{"go test"}, "go vet ./...", "on", 12, true
+			}, nil},
+		{"wrapped in section", `{"agentls":{"model":"m2"}}`, func(c *lsp.Config) { c.Model = "m2" }, nil},
+		{"bad approval keeps default", `{"approval":"sometimes","model":"m3"}`, func(c *lsp.Config) { c.Model = "m3" }, []string{"approval"}},
+		{"bad maxTurns", `{"maxTurns":0}`, nil, []string{"maxTurns"}},
+		{"maxTurns wrong type", `{"maxTurns":"ten"}`, nil, []string{"maxTurns"}},
+		{"bad baseURL", `{"baseURL":"ftp://x"}`, nil, []string{"baseURL"}},
+		{"bad apiKeyEnv", `{"apiKeyEnv":"not a name"}`, nil, []string{"apiKeyEnv"}},
+		{"bad validate and logLevel", `{"validate":"always","logLevel":"loud"}`, nil, []string{"logLevel", "validate"}},
+		{"empty allowCommands entry", `{"allowCommands":["go test",""]}`, nil, []string{"allowCommands"}},
+		{"showReport wrong type", `{"showReport":"yes"}`, nil, []string{"showReport"}},
+		{"unknown setting", `{"modle":"x"}`, nil, []string{"modle"}},
+		{"api key refused", `{"apiKey":"sk-secret-123"}`, nil, []string{"apiKey"}},
+		{"not an object", `[1,2]`, nil, []string{"agentls"}},
+		{"null field ignored", `{"model":null}`, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := def
+			if tc.want != nil {
+				tc.want(&want)
+			}
+			got, problems := def.Apply([]byte(tc.raw))
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("Apply(%s) = %+v; want %+v", tc.raw, got, want)
+			}
+			var fields []string
+			for _, p := range problems {
+				fields = append(fields, p.Field)
+				if strings.Contains(p.String(), "sk-secret") {
+					t.Errorf("problem %q echoes the secret", p)
+				}
+			}
+			if strings.Join(fields, ",") != strings.Join(tc.problems, ",") {
+				t.Errorf("problems = %v; want fields %v", problems, tc.problems)
+			}
+		})
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{lsp.EnvModel: "llama3", lsp.EnvBaseURL: "http://127.0.0.1:11434/v1", lsp.EnvAPIKey: "sk-env-secret"}
+	c, problems := lsp.ConfigFromEnv(func(k string) string { return env[k] })
+	if c.Model != "llama3" || c.BaseURL != "http://127.0.0.1:11434/v1" || len(problems) != 0 {
+		t.Errorf("ConfigFromEnv = %+v, %v", c, problems)
+	}
+	if c.APIKey(func(k string) string { return env[k] }) != "sk-env-secret" {
+		t.Errorf("APIKey does not read %s", lsp.EnvAPIKey)
+	}
+	if strings.Contains(fmt.Sprint(c), "sk-env-secret") {
+		t.Error("Config holds the key")
+	}
+	env[lsp.EnvBaseURL] = "not a url"
+	c, problems = lsp.ConfigFromEnv(func(k string) string { return env[k] })
+	if c.BaseURL != lsp.DefaultBaseURL || len(problems) != 1 || problems[0].Field != lsp.EnvBaseURL {
+		t.Errorf("bad OPENAI_BASE_URL: %+v, %v; want the default kept and a problem", c, problems)
+	}
+}
+
+// TestConfigOverLSP: initializationOptions and didChangeConfiguration apply;
+// invalid values are reported with a showMessage warning naming the field;
+// an API key sent as a setting is never echoed or logged.
+func TestConfigOverLSP(t *testing.T) {
+	secret := "sk-never-echo-this"
+	var seen []lsp.Config
+	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{"model": "init-model", "maxTurns": -3, "apiKey": secret}},
+		lsp.WithConfigHandler(func(c lsp.Config) { seen = append(seen, c) }))
+	st := s.c.Await(2*time.Second, "a warning about maxTurns", func(st *lsptest.State) bool { return st.HasShowMessage("maxTurns") })
+	for _, m := range st.ShowMessages {
+		if strings.Contains(m.Message, "maxTurns") && m.Type != protocol.MessageTypeWarning {
+			t.Errorf("config warning type = %v; want Warning", m.Type)
+		}
+	}
+	if c := s.srv.Config(); c.Model != "init-model" || c.MaxTurns != lsp.DefaultMaxTurns {
+		t.Errorf("config after initialize = %+v; want model set and maxTurns default kept", c)
+	}
+	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{
+		Settings: protocol.LSPAny(`{"agentls":{"approval":"deny","validate":"nope","logLevel":"debug"}}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.c.Await(2*time.Second, "a warning about validate", func(st *lsptest.State) bool { return st.HasShowMessage("validate") })
+	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.srv.Config(); c.Approval != "deny" || c.Validate != "edits" || c.Model != "init-model" {
+		t.Errorf("config after change = %+v", c)
+	}
+	if len(seen) != 2 {
+		t.Errorf("config handler called %d times; want 2", len(seen))
+	}
+	if strings.Contains(s.c.Transcript(), secret) {
+		// The client sent it; only the client's own message may hold it.
+		lines := strings.Split(s.c.Transcript(), "\n")
+		for _, l := range lines {
+			if strings.Contains(l, secret) && !strings.Contains(l, " -> ") {
+				t.Errorf("server echoed the API key: %s", l)
+			}
+		}
+	}
+}
+
+// TestLogMirroring: logs reach the client as window/logMessage at the
+// configured level only.
+func TestLogMirroring(t *testing.T) {
+	s := initialized(t, lsptest.Config{})
+	name := t.TempDir() + "/x.txt"
+	if err := s.c.OpenDocument(ctx(t), name, "plaintext", "x"); err != nil { // logs "didOpen" at debug
+		t.Fatal(err)
+	}
+	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
+		t.Fatal(err)
+	}
+	if snap := s.c.Snapshot(); snap.HasLogMessage("didOpen") {
+		t.Error("debug record mirrored at level info")
+	}
+	if err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: protocol.LSPAny(`{"agentls":{"logLevel":"debug"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.CloseDocument(ctx(t), name); err != nil {
+		t.Fatal(err)
+	}
+	st := s.c.Await(2*time.Second, "the debug didClose record", func(st *lsptest.State) bool { return st.HasLogMessage("didClose") })
+	for _, m := range st.LogMessages {
+		if strings.Contains(m.Message, "didClose") && m.Type != protocol.MessageTypeLog {
+			t.Errorf("debug record sent as type %v; want Log", m.Type)
+		}
+	}
+}
