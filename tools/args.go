@@ -85,10 +85,10 @@ func decodeArgs(tool string, raw json.RawMessage, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return argErrorf("the arguments of %s are not valid JSON (%v); send one JSON object, e.g. %s", tool, err, example(dst))
+		return argErrorf("%s: the arguments are not valid JSON (%v); send one JSON object, e.g. %s", tool, err, example(dst))
 	}
 	if dec.More() {
-		return argErrorf("the arguments of %s hold more than one JSON value; send one JSON object, e.g. %s", tool, example(dst))
+		return argErrorf("%s: the arguments hold more than one JSON value; send one JSON object, e.g. %s", tool, example(dst))
 	}
 	// Some models send the object encoded as a JSON string.
 	if s, ok := v.(string); ok {

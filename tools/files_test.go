@@ -1,10 +1,15 @@
 package tools
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // nested is a repository whose Go files sit at every depth (A#1 had 17).
@@ -225,5 +230,51 @@ func TestGrepTool(t *testing.T) {
 	res = call(t, r, "grep", map[string]any{"pattern": "Gamma"})
 	if !strings.Contains(res.Text, "a.go:3: func Gamma() {}") {
 		t.Errorf("grep did not read the unsaved buffer: %s", res.Text)
+	}
+}
+
+// TestGrepWarmIndexStaysCurrent: once the index is warm, a search never
+// misses a change: an edit through the tools, an outside write the watcher
+// reports, or a file a command wrote a moment ago.
+func TestGrepWarmIndexStaysCurrent(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 50; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644)
+	}
+	ws, err := workspace.New(context.Background(), workspace.Options{Roots: []string{dir}, Watch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if !ws.Watching() {
+		t.Skip("no file watching here")
+	}
+	r := newReg(t, Env{Workspace: ws})
+	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
+	<-r.warmDone
+	if !r.env.Index.Warm() {
+		t.Fatal("index not warm after the first search")
+	}
+	find := func(pattern string) string {
+		return call(t, r, "grep", map[string]any{"pattern": pattern, "literal": true}).Text
+	}
+	if got := find("file 7"); !strings.Contains(got, "f07.txt:1:") {
+		t.Fatalf("warm search: %s", got)
+	}
+	call(t, r, "edit_file", map[string]any{"path": "f03.txt", "old_string": "file 3", "new_string": "zebra edited"})
+	if got := find("zebra edited"); !strings.Contains(got, "f03.txt:1:") {
+		t.Errorf("edit through the tools not seen: %s", got)
+	}
+	call(t, r, "run_command", map[string]any{"command": "echo giraffe from a command > f04.txt"})
+	if got := find("giraffe from a command"); !strings.Contains(got, "f04.txt:1:") {
+		t.Errorf("a command's write not seen by the next search: %s", got)
+	}
+	os.WriteFile(filepath.Join(dir, "f05.txt"), []byte("okapi from outside\n"), 0o644)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(find("okapi from outside"), "f05.txt:1:") {
+		if time.Now().After(deadline) {
+			t.Fatal("an outside write was never seen")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

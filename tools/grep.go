@@ -29,6 +29,9 @@ type GrepOutput struct {
 	Matches   int      // matching lines shown
 	Searched  int      // text files searched
 	Truncated bool     // more matches exist than were shown
+	// Complete: every file in scope was searched (the total cap did not
+	// stop the search early), so "no more matches" is evidence (L8).
+	Complete bool
 }
 
 // grepMaxPerFile caps the matching lines shown per file.
@@ -122,13 +125,45 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	if !explicitFile {
 		r.startWarm()
 	}
+	idx := r.env.Index
+	seq := w.Seq()
+	trusted := r.syncIndex()
 	res, err := m.Search(ctx, grep.Request{
-		Files: files, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: r.env.Index,
+		Files: files, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: idx, Trusted: trusted,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
+	if !trusted && idx.Warm() && res.Skipped == 0 && (a.Path == "" || a.Path == ".") && a.Glob == "" {
+		idx.Synced(seq) // every file's stamp was just checked
+	}
 	return renderGrep(a, scope, res, ctxLines), nil
+}
+
+// syncIndex brings the warm index up to date with the workspace change log
+// and reports whether searches may trust it without checking each file on
+// disk: only when the workspace watches the disk (so outside changes reach
+// the log), the log reaches back far enough, and no command ran since the
+// last full check (its writes may still be in the watcher's debounce).
+func (r *Registry) syncIndex() bool {
+	idx, w := r.env.Index, r.env.Workspace
+	if !idx.Warm() || !w.Watching() {
+		return false
+	}
+	if idx.TakeSuspect() {
+		return false
+	}
+	changes, complete := w.ChangesSince(idx.Since())
+	if !complete {
+		return false
+	}
+	last := idx.Since()
+	for _, c := range changes {
+		idx.Forget(w.Abs(c.Path))
+		last = max(last, c.Seq)
+	}
+	idx.Synced(last)
+	return true
 }
 
 // startWarm builds the shared grep index in the background once, so later
@@ -144,15 +179,18 @@ func (r *Registry) startWarm() {
 		for i, p := range paths {
 			files[i] = grep.File{Name: p.String(), Abs: w.Abs(p)}
 		}
+		seq := w.Seq()
 		go func() {
 			defer close(r.warmDone)
-			_ = r.env.Index.Build(r.warmCtx, files)
+			if r.env.Index.Build(r.warmCtx, files) == nil {
+				r.env.Index.Synced(seq)
+			}
 		}()
 	})
 }
 
 func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Result {
-	out := &GrepOutput{Pattern: a.Pattern, Scope: scope, Matches: res.Matches, Searched: res.Searched, Truncated: res.Truncated}
+	out := &GrepOutput{Pattern: a.Pattern, Scope: scope, Matches: res.Matches, Searched: res.Searched, Truncated: res.Truncated, Complete: res.Skipped == 0}
 	what := fmt.Sprintf("%q", a.Pattern)
 	if a.Literal {
 		what = "text " + what

@@ -228,6 +228,7 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	out := &CommandOutput{Command: line, Cwd: cwdShown, ExitCode: -1}
 	start := time.Now()
 	state, why, startErr := r.start(ctx, cmd, stdout, stderr, timeout)
+	r.env.Index.Suspect() // it may have changed files the watcher has not reported yet
 	out.Duration = time.Since(start).Round(time.Millisecond)
 	if startErr != nil {
 		lw.close()

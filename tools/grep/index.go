@@ -26,8 +26,24 @@ type Index struct {
 	entries map[string]*entry
 	used    int64
 
-	warm atomic.Bool
+	warm    atomic.Bool
+	suspect atomic.Bool   // files may have changed unseen: validate stamps once
+	synced  atomic.Uint64 // the change-log position the entries reflect
 }
+
+// Synced records that the entries reflect every change up to seq of the
+// caller's change log.
+func (x *Index) Synced(seq uint64) { x.synced.Store(seq) }
+
+// Since is the change-log position last given to Synced.
+func (x *Index) Since() uint64 { return x.synced.Load() }
+
+// Suspect marks that files may have changed without a change-log entry yet
+// (e.g. a command just ran): the next search checks every file's stamp.
+func (x *Index) Suspect() { x.suspect.Store(true) }
+
+// TakeSuspect reports and clears the Suspect mark.
+func (x *Index) TakeSuspect() bool { return x.suspect.Swap(false) }
 
 type entry struct {
 	st     stamp
@@ -123,6 +139,14 @@ func (x *Index) Forget(abs string) {
 		delete(x.entries, abs)
 	}
 	x.mu.Unlock()
+}
+
+// lookupTrusted returns the entry of abs without checking the disk.
+func (x *Index) lookupTrusted(abs string) *entry {
+	x.mu.RLock()
+	e := x.entries[abs]
+	x.mu.RUnlock()
+	return e
 }
 
 func (x *Index) lookup(abs string, st stamp) *entry {

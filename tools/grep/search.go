@@ -28,6 +28,9 @@ type Request struct {
 	// Index, when set and warm, lets files whose trigrams rule out a match
 	// be skipped without reading them.
 	Index *Index
+	// Trusted skips the per-file stamp check: the caller has already told
+	// the index (Forget) about every file changed since it was synced.
+	Trusted bool
 }
 
 // Line is one printed line: a match or its context.
@@ -122,7 +125,10 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 					} else {
 						var st stamp
 						var known *entry
-						if warm {
+						if warm && req.Trusted {
+							known = idx.lookupTrusted(f.Abs)
+						}
+						if warm && known == nil {
 							var err error
 							st, err = statFile(f.Abs)
 							if err != nil {
@@ -131,16 +137,16 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 								continue
 							}
 							known = idx.lookup(f.Abs, st)
-							if known != nil {
-								if known.binary {
-									binary.Add(1)
-									continue
-								}
-								if !m.mayMatch(known.bits) {
-									searched.Add(1)
-									filtered.Add(1)
-									continue
-								}
+						}
+						if known != nil {
+							if known.binary {
+								binary.Add(1)
+								continue
+							}
+							if !m.mayMatch(known.bits) {
+								searched.Add(1)
+								filtered.Add(1)
+								continue
 							}
 						}
 						data, err := readFile(f.Abs, &sc.buf)
