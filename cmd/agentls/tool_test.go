@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestToolCommand: `agentls tool` prints what the model reads, exits 1 on
+// an error result, and accepts flags after the arguments and JSON on stdin.
+func TestToolCommand(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "a/b"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a/b/deep.go"), []byte("package b\n\nfunc Deep() {}\n"), 0o644)
+	tests := []struct {
+		args  []string
+		stdin string
+		code  int
+		out   string
+	}{
+		{[]string{"tool", "list_files", `{"pattern":"*.go"}`, "--workspace", dir}, "", 0, "a/b/deep.go\n(1 file matching **/*.go)\n"},
+		{[]string{"tool", "--workspace", dir, "grep", `{"pattern":"func \\w+\\(\\)"}`}, "", 0, "a/b/deep.go:3: func Deep() {}\n"},
+		{[]string{"tool", "read_file", "-", "--workspace", dir}, `{"file_path":"a/b/deep.go"}`, 0, "     3\tfunc Deep() {}\n"},
+		{[]string{"tool", "read_file", `{"path":"nope.go"}`, "--workspace", dir}, "", 1, "no such file: nope.go"},
+		{[]string{"tool", "frobnicate", `{}`, "--workspace", dir}, "", 1, "valid tools: list_files, grep"},
+		{[]string{"tool", "read_file", `{"path":`, "--workspace", dir}, "", 1, "not valid JSON"},
+		{[]string{"tool", "--list", "--workspace", dir}, "", 0, "run_command"},
+		{[]string{"tool", "--schema", "edit_file", "--workspace", dir}, "", 0, `"old_string":{"type":"string"`},
+		{[]string{"tool"}, "", 2, ""},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := mainExit(tt.args, stdio{in: strings.NewReader(tt.stdin), out: &out, err: &errb})
+		if code != tt.code || !strings.Contains(out.String(), tt.out) {
+			t.Errorf("agentls %q = exit %d\nstdout: %s\nstderr: %s\nwant exit %d and %q", tt.args, code, out.String(), errb.String(), tt.code, tt.out)
+		}
+	}
+	var out bytes.Buffer
+	mainExit([]string{"tool", "run_command", `{"argv":["echo","hi"]}`, "--json", "--workspace", dir}, stdio{in: strings.NewReader(""), out: &out, err: &out})
+	var res struct {
+		Tool     string
+		IsError  bool
+		Duration int64
+		Data     struct{ ExitCode int }
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Tool != "run_command" || res.IsError || res.Duration <= 0 {
+		t.Errorf("--json output %s: %+v %v", out.String(), res, err)
+	}
+}
