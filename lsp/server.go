@@ -244,8 +244,10 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	}()
 	select {
 	case <-closed:
-	case <-time.After(500 * time.Millisecond):
-		s.log.Warn("handlers still running at exit")
+	case <-time.After(200 * time.Millisecond):
+		// A read blocked on a stdin that cannot be interrupted, or a handler
+		// that ignores cancellation: the process is about to exit anyway.
+		s.baseLog.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelDebug, "connection not closed within 200 ms", 0)) //nolint:errcheck
 	}
 	if lifecycle(s.state.Load()) != stateShutdown {
 		return ErrExitWithoutShutdown

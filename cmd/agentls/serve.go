@@ -3,9 +3,85 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/agentls/agentls/lsp"
 )
 
-// runServe is filled in by the foundation issue.
-func runServe(_ context.Context, _ stdio, _ []string) error {
-	return errors.New("not implemented in this build")
+// runServe serves LSP over stdio. stdout carries only the protocol; logs go
+// to stderr and to the log file.
+func runServe(ctx context.Context, io stdio, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	logFile := fs.String("log-file", "", "log file (default: "+lsp.DefaultLogFile()+"; \"-\" for none)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		fmt.Fprintf(io.err, "Usage: agentls serve [flags]\n\nServe LSP over stdin/stdout.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(io.err, envHelp)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return &exitError{code: 2, err: err}
+	}
+	lvl, err := lsp.ParseLevel(*logLevel)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	level := new(slog.LevelVar)
+	level.Set(lvl)
+
+	writers := []ioWriter{io.err}
+	if *logFile != "-" {
+		path := *logFile
+		if path == "" {
+			path = lsp.DefaultLogFile()
+		}
+		f, opened, err := lsp.OpenLogFile(path)
+		if err != nil {
+			fmt.Fprintf(io.err, "agentls: no log file: %v\n", err)
+		} else {
+			defer f.Close()
+			writers = append(writers, f)
+			fmt.Fprintf(io.err, "agentls: logging to %s\n", opened)
+		}
+	}
+	srv := lsp.New(
+		lsp.WithVersion(version),
+		lsp.WithLogger(lsp.NewLogHandler(level, writers...), level),
+	)
+	err = srv.Serve(ctx, stdioConn{in: io.in, out: io.out})
+	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
+		return &exitError{code: 1, err: nil}
+	}
+	return err
+}
+
+type ioWriter = io.Writer
+
+// stdioConn joins stdin and stdout into the connection the server reads
+// and writes. Close closes stdin when it can be closed, which ends a read
+// blocked on it.
+type stdioConn struct {
+	in  io.Reader
+	out io.Writer
+}
+
+func (c stdioConn) Read(p []byte) (int, error)  { return c.in.Read(p) }
+func (c stdioConn) Write(p []byte) (int, error) { return c.out.Write(p) }
+
+func (c stdioConn) Close() error {
+	if f, ok := c.in.(*os.File); ok {
+		return f.Close()
+	}
+	if cl, ok := c.in.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
 }
