@@ -460,9 +460,16 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 				s, r, e := stopCause(ctx)
 				return s, r, e, ""
 			}
-			return StateFailed, StopModelError, fmt.Errorf("validator call: %w", err), ""
+			// The work passed every deterministic gate: a validator that
+			// cannot be reached leaves it unjudged, not failed.
+			x.notes = append(x.notes, fmt.Sprintf("validator call failed, result not independently checked: %v", err))
+			return StateCompleted, StopAnswered, nil, ""
 		}
-		if v := parseVerdict(resp.Message.Content); !v.Pass {
+		v := parseVerdict(resp.Message.Content)
+		if v.Unreadable {
+			x.notes = append(x.notes, "validator reply was neither PASS nor FAIL, result not independently checked: "+v.Reason)
+		}
+		if !v.Pass {
 			return StateFailed, StopValidationFailed, nil, "A check of your work found a problem: " + v.Reason + "\nFix it, then give your final answer."
 		}
 	}

@@ -66,10 +66,14 @@ func evidenceGap(answer, prompt string, calls []callRecord) string {
 		"Run list_files (recursive, respects .gitignore) or grep over the workspace, then answer from its result."
 }
 
-// verdict is the validator model's judgement.
+// verdict is the validator model's judgement. A reply that is neither a
+// pass nor a fail is Unreadable: the validator is a second opinion on work
+// that already passed the deterministic gates, so model noise must not send
+// finished work back for another round.
 type verdict struct {
-	Pass   bool
-	Reason string
+	Pass       bool
+	Unreadable bool
+	Reason     string
 }
 
 const validatorPrompt = `You check the work of a coding agent. You get the task, the agent's final answer, its plan, and the evidence: every tool call with the tail of its real output.
@@ -108,19 +112,30 @@ func validatorRequest(spec TaskSpec, answer, plan string, calls []callRecord, ch
 }
 
 func parseVerdict(text string) verdict {
-	t := strings.TrimSpace(text)
+	t := strings.TrimSpace(strings.Trim(strings.TrimSpace(text), "`*\"'"))
 	u := strings.ToUpper(t)
-	if strings.HasPrefix(u, "PASS") {
-		return verdict{Pass: true}
+	for _, w := range []string{"PASS", "ACCEPT", "APPROVE", "LGTM"} {
+		if strings.HasPrefix(u, w) {
+			return verdict{Pass: true}
+		}
 	}
-	reason := strings.TrimSpace(strings.TrimLeft(t[min(len(t), 4):], ": "))
-	if !strings.HasPrefix(u, "FAIL") {
-		reason = t
+	for _, w := range []string{"FAIL", "REJECT"} {
+		if strings.HasPrefix(u, w) {
+			rest := t[len(w):]
+			for _, suffix := range []string{"ED", "S"} { // FAILED, FAILS, REJECTED
+				if len(rest) >= len(suffix) && strings.EqualFold(rest[:len(suffix)], suffix) {
+					rest = rest[len(suffix):]
+					break
+				}
+			}
+			reason := strings.TrimSpace(strings.TrimLeft(rest, ":.-— "))
+			if reason == "" {
+				reason = "the validator rejected the result without a reason"
+			}
+			return verdict{Reason: reason}
+		}
 	}
-	if reason == "" {
-		reason = "the validator rejected the result without a reason"
-	}
-	return verdict{Reason: reason}
+	return verdict{Pass: true, Unreadable: true, Reason: clip(oneLine(t), 200)}
 }
 
 // Checker runs the workspace's check command (e.g. `go build ./...`).
