@@ -48,6 +48,10 @@
       (let ((server nil))
         (e2e-note (e2e-wait (lambda () (setq server (eglot-current-server))) 20)
                   "eglot connected to the server")
+        (when server
+          (e2e-note (plist-get (eglot--capabilities server) :textDocumentSync)
+                    (format "initialize answered with capabilities: %S"
+                            (seq-filter #'keywordp (eglot--capabilities server)))))
         (when (and server (not (equal (getenv "AGENTLS_E2E_SCENARIOS") "init")))
           (e2e-note (e2e-wait (lambda () (plist-get (eglot--capabilities server) :executeCommandProvider)) 10)
                     "initialized; executeCommandProvider advertised")

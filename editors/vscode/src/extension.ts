@@ -12,7 +12,6 @@ import {
   LanguageClientOptions,
   ServerOptions,
   ShowMessageNotification,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
@@ -67,8 +66,9 @@ async function startClient(): Promise<void> {
   const apiKey = await ctx.secrets.get(secretKey);
   const serverOptions: ServerOptions = {
     command: path,
+    // No transport: vscode-languageclient would append --stdio; agentls
+    // serve speaks stdio without a flag.
     args: ['serve'],
-    transport: TransportKind.stdio,
     // The key goes to the server's environment only: never to settings,
     // initializationOptions or the log.
     options: { env: serverEnv(process.env, apiKey) },

@@ -12,6 +12,8 @@
 //   E2E_SCENARIOS     comma list: palette,run,quickfix,ask,cancel (default: all)
 //   E2E_SERVER_LOG    (stand-in server only) its event log, to prove the
 //                     extension started the server and what it sent
+//   E2E_AGENTLS_LOG   (bin/agentls only) the server's log file, read for
+//                     its "initialize" line
 //   E2E_EDIT_PROMPT / E2E_SLOW_PROMPT / E2E_EXPECT_EDIT (a text the edited
 //                     file shows; default "// agentls:")
 'use strict';
@@ -51,6 +53,15 @@ function serverEvents() {
   const f = process.env.E2E_SERVER_LOG;
   if (!f || !fs.existsSync(f)) return [];
   return fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+}
+
+function agentlsLog() {
+  const f = process.env.E2E_AGENTLS_LOG;
+  try {
+    return f ? fs.readFileSync(f, 'utf8') : '';
+  } catch {
+    return '';
+  }
 }
 
 async function main() {
@@ -119,6 +130,19 @@ async function main() {
       note(Boolean(opts && opts.approval === 'auto' && opts.model === 'e2e-model' && opts.apiKeyEnv === 'OPENAI_API_KEY'), 'settings sent as initializationOptions');
       note(Boolean(init) && !JSON.stringify(init).includes('sk-'), 'no API key in initialize');
       await poll(async () => serverEvents().find((e) => e.event === 'didOpen'), 20000);
+    } else if (process.env.E2E_AGENTLS_LOG) {
+      // The real server logs "msg=initialize ... config.model=..." to its log
+      // file: proof that the extension started it and it initialized with
+      // the settings the extension sent.
+      const init = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg=initialize')), 40000);
+      note(Boolean(init), `extension started bin/agentls and it initialized (${secs()} s): ${init ? init.replace(/^time=\S+ /, '').slice(0, 160) : 'no initialize in ' + process.env.E2E_AGENTLS_LOG}`);
+      note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=auto')), 'settings (model, approval) reached the server as initializationOptions');
+      note(!agentlsLog().includes('e2e-not-a-key'), 'the API key is not in the server log');
+      await page.waitForTimeout(1000);
+      const toasts = await page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
+      const bad = toasts.find((t) => /could not start|Couldn't start|Connection to server got closed|flag provided/i.test(t));
+      await shot('00-started');
+      note(!bad, `no error notification (${bad ? bad.replace(/\s+/g, ' ') : 'none'})`);
     } else {
       // A real server: no event log. Give it time, then make sure the
       // language client did not report a failed start.
