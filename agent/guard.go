@@ -48,7 +48,10 @@ func (g *Guard) TaskID() string { return g.task.id }
 
 // RecordChange notes that the task changed path from before to after; the
 // result shows one unified diff per file.
-func (g *Guard) RecordChange(path, before, after string) { g.task.changes.record(path, before, after) }
+func (g *Guard) RecordChange(path, before, after string) {
+	g.task.changes.record(path, before, after)
+	g.task.recordEdit(path, before, after, false)
+}
 
 // Approver wraps a so that a request of a task that is not executing is
 // denied with an error, and a pending request is visible on the task.
@@ -86,6 +89,7 @@ func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	if err != nil {
 		return tools.Deny, err
 	}
+	t.recordApproval(req, d)
 	if err := a.g.Check(ctx); err != nil {
 		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
 	}
@@ -169,11 +173,11 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 	type snap struct {
 		path          string
 		before, after string
-		ok            bool
+		ok, created   bool
 	}
 	snaps := make([]snap, 0, len(edits))
 	for _, fe := range edits {
-		s := snap{path: fe.Path.String()}
+		s := snap{path: fe.Path.String(), created: fe.Create}
 		before := ""
 		ok := true
 		if !fe.Create && e.r != nil {
@@ -198,6 +202,7 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 	for _, s := range snaps {
 		if s.ok {
 			e.g.task.changes.record(s.path, s.before, s.after)
+			e.g.task.recordEdit(s.path, s.before, s.after, s.created)
 		} else {
 			e.g.task.changes.touch(s.path)
 		}

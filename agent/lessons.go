@@ -1,134 +1,88 @@
 package agent
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"context"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 	"unicode"
+
+	"github.com/agentls/agentls/agent/store"
 )
 
-// Lesson is what a failed task learned (L28): stored with the words of the
-// task so that later tasks about the same thing find it.
+// Lesson is what a failed task learned (L28), as shown to a later task
+// about the same thing. Lessons live in the session store (Config.Store):
+// written when a task fails, found with its full-text index (FTS5, bm25,
+// porter stemming) by the words of a new task.
 type Lesson struct {
-	TaskID string    `json:"taskId"`
-	Time   time.Time `json:"time"`
-	Words  []string  `json:"words"` // normalised content words of the prompt
-	Text   string    `json:"text"`  // what was tried and why it failed
+	TaskID string
+	Text   string
 }
 
-// LessonStore keeps lessons in a JSON-lines file (for now; the sessions
-// issue moves it to SQLite). It is safe for concurrent use; Add writes
-// through before it returns, so nothing is lost at exit (L27).
-type LessonStore struct {
-	mu   sync.Mutex // guards the file and all
-	path string
-	all  []Lesson
-}
+// maxLessons is how many lessons a new task is shown.
+const maxLessons = 3
 
-// OpenLessons opens (or creates on first Add) the store at path.
-func OpenLessons(path string) (*LessonStore, error) {
-	s := &LessonStore{path: path}
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, nil
+// lessonAbout is what a task is about, for storing and finding lessons: its
+// prompt and the file and symbol of its editor context.
+func lessonAbout(spec TaskSpec) string {
+	parts := []string{spec.Prompt}
+	if spec.Context.File != "" {
+		parts = append(parts, spec.Context.File)
 	}
+	if spec.Context.Symbol != "" {
+		parts = append(parts, spec.Context.Symbol)
+	}
+	return strings.Join(parts, " ")
+}
+
+// lessonOf is the lesson a failed task leaves.
+func (x *run) lessonOf(res *Result) store.Lesson {
+	var tags []string
+	tags = append(tags, string(res.Kind), string(res.StopReason))
+	var names []string
+	for name := range res.Tools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	tags = append(tags, names...)
+	return store.Lesson{TaskID: x.t.id, About: lessonAbout(x.t.spec), Text: x.lesson(res), Tags: strings.Join(tags, " ")}
+}
+
+// relevantLessons finds the lessons of earlier failed tasks about what spec
+// is about. A lesson must share at least two content words with the task
+// (one when the task has fewer than three), compared on a light stem, so a
+// single common word does not pull in an unrelated lesson.
+func relevantLessons(ctx context.Context, st SessionStore, spec TaskSpec) []Lesson {
+	if st == nil {
+		return nil
+	}
+	about := lessonAbout(spec)
+	hits, err := st.SearchLessons(ctx, about, 4*maxLessons)
 	if err != nil {
-		return nil, fmt.Errorf("open lessons: %w", err)
+		return nil
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		var l Lesson
-		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Text != "" {
-			s.all = append(s.all, l)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read lessons: %w", err)
-	}
-	return s, nil
-}
-
-// Add stores a lesson; Words are derived from about when empty.
-func (s *LessonStore) Add(l Lesson, about string) error {
-	if len(l.Words) == 0 {
-		l.Words = contentWords(about)
-	}
-	if l.Time.IsZero() {
-		l.Time = time.Now()
-	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return fmt.Errorf("encode lesson: %w", err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
-		return fmt.Errorf("store lesson: %w", err)
-	}
-	f, err := os.OpenFile(s.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("store lesson: %w", err)
-	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("store lesson: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("store lesson: %w", err)
-	}
-	s.all = append(s.all, l)
-	return nil
-}
-
-// Relevant returns up to n lessons sharing at least two content words with
-// text (or one when text has fewer than three), best overlap first, newest
-// first among equals.
-func (s *LessonStore) Relevant(text string, n int) []Lesson {
 	q := map[string]bool{}
-	for _, w := range contentWords(text) {
+	for _, w := range contentWords(about) {
 		q[w] = true
 	}
 	min := 2
 	if len(q) < 3 {
 		min = 1
 	}
-	type scored struct {
-		l     Lesson
-		score int
-	}
-	s.mu.Lock()
-	var hits []scored
-	for _, l := range s.all {
+	var out []Lesson
+	for _, h := range hits {
 		k := 0
-		for _, w := range l.Words {
+		for _, w := range contentWords(h.About) {
 			if q[w] {
 				k++
 			}
 		}
-		if k >= min {
-			hits = append(hits, scored{l, k})
+		if k < min {
+			continue
 		}
-	}
-	s.mu.Unlock()
-	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].score != hits[j].score {
-			return hits[i].score > hits[j].score
+		out = append(out, Lesson{TaskID: h.TaskID, Text: h.Text})
+		if len(out) == maxLessons {
+			break
 		}
-		return hits[i].l.Time.After(hits[j].l.Time)
-	})
-	var out []Lesson
-	for i := 0; i < len(hits) && i < n; i++ {
-		out = append(out, hits[i].l)
 	}
 	return out
 }
@@ -145,16 +99,18 @@ func init() {
 }
 
 // contentWords splits text into lower-case words of two or more letters or
-// digits, minus stop words, with a plural "s" trimmed, deduplicated.
+// digits, minus stop words, lightly stemmed (plural "s", "ing", "ed"
+// trimmed), deduplicated.
 func contentWords(text string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
 	}) {
-		if len(f) > 3 && strings.HasSuffix(f, "s") && !strings.HasSuffix(f, "ss") {
-			f = f[:len(f)-1]
+		if stopWords[f] {
+			continue
 		}
+		f = stem(f)
 		if len(f) < 2 || stopWords[f] || seen[f] {
 			continue
 		}
@@ -162,4 +118,15 @@ func contentWords(text string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// stem trims the commonest English endings, enough to match "counting",
+// "counted" and "counts" with "count".
+func stem(w string) string {
+	for _, suf := range []string{"ing", "ed", "es", "s"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) && !strings.HasSuffix(w, "ss") {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
 }

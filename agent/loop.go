@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	flightrec "github.com/agentls/agentls/agent/llm/recorder"
+	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -50,9 +52,23 @@ type Config struct {
 	Check         Checker       // the workspace's check command, run after edits; nil means none
 	CheckRounds   int           // failed checks fed back before giving up (2)
 	Rounds        int           // nudges per gate (open plan, validator, evidence) before giving up (2)
-	Lessons       *LessonStore  // nil means no lessons (L28)
 	Clarifier     Clarifier     // nil means the ask_user tool is not offered
 	Counter       TokenCounter  // nil means tiktoken o200k_base
+
+	// Store keeps every task durably as it runs (L29): messages, plans, tool
+	// calls, edits, approvals, state changes and the end; the lessons of
+	// failed tasks and their retrieval (L28); follow-ups of tasks of earlier
+	// runs (L17); Resume and Undo. nil means no persistence and no lessons.
+	Store SessionStore
+	// Files reads workspace files as the tools see them (open buffers
+	// first), for Resume; nil reads them from disk under Root.
+	Files Files
+	// Recordings is the folder of the flight recorder: each task appends its
+	// model exchanges (never the API key) to <Recordings>/<task ID>.jsonl.
+	// "" means <Root>/.agentls/recordings when Root is an existing folder.
+	Recordings string
+	// NoRecord turns the flight recorder off.
+	NoRecord bool
 }
 
 func (c Config) withDefaults() Config {
@@ -164,45 +180,91 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 		return nil, fmt.Errorf("start task: unknown kind %q", spec.Kind)
 	}
 	var prev *Result
+	session := ""
 	if spec.FollowUp != "" {
-		p := r.Task(spec.FollowUp)
-		if p == nil {
-			return nil, fmt.Errorf("start task: follow-up of unknown task %q", spec.FollowUp)
-		}
-		if prev = p.Result(); prev == nil {
-			return nil, fmt.Errorf("start task: task %s is still running", spec.FollowUp)
+		var err error
+		if prev, session, err = r.previous(ctx, spec.FollowUp); err != nil {
+			return nil, fmt.Errorf("start task: %w", err)
 		}
 	}
 	r.mu.Lock()
 	r.seq++
 	id := fmt.Sprintf("%s-%d", r.prefix, r.seq)
 	r.mu.Unlock()
+	if session == "" {
+		session = id
+	}
+	t, tctx, cancel := r.newTask(ctx, id, session, spec, sink)
+	t.createTask()
+	r.mu.Lock()
+	r.tasks = append(r.tasks, t)
+	r.mu.Unlock()
+	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, prev: prev})
+	return t, nil
+}
 
+// newTask makes a task (not yet listed or started) and its context.
+func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec, sink Sink) (*Task, context.Context, context.CancelCauseFunc) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &Task{
-		id:      id,
-		spec:    spec,
-		sink:    &taskSink{out: sink},
-		done:    make(chan struct{}),
-		state:   StateQueued,
-		changes: &changeLog{},
+		id:        id,
+		spec:      spec,
+		sink:      &taskSink{out: sink},
+		done:      make(chan struct{}),
+		state:     StateQueued,
+		changes:   &changeLog{},
+		st:        r.cfg.Store,
+		sessionID: session,
 	}
 	t.cancel = func() { cancel(errCancelled) }
 	// However the task's context ends (Cancel, or the caller's ctx), nothing
 	// of the task is published afterwards but its end (L24). After a normal
 	// end the result has been published already.
 	context.AfterFunc(tctx, t.sink.cancel)
-	r.mu.Lock()
-	r.tasks = append(r.tasks, t)
-	r.mu.Unlock()
+	return t, tctx, cancel
+}
 
+// launch runs a task's loop on its own goroutine.
+func (r *Runner) launch(tctx context.Context, cancel context.CancelCauseFunc, x *run) {
+	x.stats = map[string]ToolStat{}
+	x.start = time.Now()
 	go func() {
-		defer close(t.done)
+		defer close(x.t.done)
 		defer cancel(nil)
-		run := &run{r: r, t: t, cfg: r.cfg, prev: prev, stats: map[string]ToolStat{}, start: time.Now()}
-		run.main(tctx)
+		x.main(tctx)
 	}()
-	return t, nil
+}
+
+// previous returns the result and the session of the task a follow-up
+// continues (L17): a task of this runner, or, with a store, a task of an
+// earlier run (after a restart).
+func (r *Runner) previous(ctx context.Context, id string) (*Result, string, error) {
+	if p := r.Task(id); p != nil {
+		res := p.Result()
+		if res == nil {
+			return nil, "", fmt.Errorf("task %s is still running", id)
+		}
+		return res, p.sessionID, nil
+	}
+	if r.cfg.Store == nil {
+		return nil, "", fmt.Errorf("follow-up of unknown task %q", id)
+	}
+	rec, err := r.cfg.Store.LoadTask(ctx, id)
+	if err != nil {
+		return nil, "", fmt.Errorf("follow-up of task %q: %w", id, err)
+	}
+	if !store.Terminal(rec.State) {
+		return nil, "", fmt.Errorf("follow-up of task %s: it was interrupted (%s); resume it first", id, rec.State)
+	}
+	res := &Result{
+		TaskID: rec.ID, Kind: Kind(rec.Kind), Prompt: rec.Prompt, Status: State(rec.State),
+		StopReason: StopReason(rec.StopReason), Answer: rec.Answer, Error: rec.Error,
+		ModelCalls: rec.LLMCalls, Usage: rec.Usage, ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
+	}
+	if rec.Plan != nil {
+		res.Plan, res.PlanUpdates = *rec.Plan, rec.PlanSeq
+	}
+	return res, rec.SessionID, nil
 }
 
 // run is the state of one task's loop; it lives on the task's goroutine.
@@ -231,6 +293,13 @@ type run struct {
 	rounds      map[StopReason]int // nudges given per gate
 	checks      int
 	injected    bool // a message was injected and awaits its model turn (L13)
+
+	// Persistence (Config.Store).
+	seq    int                 // Seq of the task's next stored message
+	hseq   []int               // Seq of each history entry, -1 when not stored
+	resume *store.TaskRecord   // set when the run resumes a stored task
+	rec    *flightrec.Recorder // the flight recorder, opened at the first call
+	recOff bool                // no flight recording for this task
 }
 
 func (x *run) main(ctx context.Context) {
@@ -242,22 +311,22 @@ func (x *run) main(ctx context.Context) {
 	x.rounds = map[StopReason]int{}
 	x.guard = &Guard{task: x.t}
 	x.offer()
-
-	var lessons []Lesson
-	if x.cfg.Lessons != nil {
-		lessons = x.cfg.Lessons.Relevant(x.t.spec.Prompt, 3)
-	}
-	x.t.mu.Lock()
-	x.t.history = []llm.Message{
-		{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)},
-		{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)},
-	}
-	x.t.history = append(x.t.history, x.t.spec.Resume...)
-	x.t.mu.Unlock()
+	defer x.closeFlight()
 
 	first := StateExecuting
-	if x.t.spec.Kind == KindEdit {
-		first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
+	if x.resume != nil && len(x.resume.Messages) > 0 {
+		first = x.restore(ctx)
+	} else {
+		lessons := relevantLessons(ctx, x.cfg.Store, x.t.spec)
+		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)}, msgMeta{}, nil)
+		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)}, msgMeta{}, nil)
+		for _, m := range x.t.spec.Resume {
+			x.appendMsg(m, msgMeta{}, nil)
+		}
+		x.flush(ctx)
+		if x.t.spec.Kind == KindEdit {
+			first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
+		}
 	}
 	if err := x.t.transition(first); err != nil {
 		x.guard.done()
@@ -304,9 +373,7 @@ func stopped(ctx context.Context) (State, StopReason, string, error) {
 // inject appends a message the loop writes (nudge, correction, cut notice);
 // it is always followed by one more model turn (L13).
 func (x *run) inject(text string) {
-	x.t.mu.Lock()
-	x.t.history = append(x.t.history, llm.Message{Role: llm.RoleUser, Content: text})
-	x.t.mu.Unlock()
+	x.appendMsg(llm.Message{Role: llm.RoleUser, Content: text}, msgMeta{}, nil)
 	x.notes = append(x.notes, text)
 	x.injected = true
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventNote, Text: text})
@@ -341,16 +408,20 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 			}
 		}
 		x.injected = false
-		// L19: a cut response is neither executed nor kept.
+		meta := msgMeta{modelCall: true, usage: resp.Usage, duration: resp.Duration}
+		// L19: a cut response is neither executed nor kept (the store keeps
+		// it, excluded from the context, for the record and the totals).
 		if resp.Truncated() {
+			meta.excluded = store.ExcludedTruncated
+			x.storeMsg(resp.Message, meta)
 			x.inject(fmt.Sprintf("Your previous response was cut at the output token limit, so it was discarded and none of its %d tool call(s) ran. Retry with fewer tool calls or shorter text.", len(resp.Message.ToolCalls)))
 			continue
 		}
 		msg := resp.Message
 		msg.Reasoning = ""
-		x.t.mu.Lock()
-		x.t.history = append(x.t.history, msg)
-		x.t.mu.Unlock()
+		x.appendMsg(msg, meta, &resp.Message)
+		// A crash while the tool calls run loses nothing before them (L29).
+		x.flush(ctx)
 
 		// Apply everything in the response first (L13)...
 		repeated, err := x.runCalls(ctx, msg.ToolCalls)
@@ -465,6 +536,7 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 			x.notes = append(x.notes, fmt.Sprintf("validator call failed, result not independently checked: %v", err))
 			return StateCompleted, StopAnswered, nil, ""
 		}
+		x.storeMsg(resp.Message, msgMeta{modelCall: true, usage: resp.Usage, duration: resp.Duration, excluded: excludedValidator})
 		v := parseVerdict(resp.Message.Content)
 		if v.Unreadable {
 			x.notes = append(x.notes, "validator reply was neither PASS nor FAIL, result not independently checked: "+v.Reason)
@@ -498,21 +570,25 @@ func openCount(p tools.Plan) int { return p.Open() }
 // call sends the task's history (repaired, compacted when near the window)
 // to the model.
 func (x *run) call(ctx context.Context) (*llm.Response, error) {
+	// Only this goroutine changes the history; the lock is for readers.
 	x.t.mu.Lock()
 	msgs, added, dropped := RepairHistory(x.t.history)
+	plan := x.t.plan
+	x.t.mu.Unlock()
 	if added+dropped > 0 {
 		x.notes = append(x.notes, fmt.Sprintf("history repaired: %d synthetic result(s) added, %d orphan(s) dropped", added, dropped))
 	}
+	reason := excludedRepaired
 	limit := int(float64(x.cfg.ContextWindow) * x.cfg.CompactAt)
 	if CountRequest(x.cfg.Counter, msgs, x.defs) > limit {
-		if c, ok := Compact(x.cfg.Counter, msgs, x.defs, 2, x.t.plan, limit*3/5); ok {
+		if c, ok := Compact(x.cfg.Counter, msgs, x.defs, 2, plan, limit*3/5); ok {
 			msgs = c
+			reason = store.ExcludedCompacted
 			x.notes = append(x.notes, fmt.Sprintf("history compacted to %d messages", len(msgs)))
 		}
 	}
-	x.t.history = msgs
+	x.replaceHistory(msgs, reason)
 	req := llm.Request{Messages: append([]llm.Message(nil), msgs...), Tools: x.defs}
-	x.t.mu.Unlock()
 	return x.complete(ctx, req)
 }
 
@@ -520,6 +596,9 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	x.turns++
 	start := time.Now()
+	if fr := x.flight(); fr != nil {
+		ctx = llm.WithCallRecorder(ctx, fr)
+	}
 	resp, err := x.r.model.Complete(ctx, req, func(e llm.Event) {
 		switch e.Kind {
 		case llm.EventText:
@@ -585,9 +664,8 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 		if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
 			repeated = true
 		}
-		x.t.mu.Lock()
-		x.t.history = append(x.t.history, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text})
-		x.t.mu.Unlock()
+		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
+		x.recordToolCall(c, o.res)
 	}
 	return repeated, nil
 }
@@ -696,6 +774,7 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 		x.t.plan = cp
 		x.t.mu.Unlock()
 		x.planUpdates++
+		x.recordPlan(cp)
 		x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
 	}
 }
@@ -728,8 +807,14 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 		// state; reaching here is a bug, reported in the result.
 		res.Error = strings.TrimSpace(res.Error + "; " + terr.Error())
 	}
-	if status == StateFailed && x.cfg.Lessons != nil {
-		_ = x.cfg.Lessons.Add(Lesson{TaskID: x.t.id, Text: x.lesson(res)}, x.t.spec.Prompt)
+	// The end, the lesson of a failure (L28) and everything before them are
+	// committed before the result is published (L27).
+	x.finishStore(res)
+	x.t.mu.Lock()
+	perr := x.t.persistErr
+	x.t.mu.Unlock()
+	if perr != nil {
+		res.Notes = append(res.Notes, "session store: "+perr.Error())
 	}
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventResult, Result: res})
 }

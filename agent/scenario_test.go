@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -203,9 +204,12 @@ func runScenario(t *testing.T, name, path string) {
 		cfg.Check = ShellCheck{Dir: root, Command: sc.Config.Check, Timeout: 20 * time.Second}
 	}
 	if sc.Config.Lessons {
-		if cfg.Lessons, err = OpenLessons(filepath.Join(ws.StateDir(), "lessons.jsonl")); err != nil {
+		db, err := store.Open(ctx, store.DefaultPath(root), store.Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		defer db.Close(context.Background())
+		cfg.Store = db
 	}
 	var asked atomic.Int32
 	if sc.Config.Clarify != nil {

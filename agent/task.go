@@ -94,6 +94,9 @@ type Task struct {
 	sink   *taskSink
 	done   chan struct{}
 
+	st        SessionStore // nil: not persisted
+	sessionID string       // the session in the store: the first task of a follow-up chain
+
 	mu      sync.Mutex // guards the fields below
 	state   State
 	history []llm.Message
@@ -101,7 +104,13 @@ type Task struct {
 	result  *Result
 	changes *changeLog
 	pending []tools.ApprovalRequest // approvals the task waits on
+
+	persistErr error // the first error of the session store, reported in the notes
 }
+
+// SessionID returns the ID of the task's session: tasks that follow up one
+// another (L17) share it, across restarts.
+func (t *Task) SessionID() string { return t.sessionID }
 
 // ID returns the task's identifier: unique across sessions
 // ("<runner>-<n>", e.g. "3fa2c1d0-2").
@@ -168,6 +177,10 @@ func (t *Task) transition(to State) error {
 	}
 	t.state = to
 	t.mu.Unlock()
+	if t.st != nil && !to.Terminal() {
+		// Terminal states are recorded by FinishTask, with the result.
+		t.storeErr(t.st.SetTaskState(t.id, string(to)))
+	}
 	t.sink.emit(Event{TaskID: t.id, Kind: EventState, State: to})
 	return nil
 }

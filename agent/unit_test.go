@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -489,43 +488,6 @@ func TestL24_CancelStopsToolAndPublishesNothingAfter(t *testing.T) {
 	want := []EventKind{EventState, EventResult}
 	if fmt.Sprint(after) != fmt.Sprint(want) {
 		t.Fatalf("events after the cancel = %v; want only %v", after, want)
-	}
-}
-
-func TestL28_LessonsStoredAndFound(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lessons.jsonl")
-	store, err := OpenLessons(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &scriptModel{resps: []*llm.Response{
-		calls("", call("grep", `{"pattern":"x"}`)),
-		calls("", call("grep", `{"pattern":"x"}`)),
-		calls("", call("grep", `{"pattern":"x"}`)),
-		answer("The parser lives in parse.go."),
-	}}
-	r := NewRunner(Config{Lessons: store}, m, staticTools(textTool("grep", true, "nothing")))
-	first, _ := r.Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "count the TODO comments in the parser package"}, nil)
-	if first.Status != StateFailed {
-		t.Fatalf("first task %s; want failed", first.Status)
-	}
-	reopened, err := OpenLessons(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := reopened.Relevant("how many TODO comments does the parser have?", 3); len(got) != 1 || !strings.Contains(got[0].Text, "loop_detected") {
-		t.Fatalf("Relevant = %+v; want the stored lesson", got)
-	}
-	if got := reopened.Relevant("rename the HTTP handler", 3); len(got) != 0 {
-		t.Fatalf("unrelated task got lessons %+v", got)
-	}
-	r2 := NewRunner(Config{Lessons: reopened}, m, staticTools())
-	if _, err := r2.Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "where are the parser TODO comments?"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	reqs := m.requests()
-	if msg := reqs[len(reqs)-1].Messages[1].Content; !strings.Contains(msg, "Lessons from earlier failed tasks") {
-		t.Fatalf("later task message lacks the lesson:\n%s", msg)
 	}
 }
 

@@ -116,7 +116,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 			resp.Duration = time.Since(start)
 			x.Message, x.FinishReason, x.Usage = &resp.Message, resp.FinishReason, resp.Usage
 			x.DurationMs, x.FirstTokenMs = ms(resp.Duration), ms(resp.FirstToken)
-			c.record(x)
+			c.record(ctx, x)
 			c.log.Debug("model call", "seq", seq, "attempts", attempt, "finish", string(resp.FinishReason),
 				"durationMs", x.DurationMs, "firstTokenMs", x.FirstTokenMs,
 				"inputTokens", resp.Usage.InputTokens, "outputTokens", resp.Usage.OutputTokens, "cachedTokens", resp.Usage.CachedTokens)
@@ -138,7 +138,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 			return nil
 		}()
 		if fail != nil {
-			return nil, c.failed(x, start, fail)
+			return nil, c.failed(ctx, x, start, fail)
 		}
 		f := c.classify(err)
 		f.err = redactErr(f.err, c.cfg.APIKey)
@@ -146,13 +146,13 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 		rec := Failure{Attempt: attempt, Status: f.status, Code: f.code, Error: f.hint + ": " + f.err.Error()}
 		if !f.transient {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(x, start, &Error{Kind: f.kind, Status: f.status, Code: f.code, Attempts: attempt, Hint: f.hint, Err: f.err})
+			return nil, c.failed(ctx, x, start, &Error{Kind: f.kind, Status: f.status, Code: f.code, Attempts: attempt, Hint: f.hint, Err: f.err})
 		}
 		retryAfter := retryAfterOf(info)
 		rec.RetryAfterMs = ms(retryAfter)
 		if attempt >= c.cfg.Retry.MaxAttempts {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
+			return nil, c.failed(ctx, x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
 				Hint: f.hint + "; giving up", Err: f.err})
 		}
 		wait := c.backoff(attempt)
@@ -161,7 +161,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
+			return nil, c.failed(ctx, x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
 				Hint: fmt.Sprintf("%s; giving up: the next attempt (in %s) would pass the total deadline of %s", f.hint, wait.Round(time.Millisecond), c.cfg.TotalDeadline),
 				Err:  f.err})
 		}
@@ -183,18 +183,20 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 }
 
 // failed records and logs a failed call.
-func (c *Client) failed(x Exchange, start time.Time, err error) error {
+func (c *Client) failed(ctx context.Context, x Exchange, start time.Time, err error) error {
 	x.DurationMs = ms(time.Since(start))
 	x.Error = err.Error()
-	c.record(x)
+	c.record(ctx, x)
 	c.log.Warn("model call failed", "seq", x.Seq, "attempts", x.Attempts, "error", err.Error())
 	return err
 }
 
-// record hands x to the recorder, with every occurrence of the API key
-// replaced (a tool result may have echoed it).
-func (c *Client) record(x Exchange) {
-	if c.rec == nil {
+// record hands x to the recorder and to the call's recorder (see
+// WithCallRecorder), with every occurrence of the API key replaced (a tool
+// result may have echoed it).
+func (c *Client) record(ctx context.Context, x Exchange) {
+	extra := callRecorder(ctx)
+	if c.rec == nil && extra == nil {
 		return
 	}
 	if k := c.cfg.APIKey; k != "" {
@@ -207,8 +209,13 @@ func (c *Client) record(x Exchange) {
 			}
 		}
 	}
-	if err := c.rec.Record(x); err != nil {
-		c.log.Warn("flight recorder", "error", err.Error())
+	for _, r := range []Recorder{c.rec, extra} {
+		if r == nil {
+			continue
+		}
+		if err := r.Record(x); err != nil {
+			c.log.Warn("flight recorder", "error", err.Error())
+		}
 	}
 }
 

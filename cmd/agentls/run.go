@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -33,8 +34,11 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	maxTime := fs.Duration("max-time", 15*time.Minute, "wall time per task")
 	window := fs.Int("context-window", 0, "context window in tokens (0: known from the model name, else 128000)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
+	resume := fs.String("resume", "", "resume the interrupted task `ID` from the session store instead of starting one")
+	dbPath := fs.String("db", "", "session database `FILE` (default WORKSPACE/.agentls/agentls.db)")
+	noRecord := fs.Bool("no-record", false, "do not write the flight recording (.agentls/recordings/ID.jsonl)")
 	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage: agentls run [--workspace DIR] [--edit] \"PROMPT\"\n\n")
+		fmt.Fprintf(io.err, "Usage: agentls run [--workspace DIR] [--edit] \"PROMPT\"\n       agentls run [--workspace DIR] --resume ID\n\n")
 		fs.PrintDefaults()
 		fmt.Fprint(io.err, envHelp)
 	}
@@ -42,7 +46,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return &exitError{code: 2}
 	}
 	prompt := strings.TrimSpace(strings.Join(fs.Args(), " "))
-	if prompt == "" {
+	if prompt == "" && *resume == "" {
 		fs.Usage()
 		return &exitError{code: 2, err: errors.New("no prompt")}
 	}
@@ -69,14 +73,26 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	defer ws.Close()
-	lessons, err := agent.OpenLessons(filepath.Join(ws.StateDir(), "lessons.jsonl"))
-	if err != nil {
-		return err
+	if *dbPath == "" {
+		*dbPath = store.DefaultPath(root)
 	}
+	st, err := store.Open(ctx, *dbPath, store.Options{})
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	defer func() {
+		// Drain every pending write before exit (L27), even after Ctrl+C.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := st.Close(cctx); err != nil {
+			fmt.Fprintf(io.err, "agentls run: session store: %v\n", err)
+		}
+	}()
 	cfg := agent.Config{
 		Root: root, ModelName: mcfg.Model, ContextWindow: *window,
 		MaxTurns: *maxTurns, MaxTime: *maxTime,
-		Validate: agent.ValidateMode(*validate), Lessons: lessons,
+		Validate: agent.ValidateMode(*validate),
+		Store:    st, Files: ws, NoRecord: *noRecord,
 	}
 	if *check != "" {
 		cfg.Check = agent.ShellCheck{Dir: root, Command: *check}
@@ -95,7 +111,12 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	if *edit {
 		kind = agent.KindEdit
 	}
-	task, err := runner.Start(ctx, agent.TaskSpec{Kind: kind, Prompt: prompt}, &progress{w: io.err})
+	var task *agent.Task
+	if *resume != "" {
+		task, err = runner.Resume(ctx, *resume, &progress{w: io.err})
+	} else {
+		task, err = runner.Start(ctx, agent.TaskSpec{Kind: kind, Prompt: prompt}, &progress{w: io.err})
+	}
 	if err != nil {
 		return err
 	}
