@@ -40,12 +40,18 @@ func testWorkspace(t *testing.T, files map[string]string) (string, *workspace.Wo
 			t.Fatal(err)
 		}
 	}
+	return root, mustWorkspace(t, root)
+}
+
+// mustWorkspace opens the workspace at root until the test ends.
+func mustWorkspace(t *testing.T, root string) *workspace.Workspace {
+	t.Helper()
 	ws, err := workspace.New(context.Background(), workspace.Options{Roots: []string{root}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	return root, ws
+	return ws
 }
 
 // approveAll approves everything and lets the test see the requests.
