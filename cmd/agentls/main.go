@@ -51,6 +51,7 @@ var subcommands = map[string]subcommand{
 	"fake-model": {"serve a scripted OpenAI-compatible model (for tests)", runFakeModel},
 	"replay":     {"turn a flight recording into a fake-model script", runReplay},
 	"stats":      {"print task statistics of a workspace", runStats},
+	"undo":       {"revert every edit of one task (from the session store)", runUndo},
 	"version":    {"print the version", runVersion},
 	"help":       {"print this help", nil}, // set in init: it lists subcommands
 }

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/store"
+)
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestL29_RunResumeThenUndoOnDisk: a task left interrupted in the store (a
+// dangling tool call, an edit of a.txt) is resumed by `agentls run --resume`
+// in a new process run, completes against the fake model with the dangling
+// call repaired; `agentls undo` then reverts its edit on disk; undo after a
+// user change of the same line exits 1 and prints the diff.
+func TestL29_RunResumeThenUndoOnDisk(t *testing.T) {
+	ctx := context.Background()
+	ws := t.TempDir()
+	writeFiles(t, ws, map[string]string{"a.txt": "TWO\n", "go.mod": "module example.com/x\n"})
+	s, err := store.Open(ctx, store.DefaultPath(ws), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := "feedbeef-1"
+	statsMust(t, s.CreateTask(store.Task{ID: id, Kind: "edit", Prompt: "upper-case a.txt", State: "executing"}))
+	for i, m := range []llm.Message{
+		{Role: llm.RoleSystem, Content: "You are agentls."},
+		{Role: llm.RoleUser, Content: "upper-case a.txt"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"a.txt","content":"TWO\n"}`}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Name: "write_file", Content: "replaced a.txt"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c2", Name: "run_command", Arguments: `{"command":"sleep 100"}`}}},
+	} {
+		statsMust(t, s.AppendMessage(id, store.Message{Seq: i, Message: m, ModelCall: m.Role == llm.RoleAssistant}))
+	}
+	statsMust(t, s.RecordEdit(id, store.Edit{Path: "a.txt", Before: "two\n", After: "TWO\n"}))
+	statsMust(t, s.Close(ctx))
+
+	srv := startModel(t, `[{"text":"a.txt is upper-cased."}]`)
+	var out, errb bytes.Buffer
+	if code := mainExit([]string{"run", "--workspace", ws, "--validate", "off", "--resume", id}, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
+		t.Fatalf("agentls run --resume exited %d:\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "a.txt is upper-cased.") {
+		t.Errorf("stdout: %s", out.String())
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	n := 0
+	for _, m := range reqs[0].Chat.Messages {
+		if m.ToolCallID == "c2" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d results for the dangling call; want 1", n)
+	}
+
+	// Undo on disk, then again after the user changed the line.
+	out.Reset()
+	errb.Reset()
+	if code := mainExit([]string{"undo", "--workspace", ws, id}, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
+		t.Fatalf("agentls undo exited %d: %s%s", code, out.String(), errb.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "two\n" || !strings.Contains(out.String(), "a.txt: reverted") {
+		t.Errorf("after undo a.txt = %q; stdout %s", b, out.String())
+	}
+	writeFiles(t, ws, map[string]string{"a.txt": "Two, mine\n"})
+	out.Reset()
+	if code := mainExit([]string{"undo", "--workspace", ws, id}, stdio{strings.NewReader(""), &out, &errb}); code != 1 {
+		t.Fatalf("agentls undo of a changed file exited %d; want 1", code)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "Two, mine\n" || !strings.Contains(out.String(), "a.txt: NOT reverted") || !strings.Contains(out.String(), "+Two, mine") {
+		t.Errorf("a.txt = %q; stdout %s", b, out.String())
+	}
+}
