@@ -50,6 +50,20 @@ type Config struct {
 	Validate      string   `json:"validate"`      // off | on | edits
 	MaxTurns      int      `json:"maxTurns"`      // model turns per task
 	ShowReport    bool     `json:"showReport"`    // open the task report with window/showDocument
+
+	// Per-model settings (docs/models.md), mapped onto llm.Config by
+	// ModelConfig. A change takes effect with the next task.
+	MaxCompletionTokens int            `json:"maxCompletionTokens"` // 0: left to the service
+	Temperature         *float64       `json:"temperature"`         // nil: not sent; 0 is sent
+	ExtraBody           map[string]any `json:"extraBody"`           // merged into the request body
+	Azure               *AzureConfig   `json:"azure"`               // nil: not Azure OpenAI
+	Recordings          bool           `json:"recordings"`          // the flight recorder (.agentls/recordings)
+}
+
+// AzureConfig selects Azure OpenAI (setting "azure").
+type AzureConfig struct {
+	APIVersion string `json:"apiVersion"` // e.g. "2024-10-21"; empty: the client's default
+	Deployment string `json:"deployment"` // empty: the model name
 }
 
 // DefaultConfig is the configuration before any environment or setting.
@@ -61,6 +75,8 @@ func DefaultConfig() Config {
 		Approval:  "ask",
 		Validate:  "edits",
 		MaxTurns:  DefaultMaxTurns,
+
+		Recordings: true,
 	}
 }
 
@@ -101,6 +117,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("approval", c.Approval), slog.Any("allowCommands", c.AllowCommands),
 		slog.String("checkCommand", c.CheckCommand), slog.String("validate", c.Validate),
 		slog.Int("maxTurns", c.MaxTurns), slog.Bool("showReport", c.ShowReport),
+		slog.Int("maxCompletionTokens", c.MaxCompletionTokens), slog.Any("temperature", c.Temperature),
+		slog.Int("extraBodyFields", len(c.ExtraBody)), slog.Bool("azure", c.Azure != nil),
+		slog.Bool("recordings", c.Recordings),
 	)
 }
 
@@ -237,6 +256,60 @@ var settings = map[string]setting{
 		c.MaxTurns = v
 		return nil
 	},
+	"maxCompletionTokens": func(c *Config, raw json.RawMessage) error {
+		var v int
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be an integer")
+		}
+		if v < 0 || v > 10_000_000 {
+			return fmt.Errorf("must be between 0 and 10000000, got %d", v)
+		}
+		c.MaxCompletionTokens = v
+		return nil
+	},
+	"temperature": func(c *Config, raw json.RawMessage) error {
+		var v float64
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be a number")
+		}
+		if v < 0 || v > 2 {
+			return fmt.Errorf("must be between 0 and 2, got %v", v)
+		}
+		c.Temperature = &v
+		return nil
+	},
+	"extraBody": func(c *Config, raw json.RawMessage) error {
+		var v map[string]any
+		if err := json.Unmarshal(raw, &v); err != nil || v == nil {
+			return fmt.Errorf("must be a JSON object")
+		}
+		for _, k := range []string{"messages", "tools", "stream"} {
+			if _, ok := v[k]; ok {
+				return fmt.Errorf("field %q would replace what agentls builds", k)
+			}
+		}
+		c.ExtraBody = v
+		return nil
+	},
+	"azure": func(c *Config, raw json.RawMessage) error {
+		var v AzureConfig
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf(`must be {"apiVersion": string, "deployment": string}`)
+		}
+		v.APIVersion, v.Deployment = strings.TrimSpace(v.APIVersion), strings.TrimSpace(v.Deployment)
+		c.Azure = &v
+		return nil
+	},
+	"recordings": func(c *Config, raw json.RawMessage) error {
+		var v bool
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("must be true or false")
+		}
+		c.Recordings = v
+		return nil
+	},
 	"showReport": func(c *Config, raw json.RawMessage) error {
 		var v bool
 		if err := json.Unmarshal(raw, &v); err != nil {
@@ -321,6 +394,22 @@ func (c Config) field(name string) any {
 		return c.MaxTurns
 	case "showReport":
 		return c.ShowReport
+	case "maxCompletionTokens":
+		return c.MaxCompletionTokens
+	case "temperature":
+		if c.Temperature == nil {
+			return "unset"
+		}
+		return *c.Temperature
+	case "extraBody":
+		return c.ExtraBody
+	case "azure":
+		if c.Azure == nil {
+			return "unset"
+		}
+		return *c.Azure
+	case "recordings":
+		return c.Recordings
 	}
 	return nil
 }

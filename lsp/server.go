@@ -76,6 +76,11 @@ func WithProgressCreateTimeout(d time.Duration) Option {
 // workspace/didChangeWorkspaceFolders). It must not block.
 func WithRootsHandler(f func(roots []string)) Option { return func(s *Server) { s.onRoots = f } }
 
+// WithEndHandler adds a function called once when Serve's connection has
+// ended (every request context is cancelled by then), before Serve returns:
+// the place to cancel background work and drain it.
+func WithEndHandler(f func()) Option { return func(s *Server) { s.onEnd = append(s.onEnd, f) } }
+
 // WithConfigHandler sets a function called, on the read loop, with the new
 // configuration whenever it changes. It must not block.
 func WithConfigHandler(f func(Config)) Option { return func(s *Server) { s.onConfig = f } }
@@ -104,6 +109,7 @@ type Server struct {
 	createTimeout time.Duration
 	onRoots       func([]string)
 	onConfig      func(Config)
+	onEnd         []func()
 
 	log      *slog.Logger // baseLog plus the client mirror
 	mirror   *clientLogHandler
@@ -126,6 +132,9 @@ type Server struct {
 
 	envProblems []Problem // invalid environment values, reported at initialize
 
+	docMu     sync.Mutex    // guards docChange
+	docChange chan struct{} // closed and replaced after every document change
+
 	inflightMu sync.Mutex                         // guards inflight
 	inflight   map[jsonrpc2.ID]context.CancelFunc // requests running Async, by id
 }
@@ -138,6 +147,7 @@ func New(opts ...Option) *Server {
 		createTimeout: time.Second,
 		exit:          make(chan struct{}),
 		inflight:      map[jsonrpc2.ID]context.CancelFunc{},
+		docChange:     make(chan struct{}),
 	}
 	for _, o := range opts {
 		o(s)
@@ -248,6 +258,9 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		// A read blocked on a stdin that cannot be interrupted, or a handler
 		// that ignores cancellation: the process is about to exit anyway.
 		s.baseLog.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelDebug, "connection not closed within 200 ms", 0)) //nolint:errcheck
+	}
+	for _, f := range s.onEnd {
+		f()
 	}
 	if lifecycle(s.state.Load()) != stateShutdown {
 		return ErrExitWithoutShutdown
@@ -480,4 +493,20 @@ func (s *Server) ShowMessage(ctx context.Context, typ protocol.MessageType, mess
 	s.notify(ctx, func(ctx context.Context, c protocol.Client) error {
 		return c.ShowMessage(ctx, &protocol.ShowMessageParams{Type: typ, Message: message})
 	})
+}
+
+// docChanged wakes everyone waiting in DocumentChanged.
+func (s *Server) docChanged() {
+	s.docMu.Lock()
+	close(s.docChange)
+	s.docChange = make(chan struct{})
+	s.docMu.Unlock()
+}
+
+// DocumentChanged returns a channel closed at the next didOpen, didChange
+// or didClose (after the open-document store has applied it).
+func (s *Server) DocumentChanged() <-chan struct{} {
+	s.docMu.Lock()
+	defer s.docMu.Unlock()
+	return s.docChange
 }

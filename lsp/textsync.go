@@ -21,6 +21,7 @@ func (s *Server) didOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 		return nil
 	}
 	s.buffers.Open(name, string(p.TextDocument.LanguageID), p.TextDocument.Version, p.TextDocument.Text)
+	s.docChanged()
 	s.log.Debug("didOpen", "file", name, "version", p.TextDocument.Version)
 	return nil
 }
@@ -49,6 +50,7 @@ func (s *Server) didChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 	if err := s.buffers.Change(name, p.TextDocument.Version, changes); err != nil {
 		return fmt.Errorf("didChange: %w", err)
 	}
+	s.docChanged()
 	return nil
 }
 
@@ -59,6 +61,7 @@ func (s *Server) didClose(_ context.Context, p *protocol.DidCloseTextDocumentPar
 		return nil
 	}
 	s.buffers.Close(name)
+	s.docChanged()
 	s.log.Debug("didClose", "file", name)
 	return nil
 }

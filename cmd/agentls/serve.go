@@ -52,10 +52,14 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 			fmt.Fprintf(io.err, "agentls: logging to %s\n", opened)
 		}
 	}
-	srv := lsp.New(
+	// The agent service: agentls.run/cancel/tasks/showReport, the code
+	// actions, the workspace of the editor's roots. When the connection ends
+	// it cancels the tasks, kills their commands and drains their writes.
+	svc := lsp.NewService(lsp.ServiceOptions{})
+	srv := lsp.New(append([]lsp.Option{
 		lsp.WithVersion(version),
 		lsp.WithLogger(lsp.NewLogHandler(level, writers...), level),
-	)
+	}, svc.Options()...)...)
 	err = srv.Serve(ctx, stdioConn{in: io.in, out: io.out})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return &exitError{code: 1, err: nil}

@@ -1,0 +1,227 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Titles of the approval question's answers.
+const (
+	ActionAllowOnce    = "Allow once"
+	ActionAllowForTask = "Allow for this task"
+	ActionAlwaysPrefix = "Always allow" // followed by " `PREFIX`"
+	ActionDeny         = "Deny"
+)
+
+// SettingsFileName is the workspace settings file in the state folder
+// (.agentls/settings.json). "Always allow `PREFIX`" adds PREFIX to its
+// allowCommands list.
+const SettingsFileName = "settings.json"
+
+// WorkspaceSettings is the content of .agentls/settings.json.
+type WorkspaceSettings struct {
+	// AllowCommands are command prefixes that never ask, in addition to the
+	// agentls.allowCommands setting.
+	AllowCommands []string `json:"allowCommands"`
+}
+
+// Approver is a tools.Approver that asks the user with
+// window/showMessageRequest: "Allow once", "Allow for this task", "Always
+// allow `PREFIX`" (commands only; remembered in .agentls/settings.json) and
+// "Deny". agentls.approval "auto" allows and "deny" denies without asking;
+// commands starting with a prefix of agentls.allowCommands or of the
+// settings file never ask (unless they chain other commands with ; && | or
+// redirections). No answer within ServiceOptions.ApprovalTimeout, or a
+// client error, denies.
+type Approver struct {
+	svc *Service
+	ws  *workspace.Workspace
+}
+
+var _ tools.Approver = (*Approver)(nil)
+
+// settingsMu serialises reads and writes of settings files.
+var settingsMu sync.Mutex
+
+// Approve implements tools.Approver.
+func (a *Approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	srv := a.svc.srv
+	cfg := srv.Config()
+	switch cfg.Approval {
+	case "auto":
+		return tools.AllowOnce, nil
+	case "deny":
+		return tools.Deny, nil
+	}
+	if req.Command != "" {
+		settings, _ := ReadWorkspaceSettings(a.ws.StateDir())
+		if CommandAllowed(req.Command, append(append([]string(nil), cfg.AllowCommands...), settings.AllowCommands...)) {
+			return tools.AllowOnce, nil
+		}
+	}
+	prefix := ""
+	actions := []protocol.MessageActionItem{{Title: ActionAllowOnce}, {Title: ActionAllowForTask}}
+	if req.Command != "" {
+		if prefix = CommandPrefix(req.Command); prefix != "" {
+			actions = append(actions, protocol.MessageActionItem{Title: ActionAlwaysPrefix + " `" + prefix + "`"})
+		}
+	}
+	actions = append(actions, protocol.MessageActionItem{Title: ActionDeny})
+	who := "agentls"
+	if e := entryOf(ctx); e != nil {
+		who = fmt.Sprintf("agentls (task %s, %q)", e.label(), cutLine(e.spec.Prompt, 60))
+	}
+	msg := fmt.Sprintf("%s wants to %s.", who, req.Summary)
+	if req.Path != "" && req.Command == "" {
+		msg += " The file is not open in the editor, so the change goes straight to disk."
+	}
+	actx, cancel := context.WithTimeout(ctx, a.svc.opts.ApprovalTimeout)
+	defer cancel()
+	item, err := srv.client.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning, Message: msg, Actions: actions,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return tools.Deny, ctx.Err()
+		}
+		why := err.Error()
+		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil {
+			why = fmt.Sprintf("no answer within %s", a.svc.opts.ApprovalTimeout)
+		}
+		srv.Logger().Warn("approval question not answered: denied", "request", req.Summary, "error", why)
+		return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied", why)
+	}
+	if item == nil {
+		return tools.Deny, nil
+	}
+	switch {
+	case item.Title == ActionAllowOnce:
+		return tools.AllowOnce, nil
+	case item.Title == ActionAllowForTask:
+		return tools.AllowForTask, nil
+	case prefix != "" && strings.HasPrefix(item.Title, ActionAlwaysPrefix):
+		if err := AddAllowedCommand(a.ws.StateDir(), prefix); err != nil {
+			srv.Logger().Warn("cannot remember the allowed command", "prefix", prefix, "error", err)
+		}
+		return tools.AllowAlways, nil
+	}
+	return tools.Deny, nil
+}
+
+var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// CommandPrefix is what "Always allow" remembers of a command: the program
+// and, when the next word is a subcommand, that too ("go test" for
+// "go test ./...", "npm run" for "npm run build", "ls" for "ls -la").
+func CommandPrefix(command string) string {
+	f := strings.Fields(command)
+	switch {
+	case len(f) == 0:
+		return ""
+	case len(f) >= 2 && subcommand.MatchString(f[1]):
+		return f[0] + " " + f[1]
+	}
+	return f[0]
+}
+
+// shellControl matches what makes a command line more than one command:
+// separators, pipes, substitutions and redirections.
+var shellControl = regexp.MustCompile("[;&|`<>\n]|\\$\\(")
+
+// CommandAllowed reports whether command starts with one of the prefixes
+// (on a word boundary) and is a single command (no ; && | ` $( or
+// redirection), so "go test" allows "go test ./..." but not
+// "go test ./... && rm -rf ~".
+func CommandAllowed(command string, prefixes []string) bool {
+	c := strings.Join(strings.Fields(command), " ")
+	if c == "" || shellControl.MatchString(c) {
+		return false
+	}
+	for _, p := range prefixes {
+		p = strings.Join(strings.Fields(p), " ")
+		if p != "" && (c == p || strings.HasPrefix(c, p+" ")) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadWorkspaceSettings reads <stateDir>/settings.json; a missing file is
+// empty settings.
+func ReadWorkspaceSettings(stateDir string) (WorkspaceSettings, error) {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	return readSettings(stateDir)
+}
+
+func readSettings(stateDir string) (WorkspaceSettings, error) {
+	var s WorkspaceSettings
+	b, err := os.ReadFile(filepath.Join(stateDir, SettingsFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("workspace settings: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("workspace settings %s: %w", filepath.Join(stateDir, SettingsFileName), err)
+	}
+	return s, nil
+}
+
+// AddAllowedCommand adds prefix to the allowCommands of
+// <stateDir>/settings.json (keeping any other field of the file).
+func AddAllowedCommand(stateDir, prefix string) error {
+	settingsMu.Lock()
+	defer settingsMu.Unlock()
+	path := filepath.Join(stateDir, SettingsFileName)
+	raw := map[string]json.RawMessage{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return fmt.Errorf("workspace settings %s: %w", path, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("workspace settings: %w", err)
+	}
+	var list []string
+	if v, ok := raw["allowCommands"]; ok {
+		_ = json.Unmarshal(v, &list)
+	}
+	if slices.Contains(list, prefix) {
+		return nil
+	}
+	list = append(list, prefix)
+	enc, err := json.Marshal(list)
+	if err != nil {
+		return err
+	}
+	raw["allowCommands"] = enc
+	out, err := json.MarshalIndent(raw, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return fmt.Errorf("workspace settings: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(out, '\n'), 0o644); err != nil {
+		return fmt.Errorf("workspace settings: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("workspace settings: %w", err)
+	}
+	return nil
+}

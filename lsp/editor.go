@@ -1,0 +1,145 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/workspace"
+)
+
+// Editor is a workspace.Editor that changes files open in the editor with
+// workspace/applyEdit (one request per Apply: one undoable change, with
+// versioned documentChanges when the client takes them) and writes every
+// other file, and every file of a client without applyEdit, to disk with
+// the workspace's DiskEditor.
+//
+// An edit the client refuses (applied: false, e.g. the document's version
+// moved on) is returned as an error wrapping workspace.ErrStale, so the
+// model reads the file again and redoes the change; the user's text is
+// never overwritten. After an applied edit, Apply waits (bounded) for the
+// didChange that echoes it, so the next read sees the new text.
+type Editor struct {
+	svc *Service
+	ws  *workspace.Workspace
+}
+
+var _ workspace.Editor = (*Editor)(nil)
+
+// NewEditor returns the editor for ws of the service's client.
+func (s *Service) NewEditor(ws *workspace.Workspace) *Editor { return &Editor{svc: s, ws: ws} }
+
+// Apply implements workspace.Editor: all files or none.
+func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
+	srv := ed.svc.srv
+	apply, versioned := srv.supportsApplyEdit()
+	if !apply {
+		return ed.ws.DiskEditor().Apply(ctx, label, edits)
+	}
+	open := 0
+	for _, fe := range edits {
+		if _, ok := srv.Buffers().Get(ed.ws.Abs(fe.Path)); ok && !fe.Create {
+			open++
+		}
+	}
+	switch {
+	case open == 0:
+		return ed.ws.DiskEditor().Apply(ctx, label, edits)
+	case open < len(edits):
+		return errors.New("one change touches files open in the editor and files that are not: change them one file at a time")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	type planned struct {
+		abs, newText string
+		version      int32
+	}
+	var plans []planned
+	we := protocol.WorkspaceEdit{}
+	for _, fe := range edits {
+		abs := ed.ws.Abs(fe.Path)
+		doc, _ := srv.Buffers().Get(abs)
+		if (fe.BaseHash != "" && workspace.HashText(doc.Text) != fe.BaseHash) ||
+			(fe.BaseHash == "" && fe.BaseVersion != 0 && doc.Version != fe.BaseVersion) {
+			return fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
+		}
+		newText, err := workspace.ApplyEdits(doc.Text, fe.Edits)
+		if err != nil {
+			return fmt.Errorf("edit %s: %w", fe.Path, err)
+		}
+		plans = append(plans, planned{abs: abs, newText: newText, version: doc.Version})
+		tes := make([]protocol.TextEdit, len(fe.Edits))
+		for i, te := range fe.Edits {
+			tes[i] = protocol.TextEdit{Range: protoRange(te.Range), NewText: te.NewText}
+		}
+		u := uri.File(abs)
+		if versioned {
+			elems := make([]protocol.TextDocumentEditElement, len(tes))
+			for i := range tes {
+				elems[i] = &tes[i]
+			}
+			v := doc.Version
+			we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
+				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: &v},
+				Edits:        elems,
+			})
+		} else {
+			if we.Changes == nil {
+				we.Changes = map[uri.URI][]protocol.TextEdit{}
+			}
+			we.Changes[u] = tes
+		}
+		ed.ws.ExpectEdit(fe.Path, newText, label)
+	}
+
+	// The request is not tied to the task's context: once sent, the client
+	// may apply it, so the task waits for the answer (bounded) and a cancel
+	// can never leave an edit landing after the task's end.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ed.svc.opts.ApplyTimeout)
+	defer cancel()
+	title := "agentls: " + label
+	changed := srv.DocumentChanged()
+	res, err := srv.client.ApplyEdit(actx, &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+	if err != nil {
+		return fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", err)
+	}
+	if res == nil || !res.Applied {
+		reason := "no reason given"
+		if res != nil && res.FailureReason != nil {
+			reason = *res.FailureReason
+		}
+		return fmt.Errorf("the editor refused the change (%s): %w", reason, workspace.ErrStale)
+	}
+	// Wait for the echo, so the task's next read sees its own edit.
+	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
+	defer deadline.Stop()
+	for _, p := range plans {
+		for {
+			doc, ok := srv.Buffers().Get(p.abs)
+			if !ok || doc.Text == p.newText || doc.Version != p.version {
+				break
+			}
+			select {
+			case <-changed:
+				changed = srv.DocumentChanged()
+			case <-deadline.C:
+				srv.Logger().Warn("no didChange after an applied workspace/applyEdit", "file", p.abs, "waited", ed.svc.opts.EchoTimeout)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+func protoRange(r workspace.Range) protocol.Range {
+	return protocol.Range{
+		Start: protocol.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   protocol.Position{Line: r.End.Line, Character: r.End.Character},
+	}
+}

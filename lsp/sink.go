@@ -1,0 +1,218 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/tools"
+)
+
+// progressSink turns a task's events into work-done progress reports: what
+// the agent does now, then the plan as a checklist, with the percentage of
+// items closed. Reports are throttled by WorkDone (at most 10 a second, the
+// last state kept).
+type progressSink struct {
+	wd      *WorkDone
+	onEvent func(taskID string, e agent.Event)
+
+	mu       sync.Mutex // guards the fields below
+	id       string
+	activity string
+	plan     tools.Plan
+}
+
+func newProgressSink(wd *WorkDone, onEvent func(string, agent.Event)) *progressSink {
+	return &progressSink{wd: wd, onEvent: onEvent, activity: "starting"}
+}
+
+func (p *progressSink) setID(id string) {
+	p.mu.Lock()
+	p.id = id
+	p.mu.Unlock()
+}
+
+// Event implements agent.Sink.
+func (p *progressSink) Event(e agent.Event) {
+	if p.onEvent != nil {
+		p.onEvent(e.TaskID, e)
+	}
+	p.mu.Lock()
+	changed := true
+	switch e.Kind {
+	case agent.EventState:
+		switch e.State {
+		case agent.StatePlanning:
+			p.activity = "planning"
+		case agent.StateExecuting:
+			p.activity = "thinking"
+		case agent.StateValidating:
+			p.activity = "checking the result"
+		default:
+			changed = false // terminal: End carries the summary
+		}
+	case agent.EventPlan:
+		if e.Plan != nil {
+			p.plan = tools.Plan{Items: append([]tools.PlanItem(nil), e.Plan.Items...)}
+		}
+	case agent.EventToolStarted:
+		p.activity = Activity(e.Tool, e.Args)
+	case agent.EventToolFinished:
+		// Keep showing the call until the agent does the next thing: a
+		// fast call would otherwise be replaced within its throttle slot.
+		changed = false
+	case agent.EventRetry:
+		if e.Retry != nil {
+			p.activity = retryText(e.Retry.Wait, e.Retry.Status, e.Retry.Err)
+		}
+	case agent.EventText:
+		changed = p.activity != "writing the answer"
+		p.activity = "writing the answer"
+	default:
+		changed = false
+	}
+	var msg string
+	pct := -1
+	if changed {
+		msg, pct = p.render()
+	}
+	p.mu.Unlock()
+	if changed {
+		p.wd.Report(msg, pct)
+	}
+}
+
+// render is the report: the activity, then one line per plan item.
+// p.mu must be held.
+func (p *progressSink) render() (string, int) {
+	if len(p.plan.Items) == 0 {
+		return p.activity, -1
+	}
+	var b strings.Builder
+	b.WriteString(p.activity)
+	closed := 0
+	for _, it := range p.plan.Items {
+		b.WriteString("\n")
+		b.WriteString(planLine(it))
+		if it.Status == tools.PlanDone || it.Status == tools.PlanSkipped {
+			closed++
+		}
+	}
+	return b.String(), closed * 100 / len(p.plan.Items)
+}
+
+// planLine is one checklist line: [x] done, [ ] pending, [-] skipped,
+// [>] in progress.
+func planLine(it tools.PlanItem) string {
+	mark := "[ ]"
+	switch it.Status {
+	case tools.PlanDone:
+		mark = "[x]"
+	case tools.PlanSkipped:
+		mark = "[-]"
+	case tools.PlanInProgress:
+		mark = "[>]"
+	}
+	line := mark + " " + it.Text
+	if it.Status == tools.PlanSkipped && it.Reason != "" {
+		line += " (" + it.Reason + ")"
+	}
+	return line
+}
+
+// retryText is "retrying in 4 s (429)".
+func retryText(wait time.Duration, status int, why string) string {
+	var w string
+	if wait < time.Second {
+		w = fmt.Sprintf("%.1f s", wait.Seconds())
+	} else {
+		w = fmt.Sprintf("%d s", int(math.Ceil(wait.Seconds())))
+	}
+	cause := "connection error"
+	if status != 0 {
+		cause = fmt.Sprint(status)
+	} else if why != "" {
+		cause = cutLine(why, 40)
+	}
+	return fmt.Sprintf("retrying in %s (%s)", w, cause)
+}
+
+var argField = regexp.MustCompile(`"(path|command|pattern|argv)"\s*:\s*("(?:[^"\\]|\\.)*|\[[^\]]*)`)
+
+// Activity says what a tool call does, for people: "reading
+// lsp/server.go", "running go test ./...", "searching for TODO".
+// args is the loop's one-line summary of the arguments (JSON, possibly cut).
+func Activity(tool, args string) string {
+	fields := map[string]string{}
+	var m map[string]any
+	if json.Unmarshal([]byte(args), &m) == nil {
+		for k, v := range m {
+			switch v := v.(type) {
+			case string:
+				fields[k] = v
+			case []any:
+				parts := make([]string, 0, len(v))
+				for _, x := range v {
+					parts = append(parts, fmt.Sprint(x))
+				}
+				fields[k] = strings.Join(parts, " ")
+			}
+		}
+	} else {
+		// A summary cut short: pick the fields out of what is there.
+		for _, sm := range argField.FindAllStringSubmatch(args, -1) {
+			v := strings.TrimPrefix(strings.TrimPrefix(sm[2], `"`), "[")
+			v = strings.NewReplacer(`\"`, `"`, `","`, " ", `"`, "").Replace(v)
+			fields[sm[1]] = v + "…"
+		}
+	}
+	clip := func(s string) string { return cutLine(s, 80) }
+	switch tool {
+	case "read_file":
+		return "reading " + clip(fields["path"])
+	case "edit_file":
+		return "editing " + clip(fields["path"])
+	case "write_file":
+		return "writing " + clip(fields["path"])
+	case "run_command":
+		c := fields["command"]
+		if c == "" {
+			c = fields["argv"]
+		}
+		return "running " + clip(c)
+	case "grep":
+		s := "searching for " + clip(fields["pattern"])
+		if p := fields["path"]; p != "" {
+			s += " in " + clip(p)
+		}
+		return s
+	case "list_files":
+		if pat := fields["pattern"]; pat != "" {
+			return "listing " + clip(pat)
+		}
+		if p := fields["path"]; p != "" {
+			return "listing " + clip(p)
+		}
+		return "listing files"
+	case "update_plan":
+		return "updating the plan"
+	case "ask_user":
+		return "asking you a question"
+	}
+	return "calling " + tool
+}
+
+// cutLine is the first line of s, trimmed and cut to n runes.
+func cutLine(s string, n int) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
