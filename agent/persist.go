@@ -32,6 +32,7 @@ type SessionStore interface {
 	SearchLessons(ctx context.Context, about string, limit int) ([]store.Lesson, error)
 	LoadTask(ctx context.Context, id string) (*store.TaskRecord, error)
 	TaskFiles(ctx context.Context, taskID string) ([]store.FileChange, error)
+	Interrupted(ctx context.Context) ([]store.Task, error)
 	Flush(ctx context.Context) error
 }
 

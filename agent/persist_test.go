@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,5 +328,51 @@ func TestFlightRecorderPerTask(t *testing.T) {
 		Run(context.Background(), TaskSpec{Prompt: "again"}, nil)
 	if _, err := os.Stat(filepath.Join(root2, ".agentls", "recordings", res2.TaskID+".jsonl")); !os.IsNotExist(err) {
 		t.Errorf("NoRecord wrote a recording (stat: %v)", err)
+	}
+}
+
+// TestL21_CompactionStoredAppendOnly: when the loop compacts the history,
+// the store marks the dropped turns excluded ("compacted") and appends the
+// compacted history, so the stored context is exactly what the model got,
+// and a resume would continue from it; nothing is deleted.
+func TestL21_CompactionStoredAppendOnly(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	big := strings.Repeat("x", 1600)
+	var resps []*llm.Response
+	for i := 0; i < 6; i++ {
+		resps = append(resps, calls("", call("read_file", fmt.Sprintf(`{"path":"f%d.txt"}`, i))))
+	}
+	resps = append(resps, answer("read them all"))
+	m := &scriptModel{resps: resps}
+	r := NewRunner(Config{Store: st, ContextWindow: 2000, CompactAt: 0.8, Counter: charCounter{}},
+		m, staticTools(textTool("read_file", true, big)))
+	res, _ := r.Run(context.Background(), TaskSpec{Prompt: "read six files"}, nil)
+	if res.Status != StateCompleted {
+		t.Fatalf("%s (%s): %s", res.Status, res.StopReason, res.Error)
+	}
+	rec, err := st.LoadTask(context.Background(), res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compacted := 0
+	for i, m := range rec.Messages {
+		if m.Seq != i {
+			t.Fatalf("message %d has Seq %d", i, m.Seq)
+		}
+		if m.ExcludedReason == store.ExcludedCompacted {
+			compacted++
+		}
+	}
+	if compacted == 0 {
+		t.Fatal("no message was marked compacted; the test did not compact")
+	}
+	reqs := m.requests()
+	last := reqs[len(reqs)-1].Messages
+	got := rec.Context()
+	if !sameMessages(got[:len(got)-1], last) || got[len(got)-1].Content != "read them all" {
+		t.Errorf("stored context (%d messages) is not the last request (%d) plus the answer", len(got), len(last))
+	}
+	if rec.LLMCalls != 7 {
+		t.Errorf("LLM calls %d; want 7 (copies after compaction are not counted)", rec.LLMCalls)
 	}
 }

@@ -194,3 +194,24 @@ func (x *run) restore(ctx context.Context) State {
 	}
 	return StateExecuting
 }
+
+// Interrupted lists the stored tasks an earlier process left in a live state
+// (it crashed or was killed), oldest first: the tasks to offer for Resume.
+// Tasks running in this runner are not listed.
+func (r *Runner) Interrupted(ctx context.Context) ([]store.Task, error) {
+	if r.cfg.Store == nil {
+		return nil, nil
+	}
+	all, err := r.cfg.Store.Interrupted(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("interrupted tasks: %w", err)
+	}
+	out := all[:0]
+	for _, t := range all {
+		if mine := r.Task(t.ID); mine != nil {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
