@@ -169,6 +169,9 @@ var (
 // task ends (Done is closed). The task's context derives from ctx: cancel
 // ctx or call Cancel to stop it. sink may be nil.
 func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, error) {
+	if spec.ResumeID != "" {
+		return r.Resume(ctx, spec.ResumeID, sink)
+	}
 	if strings.TrimSpace(spec.Prompt) == "" {
 		return nil, errors.New("start task: empty prompt")
 	}

@@ -49,6 +49,10 @@ type TaskSpec struct {
 	// (its turns after the task message, e.g. loaded after a crash). It is
 	// repaired before the first model call (L18).
 	Resume []llm.Message
+	// ResumeID, when set, makes Start resume that interrupted task from the
+	// session store (see Runner.Resume) instead of starting a new one; the
+	// other fields are then taken from the store.
+	ResumeID string
 }
 
 // FileChange is one file the task changed.

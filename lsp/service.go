@@ -80,6 +80,8 @@ type Service struct {
 	order    []string // task IDs, oldest first
 	closed   bool
 	running  sync.WaitGroup // RunTask calls in flight
+
+	sessions sessionStores // the session databases (sessions.go)
 }
 
 // NewService returns a service; pass its Options to New.
@@ -108,13 +110,14 @@ func NewService(opts ServiceOptions) *Service {
 // commands, the code actions, the roots and configuration handlers and the
 // end-of-connection handler (Close).
 func (s *Service) Options() []Option {
-	return []Option{
+	opts := []Option{
 		func(srv *Server) { s.srv = srv },
 		WithCommands(s.Commands()...),
 		WithCodeActions(s.codeActions),
 		WithRootsHandler(s.rootsChanged),
 		WithEndHandler(s.Close),
 	}
+	return append(opts, s.sessionOptions()...)
 }
 
 // Server is the server the service is plugged into (nil before New).
@@ -307,11 +310,11 @@ func (s *Service) runnerFor(ws *workspace.Workspace, cfg Config, followUp string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if followUp != "" {
-		e, ok := s.tasks[followUp]
-		if !ok {
-			return nil, fmt.Errorf("followUp: no task %q in this session (agentls.tasks lists them)", followUp)
+		if e, ok := s.tasks[followUp]; ok {
+			return e.runner, nil
 		}
-		return e.runner, nil
+		// A task of an earlier run: the runner finds it in the session
+		// store (L17 across restarts) or reports it unknown.
 	}
 	root := ws.Roots()[0]
 	k := runnerKey{ws: ws, root: root, model: cfg.Model, maxTurns: cfg.MaxTurns, validate: cfg.Validate, checkCommand: cfg.CheckCommand, recordings: cfg.Recordings}
@@ -327,6 +330,7 @@ func (s *Service) runnerFor(ws *workspace.Workspace, cfg Config, followUp string
 	if cfg.CheckCommand != "" {
 		acfg.Check = agent.ShellCheck{Dir: root, Command: cfg.CheckCommand}
 	}
+	s.configureSessions(&acfg, cfg, ws)
 	if s.ConfigureAgent != nil {
 		s.ConfigureAgent(&acfg, cfg, ws)
 	}
@@ -425,6 +429,7 @@ func (s *Service) Close() {
 		_ = s.ws.Close()
 	}
 	s.syncMu.Unlock()
+	s.closeSessions()
 }
 
 // supportsShowDocument reports whether the client declared
