@@ -183,3 +183,12 @@ func (l *syncLog) String() string {
 func (l *syncLog) handler(t testing.TB) slog.Handler {
 	return slog.NewTextHandler(io.MultiWriter(l, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})
 }
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

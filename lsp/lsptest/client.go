@@ -57,6 +57,10 @@ type Config struct {
 	// ShowMessageRequest answers window/showMessageRequest; nil answers
 	// null (the user dismissed the message).
 	ShowMessageRequest func(protocol.ShowMessageRequestParams) *protocol.MessageActionItem
+	// BeforeApplyEdit, when set, runs when a workspace/applyEdit request
+	// arrives, before the client checks and applies it: a test can change
+	// a document there (ChangeDocument) to make the edit stale.
+	BeforeApplyEdit func(*protocol.ApplyWorkspaceEditParams)
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.

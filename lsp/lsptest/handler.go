@@ -79,6 +79,9 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 		}
+		if c.cfg.BeforeApplyEdit != nil {
+			c.cfg.BeforeApplyEdit(&p)
+		}
 		res := c.applyEdit(ctx, &p)
 		c.update(func(s *State) { s.AppliedEdits = append(s.AppliedEdits, AppliedEdit{Params: p, Result: res}) })
 		return &res, nil
