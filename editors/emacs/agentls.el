@@ -72,8 +72,15 @@ eglot shows the server's start and end messages, the result follows."
   "List agentls tasks."
   (interactive)
   (let* ((r (eglot-execute-command (eglot--current-server-or-lose) "agentls.tasks" []))
-         (tasks (if (plist-member r :tasks) (plist-get r :tasks) r)))
-    (message "%s" (mapconcat (lambda (tk) (format "%s %s %s" (plist-get tk :id) (plist-get tk :state) (plist-get tk :prompt)))
+         ;; The reply is a list of tasks (a vector); accept {tasks: [...]} too.
+         (tasks (if (and (listp r) (plist-member r :tasks)) (plist-get r :tasks) r)))
+    (message "%s" (mapconcat (lambda (tk)
+                               (let ((plan (plist-get tk :plan)))
+                                 (format "%s %-9s %s %s" (plist-get tk :id) (plist-get tk :state)
+                                         (if (and plan (> (or (plist-get plan :total) 0) 0))
+                                             (format "%d/%d" (plist-get plan :done) (plist-get plan :total))
+                                           "   ")
+                                         (plist-get tk :prompt))))
                              tasks "\n"))
     tasks))
 

@@ -9,6 +9,9 @@
 --   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks
 --                         (default: all); "init" alone: only start + initialize
 --   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
+--   AGENTLS_E2E_EXPECT_EDIT  a text the edited buffer must show
+-- Besides the findings, FINDINGS minus .txt plus .notify.txt gets every
+-- vim.notify message with its time: what the user saw.
 -- Verdict: exit code 0 when every scenario passed (cquit N otherwise).
 local findings_file = os.getenv('AGENTLS_E2E_FINDINGS') or '/tmp/agentls-nvim-findings.txt'
 local findings = {}
@@ -33,7 +36,24 @@ local ok_main, err_main = xpcall(function()
 
   -- Capture vim.notify so the test sees what the user sees.
   local notes = {}
-  vim.notify = function(msg, level) table.insert(notes, { msg = tostring(msg), level = level }) end
+  local transcript = io.open(findings_file:gsub('%.txt$', '') .. '.notify.txt', 'w')
+  local t_start = vim.loop.hrtime()
+  vim.notify = function(msg, level)
+    table.insert(notes, { msg = tostring(msg), level = level })
+    if transcript then
+      local lv = ({ [vim.log.levels.WARN] = 'WARN', [vim.log.levels.ERROR] = 'ERROR' })[level] or 'INFO'
+      transcript:write(string.format('[%6.0f ms] %-5s %s\n', (vim.loop.hrtime() - t_start) / 1e6, lv, tostring(msg):gsub('\n', '\n                   ')))
+      transcript:flush()
+    end
+  end
+  -- Record workspace/applyEdit requests: the edit must reach the buffer
+  -- through them (not a disk write the editor never sees).
+  local apply_edits = {}
+  local default_apply = vim.lsp.handlers['workspace/applyEdit']
+  vim.lsp.handlers['workspace/applyEdit'] = function(err, result, ctx, config)
+    table.insert(apply_edits, result)
+    return default_apply(err, result, ctx, config)
+  end
   local function notes_matching(pat, from)
     local out = {}
     for i = from or 1, #notes do
@@ -118,7 +138,12 @@ local ok_main, err_main = xpcall(function()
     note(seen_status:match('^agentls') ~= nil, 'statusline function showed progress while running: ' .. seen_status)
     note(agentls.status() == '', 'statusline empty after the end')
     local after = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
-    note(after ~= before, 'edit applied to the buffer through workspace/applyEdit')
+    local expect = os.getenv('AGENTLS_E2E_EXPECT_EDIT')
+    note(after ~= before and (not expect or after:find(expect, 1, true) ~= nil),
+      'edit applied to the buffer' .. (expect and (' (shows "' .. expect .. '")') or ''))
+    note(#apply_edits > 0, string.format('the edit came as workspace/applyEdit (%d request(s), label %s)', #apply_edits, tostring(apply_edits[1] and apply_edits[1].label)))
+    local disk = table.concat(vim.fn.readfile(vim.api.nvim_buf_get_name(bufnr)), '\n')
+    note(disk == before, 'the file on disk is untouched (the change is in the buffer, unsaved)')
     note(r and type(r.changedFiles) == 'table' and #r.changedFiles > 0, 'result lists changed files')
     note(#notes_matching('^agentls: ', n0 + 1) > 0, 'result shown with vim.notify')
     vim.cmd('silent! undo')
@@ -187,6 +212,8 @@ local ok_main, err_main = xpcall(function()
     local listed = notes[n0 + 1] and notes[n0 + 1].msg or ''
     local r = agentls.last_result()
     note(r ~= nil and listed:find(r.taskId, 1, true) ~= nil, ':AgentTasks lists the last task: ' .. listed:gsub('\n', ' | '))
+    note(listed:find('completed%s+2/2') ~= nil or os.getenv('AGENTLS_E2E_CMD'):find('standin') ~= nil,
+      ':AgentTasks shows the edit task\'s plan progress (completed 2/2)')
   end
 end, debug.traceback)
 

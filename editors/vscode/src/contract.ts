@@ -176,8 +176,11 @@ export function resultView(r: RunResult): ResultView {
     case 'completed':
       return { severity: 'info', message: `agentls: ${text || 'done'}${files}` };
     case 'cancelled':
+      // agentls's summary already starts with the status: "cancelled after 2s ...".
+      if (/^cancelled\b/i.test(text)) return { severity: 'warning', message: `agentls: task ${text}${files}` };
       return { severity: 'warning', message: `agentls: task cancelled${text ? `: ${text}` : ''}${files}` };
     default:
+      if (/^failed\b/i.test(text)) return { severity: 'error', message: `agentls: task ${text}${files}` };
       return { severity: 'error', message: `agentls: task failed${text ? `: ${text}` : r.stopReason ? `: ${r.stopReason}` : ''}${files}` };
   }
 }
@@ -298,7 +301,7 @@ function fmtProgress(p: unknown): string {
   if (typeof p === 'number') return `${Math.round(p)}%`;
   if (p && typeof p === 'object') {
     const o = p as Record<string, unknown>;
-    if (typeof o.done === 'number' && typeof o.total === 'number') return `${o.done}/${o.total}`;
+    if (typeof o.done === 'number' && typeof o.total === 'number') return o.total > 0 ? `${o.done}/${o.total}` : '';
     if (typeof o.percentage === 'number') return `${Math.round(o.percentage)}%`;
   }
   return '';
@@ -307,10 +310,8 @@ function fmtProgress(p: unknown): string {
 function fmtDuration(d: unknown): string {
   if (typeof d === 'string') return d;
   if (typeof d === 'number' && Number.isFinite(d)) {
-    // The contract does not fix the unit: seconds, or nanoseconds (Go's
-    // time.Duration encodes as an integer count of them) from 10 ms up.
-    let s = d;
-    if (s >= 1e7) s = s / 1e9;
+    // agentls.tasks gives milliseconds (so far, for a running task).
+    const s = d / 1000;
     return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
   }
   return '';

@@ -249,8 +249,9 @@ function editorContext(): { uri?: string; range?: RunRequest['range']; selected:
 async function cmdRunTask(): Promise<void> {
   const prompt = await vscode.window.showInputBox({ title: 'agentls: Run task', prompt: 'What should the agent do? (a question is answered, a change is made)', ignoreFocusOut: true });
   if (!prompt || prompt.trim() === '') return;
-  const { uri, range } = editorContext();
-  await runTask({ prompt, uri, range });
+  // A selection makes the task about those lines; a bare cursor does not.
+  const { uri, range, selected } = editorContext();
+  await runTask({ prompt, uri, range: selected.trim() !== '' ? range : undefined });
 }
 
 async function cmdAskSelection(): Promise<void> {

@@ -93,6 +93,9 @@ test('resultView: one notification per status', () => {
     { in: { taskId: 't1', status: 'completed' as const, answer: 'It parses.' }, sev: 'info', msg: 'agentls: It parses.' },
     { in: { taskId: 't2', status: 'cancelled' as const }, sev: 'warning', msg: 'agentls: task cancelled' },
     { in: { taskId: 't3', status: 'failed' as const, stopReason: 'max_calls' }, sev: 'error', msg: 'agentls: task failed: max_calls' },
+    // The real server's summaries start with the status: not said twice.
+    { in: { taskId: 't4', status: 'cancelled' as const, summary: 'cancelled after 600ms [1 model calls, 0 tokens]' }, sev: 'warning', msg: 'agentls: task cancelled after 600ms [1 model calls, 0 tokens]' },
+    { in: { taskId: 't5', status: 'failed' as const, summary: 'failed after 3s: the API key was rejected (401)' }, sev: 'error', msg: 'agentls: task failed after 3s: the API key was rejected (401)' },
   ];
   for (const c of cases) {
     const v = resultView(c.in);
@@ -128,7 +131,7 @@ test('ProgressTracker: absolute percentages become increments, never backwards',
 });
 
 test('parseTasks: list or {tasks}, tolerant field shapes', () => {
-  const one = { id: 't1', prompt: 'fix', state: 'running', progress: { done: 1, total: 3 }, started: '2026-01-01T00:00:00Z', duration: 2.5 };
+  const one = { id: 't1', prompt: 'fix', state: 'running', progress: { done: 1, total: 3 }, started: '2026-01-01T00:00:00Z', duration: 2500 };
   for (const reply of [[one], { tasks: [one] }]) {
     const got = parseTasks(reply);
     assert.equal(got.length, 1);
@@ -136,7 +139,19 @@ test('parseTasks: list or {tasks}, tolerant field shapes', () => {
   }
   assert.deepEqual(parseTasks(null), []);
   assert.deepEqual(parseTasks([{ prompt: 'no id' }]), []);
-  assert.equal(parseTasks([{ taskId: 't2', status: 'completed', duration: 90e9 }])[0].duration, '1 min 30 s');
+  assert.equal(parseTasks([{ taskId: 't2', status: 'completed', duration: 90000 }])[0].duration, '1 min 30 s');
+});
+
+test('parseTasks reads the agentls.tasks reply of the real server (plan, duration in ms)', () => {
+  const reply = [
+    { id: 'ab12-1', prompt: 'Add a header comment', mode: 'edit', state: 'completed', plan: { done: 2, total: 2, items: ['[x] A', '[-] B'] }, started: '2026-11-22T03:58:50Z', duration: 66 },
+    { id: 'ab12-2', prompt: 'What does Greet do?', mode: 'ask', state: 'running', plan: { done: 0, total: 0, items: null }, started: '2026-11-22T03:58:51Z', duration: 1500 },
+  ];
+  const got = parseTasks(reply);
+  assert.deepEqual(got.map((t) => [t.id, t.state, t.progress, t.duration]), [
+    ['ab12-1', 'completed', '2/2', '0.1 s'],
+    ['ab12-2', 'running', '', '1.5 s'],
+  ]);
 });
 
 test('reportTarget', () => {

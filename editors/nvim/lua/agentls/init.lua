@@ -38,6 +38,7 @@ M.config = vim.deepcopy(defaults)
 -- Progress state per token, for status() and notifications.
 local progress = {} -- token -> { title, message, percentage, done }
 local runs = {} -- token -> { prompt, client_id, request_id, bufnr }
+local own_tokens = {} -- tokens of the tasks this plugin started
 local last_result = nil
 local run_seq = 0
 
@@ -154,7 +155,9 @@ local function on_progress(result, ctx)
     if v.kind == 'begin' then
       log_notify(title .. (v.message and ('\n' .. v.message) or ''))
     elseif v.kind == 'end' then
-      log_notify(title .. ': ' .. (v.message or 'done'))
+      -- A task this plugin started shows its result from the reply (with
+      -- the changed files); the end message would say the same again.
+      if not own_tokens[token] then log_notify(title .. ': ' .. (v.message or 'done')) end
     elseif p.plan_text ~= old_plan and p.plan_text ~= '' then
       -- Notify when the plan changes, not on every report (reports come up to
       -- ten a second); the statusline shows the rest.
@@ -320,10 +323,12 @@ local function result_message(r)
   if type(r.changedFiles) == 'table' and #r.changedFiles > 0 then files = ' (changed: ' .. table.concat(r.changedFiles, ', ') .. ')' end
   if r.status == 'completed' then
     return 'agentls: ' .. (text ~= '' and text or 'done') .. files, vim.log.levels.INFO
-  elseif r.status == 'cancelled' then
-    return 'agentls: task cancelled' .. (text ~= '' and (': ' .. text) or '') .. files, vim.log.levels.WARN
   end
-  return 'agentls: task failed' .. (text ~= '' and (': ' .. text) or '') .. files, vim.log.levels.ERROR
+  -- The server's summary already starts with the status ("cancelled after 2s ...").
+  local word = r.status == 'cancelled' and 'cancelled' or 'failed'
+  local level = r.status == 'cancelled' and vim.log.levels.WARN or vim.log.levels.ERROR
+  if text:lower():sub(1, #word) == word then return 'agentls: task ' .. text .. files, level end
+  return 'agentls: task ' .. word .. (text ~= '' and (': ' .. text) or '') .. files, level
 end
 
 -- run(args, opts): execute agentls.run with our own work-done token.
@@ -343,6 +348,7 @@ function M.run(args, opts)
   args.mode = args.mode or M.guess_mode(args.prompt)
   run_seq = run_seq + 1
   local token = string.format('agentls-nvim-%d-%d', vim.fn.getpid(), run_seq)
+  own_tokens[token] = true
   local params = { command = M.commands.run, arguments = { args }, workDoneToken = token }
   local ok, request_id = client.request('workspace/executeCommand', params, function(err, result)
     runs[token] = nil
@@ -459,14 +465,31 @@ function M.tasks(cb)
   end)
 end
 
+-- plan_progress(p): "2/3" from agentls.tasks' plan {done, total}; '' without a plan.
+function M.plan_progress(p)
+  if type(p) == 'table' and type(p.done) == 'number' and type(p.total) == 'number' then
+    return p.total > 0 and string.format('%d/%d', p.done, p.total) or ''
+  end
+  if type(p) == 'string' then return p end
+  return ''
+end
+
+-- duration_text(ms): agentls.tasks gives milliseconds (so far, when running).
+function M.duration_text(ms)
+  if type(ms) ~= 'number' then return '' end
+  local s = ms / 1000
+  if s < 60 then return string.format('%.1f s', s) end
+  return string.format('%d min %d s', math.floor(s / 60), math.floor(s % 60 + 0.5))
+end
+
 function M.cmd_tasks()
   M.tasks(function(err, list)
     if err then return log_notify('agentls.tasks failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
     if #list == 0 then return log_notify('no tasks yet') end
     local lines = {}
     for _, t in ipairs(list) do
-      local prog = type(t.progress) == 'table' and vim.inspect(t.progress) or tostring(t.progress or '')
-      table.insert(lines, string.format('%s  %-9s %-6s %s', t.id or t.taskId or '?', t.state or t.status or '', prog, t.prompt or ''))
+      table.insert(lines, string.format('%s  %-9s %-5s %7s  %s', t.id or t.taskId or '?', t.state or t.status or '',
+        M.plan_progress(t.plan or t.progress), M.duration_text(t.duration), t.prompt or ''))
     end
     log_notify(table.concat(lines, '\n'))
   end)

@@ -15,7 +15,8 @@
 //   E2E_AGENTLS_LOG   (bin/agentls only) the server's log file, read for
 //                     its "initialize" line
 //   E2E_EDIT_PROMPT / E2E_SLOW_PROMPT / E2E_EXPECT_EDIT (a text the edited
-//                     file shows; default "// agentls:")
+//                     file shows; default "// agentls:") / E2E_EXPECT_ANSWER
+//                     (a text of the Quick Fix answer; default "answer")
 'use strict';
 
 const fs = require('fs');
@@ -219,7 +220,7 @@ async function main() {
           await page.keyboard.press('ArrowDown');
         }
         await page.keyboard.press('Enter');
-        const toast = await toastWith('answer');
+        const toast = await toastWith(process.env.E2E_EXPECT_ANSWER || 'answer');
         await shot('05-quickfix-answer');
         note(Boolean(toast), `answer shown: ${(toast || 'none').replace(/\s+/g, ' ')}`);
       }
