@@ -29,6 +29,9 @@ type Files interface {
 // under root when files is nil. A missing file is (exists false, nil).
 func readText(ctx context.Context, files Files, root, path string) (text string, exists bool, err error) {
 	if files == nil {
+		if root == "" {
+			return "", false, errors.New("no workspace to read it from")
+		}
 		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", false, nil
@@ -89,6 +92,14 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 			return nil, fmt.Errorf("resume %s: editor context: %w", taskID, err)
 		}
 	}
+	var prev *Result
+	if len(rec.Messages) == 0 && spec.FollowUp != "" {
+		// Interrupted before its first message was stored: it starts over,
+		// and a follow-up needs the task it follows (L17).
+		if prev, _, err = r.previous(ctx, spec.FollowUp); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", taskID, err)
+		}
+	}
 	t, tctx, cancel := r.newTask(ctx, taskID, rec.SessionID, spec, sink)
 	r.mu.Lock()
 	for i, o := range r.tasks {
@@ -104,7 +115,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 	}
 	r.tasks = append(r.tasks, t)
 	r.mu.Unlock()
-	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, resume: rec})
+	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, resume: rec, prev: prev})
 	return t, nil
 }
 

@@ -257,3 +257,30 @@ func TestResumeRefusals(t *testing.T) {
 		t.Errorf("resume of an ended task: %v", err)
 	}
 }
+
+// TestL29_ResumeTaskWithoutMessages: a task killed before its first message
+// was stored starts over under its ID, with its editor context.
+func TestL29_ResumeTaskWithoutMessages(t *testing.T) {
+	ctx := context.Background()
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	if err := st.CreateTask(store.Task{ID: "t-1", Kind: "ask", Prompt: "explain Foo", EditorContext: []byte(`{"file":"a.go","symbol":"Foo"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	m := &scriptModel{resps: []*llm.Response{answer("Foo says hi.")}}
+	r := NewRunner(Config{Store: st}, m, staticTools())
+	task, err := r.Start(ctx, TaskSpec{ResumeID: "t-1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := task.Wait(ctx)
+	if res.Status != StateCompleted || task.ID() != "t-1" {
+		t.Fatalf("%s %s: %s", task.ID(), res.Status, res.Error)
+	}
+	if msg := m.requests()[0].Messages[1].Content; !strings.Contains(msg, "Symbol under the cursor: Foo") || !strings.Contains(msg, "explain Foo") {
+		t.Errorf("task message: %s", msg)
+	}
+	rec, _ := st.LoadTask(ctx, "t-1")
+	if roles(rec.Messages) != "system user assistant" || rec.State != store.StateCompleted {
+		t.Errorf("stored %s, %s", roles(rec.Messages), rec.State)
+	}
+}

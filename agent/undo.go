@@ -65,6 +65,9 @@ func Undo(ctx context.Context, st UndoStore, taskID string, files Files, ed work
 	if st == nil {
 		return nil, fmt.Errorf("undo %s: %w", taskID, ErrNoStore)
 	}
+	if files == nil || ed == nil {
+		return nil, fmt.Errorf("undo %s: no workspace or editor to revert the files with", taskID)
+	}
 	changes, err := st.TaskFiles(ctx, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("undo %s: %w", taskID, err)
