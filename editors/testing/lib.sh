@@ -1,7 +1,6 @@
-# Shared pieces of the editor end-to-end runners (sourced, not run).
-# Each runner takes the server to test against:
-#   standin  editors/testing/standin-server.js, the contract double (today)
-#   agentls  bin/agentls serve + `agentls fake-model --script` (issue 7)
+# Shared pieces of the editor end-to-end runners (sourced, not run). Every
+# runner tests the real server: bin/agentls serve, its model answered by
+# `agentls fake-model --script editors/testing/models/editors.json`.
 
 E2E_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 E2E_ART=${AGENTLS_E2E_ARTIFACTS:-$E2E_ROOT/artifacts/e2e}
@@ -49,48 +48,40 @@ e2e_cleanup() {
     [ -n "$p" ] && kill "$p" 2>/dev/null || true
   done
   E2E_PIDS=()
+  [ -n "${E2E_SERVER_LOG:-}" ] && [ -f "$E2E_SERVER_LOG" ] && cp "$E2E_SERVER_LOG" "$E2E_ART/$E2E_NAME.server.log"
   [ -n "${E2E_AUX:-}" ] && rm -rf "$E2E_AUX"
   E2E_AUX=""
 }
 trap e2e_cleanup EXIT
 
-# e2e_server MODE WORKSPACE MODELSCRIPT: sets E2E_CMD_JSON (the server
-# command as a JSON array), E2E_CMD_PATH (one executable, for VS Code's
-# agentls.path) and the environment the server reads.
+# e2e_server MODELSCRIPT: builds bin/agentls when it is missing, starts the
+# fake model, and sets E2E_CMD_JSON (the server command as a JSON array),
+# E2E_CMD_PATH (the binary, for VS Code's agentls.path) and the environment
+# the server reads (OPENAI_BASE_URL, OPENAI_API_KEY, AGENTLS_MODEL).
 e2e_server() {
-  local mode=$1 ws=$2 script=$3
+  local script=$1 aux
   # Helper files live beside the workspace, not in it.
-  ws=$(mktemp -d /tmp/agentls-e2e-aux.XXXXXX)
-  E2E_AUX=$ws
-  case "$mode" in
-    standin)
-      export STANDIN_LOG="$ws/.standin.log"
-      : >"$STANDIN_LOG"
-      E2E_CMD_PATH="$ws/.agentls-standin"
-      printf '#!/bin/sh\nexec node %q "$@"\n' "$E2E_ROOT/editors/testing/standin-server.js" >"$E2E_CMD_PATH"
-      chmod +x "$E2E_CMD_PATH"
-      ;;
-    agentls)
-      [ -x "$E2E_ROOT/bin/agentls" ] || (cd "$E2E_ROOT" && make -s build)
-      local out="$ws/.fake-model.out"
-      "$E2E_ROOT/bin/agentls" fake-model --script "$script" --addr 127.0.0.1:0 >"$out" 2>"$ws/.fake-model.err" &
-      E2E_PIDS+=($!)
-      local i
-      for i in $(seq 1 100); do
-        [ -s "$out" ] && break
-        sleep 0.1
-      done
-      OPENAI_BASE_URL=$(head -1 "$out")
-      [ -n "$OPENAI_BASE_URL" ] || { e2e_log "fake-model printed no URL: $(cat "$ws/.fake-model.err")"; exit 1; }
-      export OPENAI_BASE_URL OPENAI_API_KEY=e2e-not-a-key AGENTLS_MODEL=e2e-model
-      E2E_CMD_PATH="$E2E_ROOT/bin/agentls"
-      ;;
-    *) e2e_log "unknown server $mode (standin|agentls)"; exit 2 ;;
-  esac
-  if [ "$mode" = standin ]; then
-    E2E_CMD_JSON="[\"$E2E_CMD_PATH\"]"
-  else
-    E2E_CMD_JSON="[\"$E2E_CMD_PATH\",\"serve\"]"
-  fi
-  export E2E_CMD_JSON E2E_CMD_PATH
+  aux=$(mktemp -d /tmp/agentls-e2e-aux.XXXXXX)
+  E2E_AUX=$aux
+  # Always build: go build is incremental, and a stale bin/agentls would test
+  # old code.
+  (cd "$E2E_ROOT" && make -s build >/dev/null)
+  # The server's log file ($XDG_CACHE_HOME/agentls/agentls.log) goes beside
+  # the workspace and is kept as an artifact (e2e_cleanup).
+  export XDG_CACHE_HOME="$aux/cache"
+  E2E_SERVER_LOG="$XDG_CACHE_HOME/agentls/agentls.log"
+  local out="$aux/fake-model.out"
+  "$E2E_ROOT/bin/agentls" fake-model --script "$script" --addr 127.0.0.1:0 >"$out" 2>"$E2E_ART/$E2E_NAME.fake-model.log" &
+  E2E_PIDS+=($!)
+  local i
+  for i in $(seq 1 100); do
+    [ -s "$out" ] && break
+    sleep 0.1
+  done
+  OPENAI_BASE_URL=$(head -1 "$out")
+  [ -n "$OPENAI_BASE_URL" ] || { e2e_log "fake-model printed no URL: $(cat "$E2E_ART/$E2E_NAME.fake-model.log")"; exit 1; }
+  export OPENAI_BASE_URL OPENAI_API_KEY=e2e-not-a-key AGENTLS_MODEL=e2e-model
+  E2E_CMD_PATH="$E2E_ROOT/bin/agentls"
+  E2E_CMD_JSON="[\"$E2E_CMD_PATH\",\"serve\"]"
+  export E2E_CMD_JSON E2E_CMD_PATH E2E_SERVER_LOG
 }

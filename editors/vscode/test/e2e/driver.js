@@ -10,13 +10,12 @@
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
 //   E2E_SCENARIOS     comma list: palette,run,quickfix,ask,cancel (default: all)
-//   E2E_SERVER_LOG    (stand-in server only) its event log, to prove the
-//                     extension started the server and what it sent
-//   E2E_AGENTLS_LOG   (bin/agentls only) the server's log file, read for
-//                     its "initialize" line
-//   E2E_EDIT_PROMPT / E2E_SLOW_PROMPT / E2E_EXPECT_EDIT (a text the edited
-//                     file shows; default "// agentls:") / E2E_EXPECT_ANSWER
-//                     (a text of the Quick Fix answer; default "answer")
+//   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
+//   E2E_CLIENT_LOGS   code-server's log folder, where the extension's output
+//                     channel ("agentls") is written: what it sent
+//   E2E_EDIT_PROMPT / E2E_SLOW_PROMPT, E2E_EXPECT_EDIT (a text the edited
+//                     file shows) / E2E_EXPECT_ANSWER (a text of the Quick Fix
+//                     answer); defaults: editors/testing/models/editors.json
 'use strict';
 
 const fs = require('fs');
@@ -50,10 +49,25 @@ async function poll(fn, ms, step = 200) {
   }
 }
 
-function serverEvents() {
-  const f = process.env.E2E_SERVER_LOG;
-  if (!f || !fs.existsSync(f)) return [];
-  return fs.readFileSync(f, 'utf8').split('\n').filter((l) => l).map((l) => JSON.parse(l));
+// clientLog: the extension's output channel ("agentls"), as VS Code writes
+// it under the logs folder.
+function clientLog() {
+  const root = process.env.E2E_CLIENT_LOGS;
+  if (!root) return '';
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/agentls\.log$/.test(e.name)) found.push(p);
+    }
+  };
+  try {
+    walk(root);
+  } catch {
+    return '';
+  }
+  return found.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
 function agentlsLog() {
@@ -123,36 +137,18 @@ async function main() {
     const opened = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => e.innerText.replace(/\u00a0/g, ' ').includes('func Greet')), 20000);
     note(Boolean(opened), 'main.go open in the editor');
 
-    // The extension started the server (the stand-in logs initialize).
-    if (process.env.E2E_SERVER_LOG) {
-      const init = await poll(async () => serverEvents().find((e) => e.event === 'initialize'), 40000);
-      note(Boolean(init), `extension started the server and initialized it (${secs()} s): ${init ? JSON.stringify(init.initializationOptions) : 'no initialize'}`);
-      const opts = init && init.initializationOptions;
-      note(Boolean(opts && opts.approval === 'auto' && opts.model === 'e2e-model' && opts.apiKeyEnv === 'OPENAI_API_KEY'), 'settings sent as initializationOptions');
-      note(Boolean(init) && !JSON.stringify(init).includes('sk-'), 'no API key in initialize');
-      await poll(async () => serverEvents().find((e) => e.event === 'didOpen'), 20000);
-    } else if (process.env.E2E_AGENTLS_LOG) {
-      // The real server logs "msg=initialize ... config.model=..." to its log
-      // file: proof that the extension started it and it initialized with
-      // the settings the extension sent.
-      const init = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg=initialize')), 40000);
-      note(Boolean(init), `extension started bin/agentls and it initialized (${secs()} s): ${init ? init.replace(/^time=\S+ /, '').slice(0, 160) : 'no initialize in ' + process.env.E2E_AGENTLS_LOG}`);
-      note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=auto')), 'settings (model, approval) reached the server as initializationOptions');
-      note(!agentlsLog().includes('e2e-not-a-key'), 'the API key is not in the server log');
-      await page.waitForTimeout(1000);
-      const toasts = await page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
-      const bad = toasts.find((t) => /could not start|Couldn't start|Connection to server got closed|flag provided/i.test(t));
-      await shot('00-started');
-      note(!bad, `no error notification (${bad ? bad.replace(/\s+/g, ' ') : 'none'})`);
-    } else {
-      // A real server: no event log. Give it time, then make sure the
-      // language client did not report a failed start.
-      await page.waitForTimeout(10000);
-      const toasts = await page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
-      const bad = toasts.find((t) => /could not start|Couldn't start|Connection to server got closed/i.test(t));
-      await shot('00-started');
-      note(!bad, `extension started the server without an error (${bad ? bad.replace(/\s+/g, ' ') : 'no error toast'})`);
-    }
+    // The server logs "msg=initialize ... config.model=..." to its log file:
+    // proof that the extension started it and it initialized with the
+    // settings the extension sent.
+    const init = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg=initialize')), 40000);
+    note(Boolean(init), `extension started bin/agentls and it initialized (${secs()} s): ${init ? init.replace(/^time=\S+ /, '').slice(0, 160) : 'no initialize in ' + process.env.E2E_AGENTLS_LOG}`);
+    note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=auto')), 'settings (model, approval) reached the server as initializationOptions');
+    note(!agentlsLog().includes('e2e-not-a-key'), 'the API key is not in the server log');
+    await page.waitForTimeout(1000);
+    const errToasts = await page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
+    const bad = errToasts.find((t) => /could not start|Couldn't start|Connection to server got closed|flag provided/i.test(t));
+    await shot('00-started');
+    note(!bad, `no error notification (${bad ? bad.replace(/\s+/g, ' ') : 'none'})`);
 
     if (want.has('palette')) {
       await palette('agentls: ');
@@ -183,9 +179,11 @@ async function main() {
       await shot('03-run-result');
       note(Boolean(toast) && !/failed/.test(toast), `result notification: ${(toast || 'none').replace(/\s+/g, ' ')}`);
       note(Boolean(toast) && toast.includes('Show report'), 'result notification has a "Show report" button');
-      const expect = process.env.E2E_EXPECT_EDIT || '// agentls:';
+      const expect = process.env.E2E_EXPECT_EDIT || '// Package main greets the world.';
       const edited = await poll(() => page.$eval('.monaco-editor .view-lines', (e, x) => e.innerText.replace(/\u00a0/g, ' ').includes(x), expect), 5000);
       note(Boolean(edited), `edit applied in the editor (shows "${expect}")`);
+      const firstRun = clientLog().split('\n').find((l) => l.includes('agentls.run {')) || '';
+      note(firstRun.includes('"mode":"edit"') && !firstRun.includes('"range"'), `Run task sent mode "edit" and no range for a bare cursor: ${firstRun.slice(firstRun.indexOf('agentls.run')).slice(0, 160)}`);
       await page.keyboard.press('Escape');
     }
 
@@ -220,7 +218,7 @@ async function main() {
           await page.keyboard.press('ArrowDown');
         }
         await page.keyboard.press('Enter');
-        const toast = await toastWith(process.env.E2E_EXPECT_ANSWER || 'answer');
+        const toast = await toastWith(process.env.E2E_EXPECT_ANSWER || 'returns the greeting');
         await shot('05-quickfix-answer');
         note(Boolean(toast), `answer shown: ${(toast || 'none').replace(/\s+/g, ' ')}`);
       }
@@ -247,12 +245,17 @@ async function main() {
       const toast = await toastWith('Show report');
       await shot('05b-ask-selection');
       note(Boolean(toast) && !/failed/.test(toast), `Ask about selection answered: ${(toast || 'none').replace(/\s+/g, ' ')}`);
-      if (process.env.E2E_SERVER_LOG) {
-        const run = serverEvents().filter((e) => e.event === 'run').pop();
-        const r = run && run.args.range;
-        note(Boolean(run && run.args.mode === 'ask' && r && r.start.line === r.end.line && r.end.character - r.start.character === 'Greet(name'.length),
-          `it sent mode "ask" with the selection's range: ${run ? JSON.stringify(run.args.range) : 'no run'}`);
-      }
+      // What the extension sent: its output channel logs each agentls.run.
+      const sent = clientLog().split('\n').filter((l) => l.includes('agentls.run {')).map((l) => {
+        try {
+          return JSON.parse(l.slice(l.indexOf('agentls.run {') + 'agentls.run '.length));
+        } catch {
+          return undefined;
+        }
+      }).filter((a) => a).pop();
+      const r = sent && sent.range;
+      note(Boolean(sent && sent.mode === 'ask' && r && r.start.line === r.end.line && r.end.character - r.start.character === 'Greet(name'.length),
+        `it sent mode "ask" with the selection's range: ${sent ? JSON.stringify({ mode: sent.mode, range: sent.range }) : 'no agentls.run in the output channel'}`);
     }
 
     if (want.has('cancel')) {
