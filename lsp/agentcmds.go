@@ -542,6 +542,9 @@ func Summary(res *agent.Result) string {
 				names = append(names, f.Path)
 			}
 			what = fmt.Sprintf("completed in %s: changed %s", took, strings.Join(names, ", "))
+			if answer := firstLineOf(res.Answer, 120); answer != "" {
+				what += ": " + answer
+			}
 		} else {
 			what = fmt.Sprintf("completed in %s: %s", took, firstLineOf(res.Answer, 120))
 		}

@@ -237,6 +237,19 @@ func (w *Workspace) StateDir() string {
 	dir := filepath.Join(w.rootList()[0].dir, StateDirName)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		w.log.Warn("create state dir", "dir", dir, "err", err)
+		return dir
+	}
+	// Reports, logs and the session database are the user's local state,
+	// never something to commit: keep git (and editors' git views) out.
+	ignore := filepath.Join(dir, ".gitignore")
+	if f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+		_, err = f.WriteString("# agentls's local state (reports, command logs, recordings, sessions)\n*\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			w.log.Warn("write state dir .gitignore", "path", ignore, "err", err)
+		}
 	}
 	return dir
 }

@@ -18,7 +18,9 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	logFile := fs.String("log-file", "", "log file (default: "+lsp.DefaultLogFile()+"; \"-\" for none)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	logLevel := fs.String("log-level", "info", "log level of the log file and window/logMessage: debug, info, warn or error")
+	stderrLevel := fs.String("stderr-level", "warn", "log level of stderr (editors show stderr as errors and mirror window/logMessage anyway)")
+	fs.Bool("stdio", true, "serve over stdin/stdout (the only transport; accepted because many clients pass it)")
 	fs.Usage = func() {
 		fmt.Fprintf(io.err, "Usage: agentls serve [flags]\n\nServe LSP over stdin/stdout.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -36,8 +38,14 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	}
 	level := new(slog.LevelVar)
 	level.Set(lvl)
+	errLvl, err := lsp.ParseLevel(*stderrLevel)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	errLevel := new(slog.LevelVar)
+	errLevel.Set(errLvl)
 
-	writers := []ioWriter{io.err}
+	var writers []ioWriter
 	if *logFile != "-" {
 		path := *logFile
 		if path == "" {
@@ -58,7 +66,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	svc := lsp.NewService(lsp.ServiceOptions{})
 	srv := lsp.New(append([]lsp.Option{
 		lsp.WithVersion(version),
-		lsp.WithLogger(lsp.NewLogHandler(level, writers...), level),
+		lsp.WithLogger(slog.NewMultiHandler(lsp.NewLogHandler(errLevel, io.err), lsp.NewLogHandler(level, writers...)), level),
 	}, svc.Options()...)...)
 	err = srv.Serve(ctx, stdioConn{in: io.in, out: io.out})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
