@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/agentls/agentls/lsp"
 )
@@ -44,6 +46,12 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	}
 	errLevel := new(slog.LevelVar)
 	errLevel.Set(errLvl)
+
+	// A write to a closed stdout or stderr pipe (an editor that crashed,
+	// or one that closed stderr because it does not read it) must fail
+	// with EPIPE rather than raise SIGPIPE, which ends a Go program at once:
+	// the server would die mid-task without draining its writes.
+	signal.Ignore(syscall.SIGPIPE)
 
 	var writers []ioWriter
 	if *logFile != "-" {

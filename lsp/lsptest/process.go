@@ -16,6 +16,7 @@ type Process struct {
 	*Client
 	Cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.ReadCloser
 	stderr *syncBuffer
 	waited chan struct{}
 	err    error // from Cmd.Wait, valid after waited is closed
@@ -37,7 +38,7 @@ func StartProcess(t testing.TB, bin string, args, env []string, cfg Config) *Pro
 	if err != nil {
 		t.Fatalf("stdout pipe: %v", err)
 	}
-	p := &Process{Cmd: cmd, stdin: stdin, stderr: &syncBuffer{}, waited: make(chan struct{})}
+	p := &Process{Cmd: cmd, stdin: stdin, stdout: stdout, stderr: &syncBuffer{}, waited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -66,6 +67,13 @@ func (p *Process) Stdin() io.Writer { return p.stdin }
 
 // CloseStdin closes the process's standard input (end of input).
 func (p *Process) CloseStdin() error { return p.stdin.Close() }
+
+// Disconnect closes the process's standard input and output at once, as
+// an editor that crashes does: the server's next write to stdout fails
+// with a broken pipe. The client's connection ends with them.
+func (p *Process) Disconnect() error {
+	return errors.Join(p.stdin.Close(), p.stdout.Close())
+}
 
 // Stderr returns what the process wrote to stderr so far.
 func (p *Process) Stderr() string { return p.stderr.String() }
