@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"bytes"
+	"encoding/json"
 	"strconv"
 
 	"github.com/agentls/agentls/agent/llm"
@@ -14,9 +16,12 @@ const notExecuted = "error: this tool call was not executed (the turn was interr
 // assistant tool call is followed by exactly one result, a missing result
 // becomes a synthetic error result, a result whose call is not in the
 // assistant message just before it is dropped, incomplete calls (of a cut
-// response) are removed, and an empty assistant message gets placeholder
-// text. It reports how many messages it added and dropped. msgs is not
-// modified.
+// response) are removed, arguments that are not a JSON object (a weak
+// model's garbage) are sent as {} (Ollama, vLLM and llama.cpp refuse a
+// history with unparsable arguments, so every later call would fail; the
+// call's error result quotes what the model sent), and an empty assistant
+// message gets placeholder text. It reports how many messages it added and
+// dropped. msgs is not modified.
 func RepairHistory(msgs []llm.Message) (out []llm.Message, added, dropped int) {
 	out = make([]llm.Message, 0, len(msgs)+2)
 	// pending holds the call IDs of the last assistant message still
@@ -56,6 +61,7 @@ func RepairHistory(msgs []llm.Message) (out []llm.Message, added, dropped int) {
 				if c.Incomplete || c.ID == "" {
 					continue
 				}
+				c.Arguments = wireArgs(c.Arguments)
 				calls = append(calls, c)
 			}
 			if len(calls) != len(m.ToolCalls) {
@@ -95,6 +101,9 @@ func ValidHistory(msgs []llm.Message) string {
 			if m.Role == llm.RoleAssistant && len(m.ToolCalls) > 0 {
 				pending = map[string]bool{}
 				for _, c := range m.ToolCalls {
+					if !isJSONObject(c.Arguments) {
+						return "tool call " + c.ID + " has arguments that are not a JSON object at " + strconv.Itoa(i)
+					}
 					pending[c.ID] = true
 				}
 			}
@@ -104,4 +113,33 @@ func ValidHistory(msgs []llm.Message) string {
 		return "tool call " + id + " has no result at the end"
 	}
 	return ""
+}
+
+// wireArgs returns args when it is a JSON object, else "{}": the form of a
+// call's arguments every provider accepts in a history.
+func wireArgs(args string) string {
+	if isJSONObject(args) {
+		return args
+	}
+	return "{}"
+}
+
+// isJSONObject reports whether s is one valid JSON object.
+func isJSONObject(s string) bool {
+	b := bytes.TrimSpace([]byte(s))
+	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+}
+
+// historyCalls returns calls with their arguments in wire form (see
+// wireArgs), sharing nothing with calls; nil stays nil.
+func historyCalls(calls []llm.ToolCall) []llm.ToolCall {
+	if calls == nil {
+		return nil
+	}
+	out := make([]llm.ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = wireArgs(c.Arguments)
+		out[i] = c
+	}
+	return out
 }

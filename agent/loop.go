@@ -420,14 +420,20 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 			x.inject(fmt.Sprintf("Your previous response was cut at the output token limit, so it was discarded and none of its %d tool call(s) ran. Retry with fewer tool calls or shorter text.", len(resp.Message.ToolCalls)))
 			continue
 		}
-		msg := resp.Message
+		// The history keeps arguments in a form every provider accepts
+		// (L18); the calls run with what the model sent, so a garbage
+		// argument gets an error result that quotes it.
+		raw := resp.Message.ToolCalls
+		stored := resp.Message
+		stored.ToolCalls = historyCalls(raw)
+		msg := stored
 		msg.Reasoning = ""
-		x.appendMsg(msg, meta, &resp.Message)
+		x.appendMsg(msg, meta, &stored)
 		// A crash while the tool calls run loses nothing before them (L29).
 		x.flush(ctx)
 
 		// Apply everything in the response first (L13)...
-		repeated, err := x.runCalls(ctx, msg.ToolCalls)
+		repeated, err := x.runCalls(ctx, raw)
 		if err != nil {
 			if ctx.Err() != nil {
 				return stopped(ctx)
@@ -565,7 +571,7 @@ func (x *run) basicGate(answer string) string {
 		}
 		return fmt.Sprintf("%d plan item(s) are still open: %s. Finish them, or close an item that needs no change with update_plan as skipped with reason \"already satisfied\".", len(open), strings.Join(open, "; "))
 	}
-	return evidenceGap(answer, x.t.spec.Prompt, x.calls)
+	return evidenceGap(answer, x.t.spec, x.calls)
 }
 
 func openCount(p tools.Plan) int { return p.Open() }
@@ -757,7 +763,9 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	if ev == "" {
 		ev = tail(res.Text, 800)
 	}
-	x.calls = append(x.calls, callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev})
+	rec := callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev}
+	searchRecord(&rec, res.Data)
+	x.calls = append(x.calls, rec)
 	for _, p := range res.Changed {
 		x.t.changes.touch(p)
 	}

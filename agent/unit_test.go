@@ -71,6 +71,8 @@ func TestL18_RepairHistory(t *testing.T) {
 		{"duplicate result", []llm.Message{sys, user, asst("a"), res("a"), res("a")}, 0, 1, 4},
 		{"empty assistant", []llm.Message{sys, user, {Role: llm.RoleAssistant}}, 0, 0, 3},
 		{"incomplete call", []llm.Message{sys, user, {Role: llm.RoleAssistant, Content: "x", ToolCalls: []llm.ToolCall{{ID: "c", Name: "grep", Incomplete: true}}}}, 0, 1, 3},
+		// Garbage arguments are sent as {} (ValidHistory checks it).
+		{"garbage arguments", []llm.Message{sys, user, {Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "grep", Arguments: `{"pattern": "x"`}, {ID: "b", Name: "grep", Arguments: `"x"`}}}, res("a"), res("b")}, 0, 0, 5},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -429,10 +431,41 @@ func TestL8_EvidenceGap(t *testing.T) {
 		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x","path":"vendor"}`}}, true},
 		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x"}`, IsError: true}}, true},
 		{"There are 3 Go files.", nil, false},
+		// A#1: the dot of ".go" does not hide the claim.
+		{"No .go files found.", []callRecord{{Tool: "run_command", Args: `{"command":"find . -maxdepth 1 -name '*.go'"}`}}, true},
+		// A scope must be a path the task names, not any substring of it.
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x","path":"i"}`}}, true},
+		// The tools' aliases of path are read too.
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x","folder":"vendor"}`}}, true},
+		// What the tool reports it searched wins over the arguments.
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x"}`, Scope: "vendor", HasScope: true}}, true},
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x","path":"."}`, HasScope: true}}, false},
+		// A search stopped by its cap is no evidence of absence.
+		{"No matches found.", []callRecord{{Tool: "grep", Args: `{"pattern":"x"}`, HasScope: true, Partial: true}}, true},
 	}
 	for _, tc := range tests {
-		if got := evidenceGap(tc.answer, "find go files", tc.calls) != ""; got != tc.gap {
+		if got := evidenceGap(tc.answer, TaskSpec{Prompt: "find go files"}, tc.calls) != ""; got != tc.gap {
 			t.Errorf("evidenceGap(%q, %v) = %v; want %v", tc.answer, tc.calls, got, tc.gap)
+		}
+	}
+	scoped := []struct {
+		spec  TaskSpec
+		calls []callRecord
+		gap   bool
+	}{
+		// The task names the folder: a search there is the right scope.
+		{TaskSpec{Prompt: "any TODO in internal/api?"}, []callRecord{{Tool: "grep", HasScope: true, Scope: "internal/api"}}, false},
+		{TaskSpec{Prompt: "any TODO in internal/api?"}, []callRecord{{Tool: "grep", HasScope: true, Scope: "internal"}}, true},
+		// The current file (or its folder) is a scope the task names.
+		{TaskSpec{Prompt: "is Foo used in this file?", Context: EditorContext{File: "pkg/a.go"}}, []callRecord{{Tool: "grep", HasScope: true, Scope: "pkg/a.go"}}, false},
+		// A question about the selection is answered from the selection...
+		{TaskSpec{Prompt: "is Foo used here?", Context: EditorContext{File: "a.go", Selection: "func Bar() {}"}}, nil, false},
+		// ...unless it asks beyond it.
+		{TaskSpec{Prompt: "is Foo used anywhere in the project?", Context: EditorContext{File: "a.go", Selection: "func Foo() {}"}}, nil, true},
+	}
+	for _, tc := range scoped {
+		if got := evidenceGap("Foo is not used.", tc.spec, tc.calls) != ""; got != tc.gap {
+			t.Errorf("evidenceGap(%+v, %v) = %v; want %v", tc.spec, tc.calls, got, tc.gap)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
 )
 
 // ValidateMode says when the validator model call runs.
@@ -30,40 +31,141 @@ type callRecord struct {
 	Args     string
 	IsError  bool
 	Evidence string // the command and the tail of its real output, or the tail of the result
+	// Scope is the folder or file a search covered, as the tool resolved
+	// it ("" for the whole workspace); valid when HasScope. Calls restored
+	// from the session store only have Args.
+	Scope    string
+	HasScope bool
+	// Partial marks a search that stopped before covering its scope
+	// (grep's total cap), so its "no match" is not evidence (L8).
+	Partial bool
 }
 
-// nothingFoundRE matches answers that claim an empty result.
-var nothingFoundRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^.\n]{0,40}\b(found|match|matches|exist|exists|files?|results?|occurrences?)\b|\b(could not|couldn't|cannot|can't|did not|didn't) find\b|\bthere (are|is) no\b|\bnot\b[^.\n]{0,20}\b(called|used|referenced|present|found|defined|imported|mentioned)\b|\bnever (called|used|referenced)\b|\bno (usages?|uses|callers?|references?|occurrences?|matches|results?|calls?)\b`)
+// searchRecord fills the scope of a list_files or grep call from what the
+// tool reported it searched.
+func searchRecord(r *callRecord, data any) {
+	switch d := data.(type) {
+	case *tools.GrepOutput:
+		scope := d.Scope
+		if i := strings.Index(scope, " (files matching"); i >= 0 {
+			scope = scope[:i]
+		}
+		if scope == "the workspace" {
+			scope = ""
+		}
+		r.Scope, r.HasScope, r.Partial = strings.TrimSuffix(scope, "/"), true, !d.Complete
+	case *tools.ListFilesOutput:
+		r.Scope, r.HasScope = globPrefix(d.Pattern), true
+	}
+}
+
+// globPrefix is the folder part of a workspace-relative glob before its
+// first wildcard segment: "vendor/**/*.go" -> "vendor", "**/*.go" -> "".
+func globPrefix(glob string) string {
+	segs := strings.Split(glob, "/")
+	var keep []string
+	for i, s := range segs {
+		if strings.ContainsAny(s, "*?[{") {
+			break
+		}
+		if i == len(segs)-1 {
+			keep = append(keep, s) // a plain file path
+			break
+		}
+		keep = append(keep, s)
+	}
+	return strings.ReplaceAll(strings.Join(keep, "/"), `\`, "")
+}
+
+// claimRE matches a sentence that claims an empty result: nothing found,
+// no such files, not used anywhere (L8).
+var claimRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^\n]{0,40}?\b(found|match|matches|matched|exists?|files?|results?|occurrences?|usages?|callers?|references?)\b` +
+	`|\b(could not|couldn't|cannot|can't|did not|didn't|was unable to|were unable to) (find|locate)\b` +
+	`|\bthere (are|is|were|was) no\b[^\n]{0,30}?\b(such|files?|match|matches|results?|occurrences?|usages?|uses|callers?|references?|calls?|tests?|instances?|definitions?|imports?|mentions?)\b` +
+	`|\bnot\b[^\n]{0,20}?\b(called|used|referenced|present|found|defined|imported|mentioned)\b` +
+	`|\bnever (called|used|referenced)\b` +
+	`|\bno (usages?|uses|callers?|references?|occurrences?|matches|results?|calls?)\b`)
+
+// conditionalRE marks a clause that describes what code does ("returns 0
+// when no files match"), not what a search found.
+var conditionalRE = regexp.MustCompile(`(?i)\b(if|when|whenever|unless|until|while|returns?|returning|otherwise|in case)\b`)
+
+// sentenceEnd splits an answer into sentences. A dot inside a word
+// (".go", "main.go") does not end a sentence.
+var sentenceEnd = regexp.MustCompile(`[.!?;]+(\s|$)|\n+`)
+
+// claimsNothing reports whether some sentence of answer says a search came
+// up empty, outside a clause that describes code behaviour.
+func claimsNothing(answer string) bool {
+	for _, s := range sentenceEnd.Split(answer, -1) {
+		loc := claimRE.FindStringIndex(s)
+		if loc == nil {
+			continue
+		}
+		if !conditionalRE.MatchString(s[:loc[0]]) {
+			return true
+		}
+	}
+	return false
+}
+
+// widerScopeRE marks a prompt that asks beyond the code in the editor.
+var widerScopeRE = regexp.MustCompile(`(?i)\b(workspace|project|repo|repository|codebase|code base|anywhere|elsewhere|everywhere|other files?|all files|callers?|usages?|references?|who calls|where)\b`)
 
 // searchTools are the tools whose clean result counts as a real search over
 // the workspace: they are recursive and gitignore-aware by design (L1).
 var searchTools = map[string]bool{"list_files": true, "grep": true}
 
+// scopeArgs are the argument names (and the tools' aliases of "path") that
+// name a search scope, for calls known only by their arguments.
+var scopeArgs = []string{"path", "dir", "folder", "directory", "dir_path", "file", "file_path", "filepath", "relative_path"}
+
 // evidenceGap returns why an answer that claims "nothing found" is not
 // backed by a real search (L8), or "" when it is fine. A search counts when
-// a list_files or grep call ran without error over the workspace (no path
-// argument, ".", or a path the task itself names).
-func evidenceGap(answer, prompt string, calls []callRecord) string {
-	if !nothingFoundRE.MatchString(answer) {
+// a list_files or grep call ran without error, over its whole scope, over
+// the workspace or a path the task names (in its prompt, or its current
+// file). A question about the selected code, answered from the selection,
+// needs no search: the selection is its scope (L11).
+func evidenceGap(answer string, spec TaskSpec, calls []callRecord) string {
+	if !claimsNothing(answer) {
+		return ""
+	}
+	if strings.TrimSpace(spec.Context.Selection) != "" && !widerScopeRE.MatchString(spec.Prompt) {
 		return ""
 	}
 	for _, c := range calls {
-		if !searchTools[c.Tool] || c.IsError {
+		if !searchTools[c.Tool] || c.IsError || c.Partial {
 			continue
 		}
-		var a struct {
-			Path string `json:"path"`
-			Dir  string `json:"dir"`
+		scope := c.Scope
+		if !c.HasScope {
+			var a map[string]any
+			_ = json.Unmarshal([]byte(c.Args), &a)
+			for _, k := range scopeArgs {
+				if v, ok := a[k].(string); ok && v != "" {
+					scope = v
+					break
+				}
+			}
 		}
-		_ = json.Unmarshal([]byte(c.Args), &a)
-		scope := strings.Trim(strings.TrimPrefix(a.Path+a.Dir, "./"), "/")
-		if scope == "" || scope == "." || strings.Contains(prompt, scope) {
+		scope = strings.Trim(strings.TrimPrefix(strings.TrimSpace(scope), "./"), "/")
+		if scope == "" || scope == "." || namesPath(spec, scope) {
 			return ""
 		}
 	}
 	return "Your answer says nothing was found, but no search over the workspace backs it: " +
 		"shell commands like find or ls are not a search of the workspace. " +
 		"Run list_files (recursive, respects .gitignore) or grep over the workspace, then answer from its result."
+}
+
+// namesPath reports whether the task names scope: as a whole path in its
+// prompt, or as its current file or one of that file's folders.
+func namesPath(spec TaskSpec, scope string) bool {
+	if f := strings.Trim(strings.TrimPrefix(spec.Context.File, "./"), "/"); f != "" && (f == scope || strings.HasPrefix(f, scope+"/")) {
+		return true
+	}
+	re, err := regexp.Compile(`(^|[^\w./-])\.?/?` + regexp.QuoteMeta(scope) + `/?($|[^\w/-]|\.(\s|$))`)
+	return err == nil && re.MatchString(spec.Prompt)
 }
 
 // verdict is the validator model's judgement. A reply that is neither a

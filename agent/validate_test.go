@@ -30,3 +30,36 @@ func TestParseVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestL8_L11_NothingFoundClaims: answers that say a search came up empty
+// are recognised (including the A#1 answer "No .go files found"), while an
+// answer that describes what code does is not taken for one, so it costs
+// no extra model call (L11).
+func TestL8_L11_NothingFoundClaims(t *testing.T) {
+	tests := []struct {
+		answer string
+		claim  bool
+	}{
+		{"No .go files found in the current working directory.", true},
+		{"There are no Go files in the repository.", true},
+		{"I could not find any callers of Foo.", true},
+		{"Foo is not called anywhere.", true},
+		{"There are no tests for this package.", true},
+		{"There are no usages of Foo.", true},
+		{"I searched pkg/. No matches.", true},
+		{"`Sum` returns **-1** for an empty list.", false},
+		{"It returns 0 when the list of files is empty.", false},
+		{"There is no nil check, so a nil map panics.", false},
+		{"It returns nil if no match is found in the map.", false},
+		{"It returns false when none of the patterns match.", false},
+		{"This is not thread-safe: there is no mutex.", false},
+		{"It doesn't close the file; there's no defer.", false},
+		{"Zero allocations happen in the fast path.", false},
+		{"The cache has no expiry, so entries live forever.", false},
+	}
+	for _, tt := range tests {
+		if got := claimsNothing(tt.answer); got != tt.claim {
+			t.Errorf("claimsNothing(%q) = %v; want %v", tt.answer, got, tt.claim)
+		}
+	}
+}
