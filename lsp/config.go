@@ -91,7 +91,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, []Problem) {
 	}
 	if v := strings.TrimSpace(getenv(EnvBaseURL)); v != "" {
 		if err := checkBaseURL(v); err != nil {
-			problems = append(problems, Problem{Field: EnvBaseURL, Message: err.Error(), Kept: c.BaseURL})
+			problems = append(problems, Problem{Field: EnvBaseURL, Message: err.Error(), Kept: redactURL(c.BaseURL)})
 		} else {
 			c.BaseURL = v
 		}
@@ -108,11 +108,12 @@ func (c Config) APIKey(getenv func(string) string) string {
 	return getenv(c.APIKeyEnv)
 }
 
-// LogValue implements slog.LogValuer. (Config has no secret; this keeps the
-// log line short.)
+// LogValue implements slog.LogValuer. Config holds no key, but a base URL
+// may carry one in its user information or query (https://u:KEY@host/,
+// ?api-key=KEY): those are redacted.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("model", c.Model), slog.String("baseURL", c.BaseURL),
+		slog.String("model", c.Model), slog.String("baseURL", redactURL(c.BaseURL)),
 		slog.String("apiKeyEnv", c.APIKeyEnv), slog.String("logLevel", c.LogLevel),
 		slog.String("approval", c.Approval), slog.Any("allowCommands", c.AllowCommands),
 		slog.String("checkCommand", c.CheckCommand), slog.String("validate", c.Validate),
@@ -174,9 +175,30 @@ var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 func checkBaseURL(v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("must be an absolute http(s) URL, got %q", v)
+		// Not echoed: a key pasted into the wrong setting would be shown.
+		return fmt.Errorf("must be an absolute http(s) URL (the value given is not shown, in case it holds a key)")
 	}
 	return nil
+}
+
+// redactURL hides what a URL may carry as a secret: its user information
+// and its query values. Text that does not parse as a URL is hidden whole.
+func redactURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "[redacted]"
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 func oneOf(v string, allowed ...string) error {
@@ -377,7 +399,7 @@ func (c Config) field(name string) any {
 	case "model":
 		return c.Model
 	case "baseURL":
-		return c.BaseURL
+		return redactURL(c.BaseURL)
 	case "apiKeyEnv":
 		return c.APIKeyEnv
 	case "logLevel":

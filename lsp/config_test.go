@@ -1,8 +1,11 @@
 package lsp_test
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,4 +156,56 @@ func TestLogMirroring(t *testing.T) {
 			t.Errorf("debug record sent as type %v; want Log", m.Type)
 		}
 	}
+}
+
+// TestBaseURLSecretsNeverShown: a key in the base URL's user information or
+// query, or pasted into baseURL by mistake (not a URL), reaches neither the
+// client (logMessage, showMessage) nor the log.
+func TestBaseURLSecretsNeverShown(t *testing.T) {
+	const secret = "sk-in-the-url-SECRET"
+	var logBuf lockedBuffer
+	level := new(slog.LevelVar)
+	level.Set(slog.LevelDebug)
+	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{
+		"baseURL": "https://user:" + secret + "@models.example/v1?api-key=" + secret, "logLevel": "debug"}},
+		lsp.WithLogger(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: level}), level))
+	if got := s.srv.Config().BaseURL; !strings.Contains(got, secret) {
+		t.Fatalf("baseURL = %q; the setting itself must be kept as given", got)
+	}
+	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{
+		Settings: protocol.LSPAny(`{"agentls":{"baseURL":"` + secret + `"}}`),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.c.Await(2*time.Second, "a warning about baseURL", func(st *lsptest.State) bool { return st.HasShowMessage("baseURL") })
+	for _, l := range strings.Split(s.c.Transcript(), "\n") {
+		if strings.Contains(l, secret) && !strings.Contains(l, " -> ") {
+			t.Errorf("server sent the key: %s", l)
+		}
+	}
+	if strings.Contains(logBuf.String(), secret) {
+		t.Errorf("the key is in the log:\n%s", logBuf.String())
+	}
+	if !st.HasLogMessage("REDACTED@models.example") {
+		t.Errorf("log messages %+v; want the base URL with its user information redacted", st.LogMessages)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
