@@ -594,6 +594,9 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 			msgs = c
 			reason = store.ExcludedCompacted
 			x.notes = append(x.notes, fmt.Sprintf("history compacted to %d messages", len(msgs)))
+			// The model lost the results that were summarised: reading
+			// them again is not a loop (the warning stays given).
+			x.loops.seen = nil
 		}
 	}
 	x.replaceHistory(msgs, reason)

@@ -621,3 +621,28 @@ func TestCheckCommandFeedsBackThenFails(t *testing.T) {
 		}
 	}
 }
+
+// TestL21_RereadAfterCompactionIsNoLoop: compaction replaced the results
+// the model had, so reading the same files again is not a loop; before,
+// the second re-read after a compaction stopped the task as loop_detected.
+func TestL21_RereadAfterCompactionIsNoLoop(t *testing.T) {
+	big := strings.Repeat("line of code\n", 150) // ~500 tokens with charCounter
+	read := &fakeTool{name: "read_file", ro: true, run: func(_ context.Context, args json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: string(args) + "\n" + big}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("read_file", `{"path":"a.go"}`)),
+		calls("", call("read_file", `{"path":"b.go"}`)),
+		calls("", call("read_file", `{"path":"c.go"}`)),
+		calls("", call("read_file", `{"path":"a.go"}`)),
+		calls("", call("read_file", `{"path":"b.go"}`)),
+		answer("a.go, b.go and c.go each hold lines of code."),
+	}}
+	res, _ := runTask(t, Config{ContextWindow: 1500, Counter: charCounter{}}, m, staticTools(read), TaskSpec{Kind: KindAsk, Prompt: "what is in a.go, b.go and c.go?"})
+	if !strings.Contains(strings.Join(res.Notes, "\n"), "history compacted") {
+		t.Fatalf("no compaction happened (notes %q); the test needs one", res.Notes)
+	}
+	if res.Status != StateCompleted || res.StopReason != StopAnswered {
+		t.Fatalf("status %s/%s (%s, notes %q); want completed/answered", res.Status, res.StopReason, res.Error, res.Notes)
+	}
+}

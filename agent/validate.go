@@ -213,7 +213,22 @@ func validatorRequest(spec TaskSpec, answer, plan string, calls []callRecord, ch
 	}}
 }
 
+// parseVerdict reads the validator's reply: its first line, or else its
+// last line (models often reason first and conclude with the verdict).
 func parseVerdict(text string) verdict {
+	v := parseVerdictLine(text)
+	if v.Unreadable {
+		lines := strings.Split(strings.TrimSpace(text), "\n")
+		if last := lines[len(lines)-1]; len(lines) > 1 {
+			if lv := parseVerdictLine(last); !lv.Unreadable {
+				return lv
+			}
+		}
+	}
+	return v
+}
+
+func parseVerdictLine(text string) verdict {
 	t := strings.TrimSpace(strings.Trim(strings.TrimSpace(text), "`*\"'"))
 	u := strings.ToUpper(t)
 	for _, w := range []string{"PASS", "ACCEPT", "APPROVE", "LGTM"} {

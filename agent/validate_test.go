@@ -22,6 +22,9 @@ func TestParseVerdict(t *testing.T) {
 		// passed, so the result stands with a note.
 		{`{"verdict":"accept"}`, true, true, `{"verdict":"accept"}`},
 		{"", true, true, ""},
+		// A reply that reasons first is judged by its last line.
+		{"The diff renames every caller.\n\nPASS", true, false, ""},
+		{"Looking at the evidence, the test was never run.\n**FAIL: run go test ./...**", false, false, "run go test ./..."},
 	}
 	for _, tt := range tests {
 		v := parseVerdict(tt.in)
