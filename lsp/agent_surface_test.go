@@ -380,3 +380,37 @@ func TestFixActionRunsWithTheDiagnostic(t *testing.T) {
 		t.Errorf("the model did not get the diagnostic: %.500s", body)
 	}
 }
+
+// TestUnansweredApprovalDeniesLaterQuestionsAtOnce: a client that never
+// answers window/showMessageRequest (ALE) is asked once; after that
+// question times out, later approvals are denied without asking (no
+// second full timeout), the model reads why, and the user is told once how
+// to allow them.
+func TestUnansweredApprovalDeniesLaterQuestionsAtOnce(t *testing.T) {
+	never := func(protocol.ShowMessageRequestParams) *protocol.MessageActionItem {
+		time.Sleep(2 * time.Second)
+		return nil
+	}
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"command":"ls -a"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "could not ask the user"}, ToolCalls: []fakemodel.ToolCall{call("c2", "run_command", `{"command":"ls -l"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "did not answer an earlier approval question"}, Text: "Could not run it.", FinishReason: "stop"},
+	}, goFiles, lsptest.Config{ShowMessageRequest: never}, agentOpts{settings: map[string]any{"approval": "ask"}, svc: lsp.ServiceOptions{ApprovalTimeout: 150 * time.Millisecond}})
+	r, err := a.run(t, map[string]any{"prompt": "list the files with ls", "mode": "edit"})
+	if err != nil || r.Status != "completed" || r.LLMCalls != 3 {
+		t.Fatalf("reply = %+v, %v; want the task to go on after both denials", r, err)
+	}
+	st := a.c.Snapshot()
+	if len(st.MessageRequests) != 1 {
+		t.Errorf("asked %d times; want once", len(st.MessageRequests))
+	}
+	n := 0
+	for _, m := range st.ShowMessages {
+		if strings.Contains(m.Message, "did not answer an approval question") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d messages about the unanswered question; want 1: %+v", n, st.ShowMessages)
+	}
+}

@@ -45,7 +45,9 @@ type WorkspaceSettings struct {
 // commands starting with a prefix of agentls.allowCommands or of the
 // settings file never ask (unless they chain other commands with ; && | or
 // redirections). No answer within ServiceOptions.ApprovalTimeout, or a
-// client error, denies.
+// client error, denies; when the client has never answered one and lets
+// one go unanswered, later questions of the session are denied at once
+// (and the user is told once how to allow them).
 type Approver struct {
 	svc *Service
 	ws  *workspace.Workspace
@@ -88,6 +90,11 @@ func (a *Approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 	if req.Path != "" && req.Command == "" {
 		msg += " The file is not open in the editor, so the change goes straight to disk."
 	}
+	if a.svc.clientMute.Load() {
+		// Some clients (ALE) never answer server-to-client requests: do not
+		// stall every later call of every task for the full timeout.
+		return tools.Deny, errors.New(`the editor did not answer an earlier approval question, so this is denied without asking (the user can set agentls.approval to "auto" or list commands in agentls.allowCommands)`)
+	}
 	actx, cancel := context.WithTimeout(ctx, a.svc.opts.ApprovalTimeout)
 	defer cancel()
 	item, err := srv.client.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
@@ -100,10 +107,16 @@ func (a *Approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 		why := err.Error()
 		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil {
 			why = fmt.Sprintf("no answer within %s", a.svc.opts.ApprovalTimeout)
+			if !a.svc.clientAnswered.Load() && a.svc.clientMute.CompareAndSwap(false, true) {
+				srv.ShowMessage(ctx, protocol.MessageTypeWarning, fmt.Sprintf(
+					"agentls: the editor did not answer an approval question within %s, so actions that need approval are denied for the rest of this session. "+
+						`Set agentls.approval to "auto", or list commands in agentls.allowCommands, to allow them.`, a.svc.opts.ApprovalTimeout))
+			}
 		}
 		srv.Logger().Warn("approval question not answered: denied", "request", req.Summary, "error", why)
 		return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied", why)
 	}
+	a.svc.clientAnswered.Store(true)
 	if item == nil {
 		return tools.Deny, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -82,6 +83,11 @@ type Service struct {
 	running  sync.WaitGroup // RunTask calls in flight
 
 	sessions sessionStores // the session databases (sessions.go)
+
+	// clientAnswered is set once the client answers an approval question;
+	// clientMute once a client that never answered let one time out
+	// (approve.go).
+	clientAnswered, clientMute atomic.Bool
 }
 
 // NewService returns a service; pass its Options to New.
