@@ -217,6 +217,9 @@ func TestCommandArgumentErrors(t *testing.T) {
 		{lsp.CommandRun, map[string]any{"prompt": "x", "range": map[string]any{}}, `"range" needs "uri"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "followUp": "nope"}, `"nope"`},
 		{lsp.CommandRun, "just a string", "must be a JSON object"},
+		{lsp.CommandRun, map[string]any{"prompt": "x", "uri": "file:///etc/passwd"}, "is not in the workspace"},
+		{lsp.CommandRun, map[string]any{"prompt": "x", "uri": "untitled:Untitled-1"}, "is not a file URI"},
+		{lsp.CommandRun, map[string]any{"prompt": "x", "uri": "file:///etc/passwd", "range": map[string]any{"start": map[string]int{"line": 2}, "end": map[string]int{"line": 1}}}, `"range" ends before it starts`},
 		{lsp.CommandCancel, map[string]any{}, `"taskId" must be a non-empty string`},
 		{lsp.CommandCancel, map[string]any{"taskId": "nope"}, `no task "nope"`},
 		{lsp.CommandShowReport, map[string]any{"task": "x"}, `unknown field "task"`},
@@ -227,7 +230,7 @@ func TestCommandArgumentErrors(t *testing.T) {
 		if code(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %v: error %v (code %d); want InvalidParams with %q", tc.command, tc.arg, err, code(err), tc.want)
 		}
-		if tc.command == lsp.CommandRun && !strings.Contains(err.Error(), "expected {\"prompt\": string") && !strings.Contains(err.Error(), "nope") {
+		if tc.command == lsp.CommandRun && !strings.Contains(err.Error(), "expected {\"prompt\": string") && !strings.Contains(err.Error(), "nope") && !strings.Contains(err.Error(), "not in the workspace (") {
 			t.Errorf("%s: error %v does not say what is expected", tc.command, err)
 		}
 	}
