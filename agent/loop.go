@@ -298,11 +298,12 @@ type run struct {
 	injected    bool // a message was injected and awaits its model turn (L13)
 
 	// Persistence (Config.Store).
-	seq    int                 // Seq of the task's next stored message
-	hseq   []int               // Seq of each history entry, -1 when not stored
-	resume *store.TaskRecord   // set when the run resumes a stored task
-	rec    *flightrec.Recorder // the flight recorder, opened at the first call
-	recOff bool                // no flight recording for this task
+	seq     int                 // Seq of the task's next stored message
+	hseq    []int               // Seq of each history entry, -1 when not stored
+	resume  *store.TaskRecord   // set when the run resumes a stored task
+	callIDs map[string]int      // tool call IDs recorded so far, and how often
+	rec     *flightrec.Recorder // the flight recorder, opened at the first call
+	recOff  bool                // no flight recording for this task
 }
 
 func (x *run) main(ctx context.Context) {

@@ -193,6 +193,7 @@ func (x *run) finishStore(res *Result) {
 	x.t.storeErr(st.FinishTask(x.t.id, store.TaskEnd{
 		State: string(res.Status), StopReason: string(res.StopReason), Answer: res.Answer,
 		Summary: clip(firstLine(res.Answer, 300), 200), Error: res.Error,
+		ModelCalls: res.ModelCalls, ModelTime: res.ModelTime,
 	}))
 	if res.Status == StateFailed {
 		x.t.storeErr(st.AddLesson(x.lessonOf(res)))
@@ -207,7 +208,19 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 	if x.t.st == nil {
 		return
 	}
-	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, store.ToolCallFromResult(c.ID, res)))
+	// Call IDs repeat across turns when a server sends none (the client
+	// numbers each response's calls from call_0) or reuses them; the store
+	// keeps one row per call ID, so a repeat gets a suffix and every call
+	// is counted (L22, L29).
+	id := c.ID
+	if x.callIDs == nil {
+		x.callIDs = map[string]int{}
+	}
+	if n := x.callIDs[c.ID]; n > 0 {
+		id = fmt.Sprintf("%s#%d", c.ID, n+1)
+	}
+	x.callIDs[c.ID]++
+	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, store.ToolCallFromResult(id, res)))
 }
 
 // recordPlan records a plan update.

@@ -376,3 +376,47 @@ func TestL21_CompactionStoredAppendOnly(t *testing.T) {
 		t.Errorf("LLM calls %d; want 7 (copies after compaction are not counted)", rec.LLMCalls)
 	}
 }
+
+// TestL22_RepeatedCallIDsAllStored: a server that sends no call IDs gets
+// call_0 in every response from the client; each call is still a row of
+// the store, so the statistics count all of them (L22, L29).
+func TestL22_RepeatedCallIDsAllStored(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	same := func(args string) llm.ToolCall { return llm.ToolCall{ID: "call_0", Name: "grep", Arguments: args} }
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", same(`{"pattern":"a"}`)),
+		calls("", same(`{"pattern":"b"}`)),
+		calls("", same(`{"pattern":"c"}`)),
+		answer("a, b and c are all there."),
+	}}
+	res, _ := runTask(t, Config{Store: st, NoRecord: true}, m, staticTools(textTool("grep", true, "x.go:1: match")), TaskSpec{Kind: KindAsk, Prompt: "are a, b and c there?"})
+	if res.Status != StateCompleted || res.Tools["grep"].Calls != 3 {
+		t.Fatalf("status %s, grep calls %d; want completed with 3", res.Status, res.Tools["grep"].Calls)
+	}
+	rec, err := st.LoadTask(context.Background(), res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.ToolCalls) != 3 {
+		t.Fatalf("store holds %d tool calls; want 3: %+v", len(rec.ToolCalls), rec.ToolCalls)
+	}
+}
+
+// TestL29_FailedModelCallCounted: a task whose model call failed stores
+// the call in its figures, as its result reports it, so statistics after a
+// restart agree with the task's report.
+func TestL29_FailedModelCallCounted(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	m := &scriptModel{resps: []*llm.Response{nil}} // a permanent failure
+	res, _ := runTask(t, Config{Store: st, NoRecord: true}, m, staticTools(), TaskSpec{Kind: KindAsk, Prompt: "what is x?"})
+	if res.Status != StateFailed || res.ModelCalls != 1 {
+		t.Fatalf("status %s after %d calls; want failed after 1", res.Status, res.ModelCalls)
+	}
+	rec, err := st.LoadTask(context.Background(), res.TaskID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.LLMCalls != res.ModelCalls {
+		t.Fatalf("store: %d model calls; want %d", rec.LLMCalls, res.ModelCalls)
+	}
+}

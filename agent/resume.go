@@ -166,6 +166,11 @@ func (x *run) restore(ctx context.Context) State {
 		}
 		x.stats[c.Name] = st
 		x.calls = append(x.calls, callRecord{Tool: c.Name, Args: string(c.Args), IsError: c.IsError, Evidence: tail(c.Summary, 800)})
+		if x.callIDs == nil {
+			x.callIDs = map[string]int{}
+		}
+		base, _, _ := strings.Cut(c.CallID, "#")
+		x.callIDs[base]++ // a call of the resumed run with this ID is a new row
 	}
 
 	// The task's edits, and what changed outside it since its last step.

@@ -82,6 +82,11 @@ type TaskEnd struct {
 	Summary    string
 	Error      string
 	At         time.Time
+	// ModelCalls and ModelTime are the task's own totals, failed calls
+	// included (a call that never answered has no message row); the stored
+	// figures are raised to them, never lowered. Zero leaves them as stored.
+	ModelCalls int
+	ModelTime  time.Duration
 }
 
 // FinishTask records the end of a task.
@@ -92,8 +97,8 @@ func (s *Store) FinishTask(taskID string, e TaskEnd) error {
 	}
 	return s.enqueue("finish task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
 		return execOne(ctx, tx, `UPDATE tasks SET state = ?, stop_reason = ?, answer = ?, summary = ?, error = ?,
-			updated_at = ?, ended_at = ? WHERE id = ?`,
-			e.State, e.StopReason, e.Answer, e.Summary, e.Error, ms(at), ms(at), taskID)
+			llm_calls = MAX(llm_calls, ?), model_us = MAX(model_us, ?), updated_at = ?, ended_at = ? WHERE id = ?`,
+			e.State, e.StopReason, e.Answer, e.Summary, e.Error, e.ModelCalls, e.ModelTime.Microseconds(), ms(at), ms(at), taskID)
 	})
 }
 
