@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -40,5 +42,25 @@ func TestServeFlags(t *testing.T) {
 				t.Errorf("stderr = %q; want no %q", errOut.String(), tt.notStderr)
 			}
 		})
+	}
+}
+
+// TestServeLogsToTheUserCacheDir: without --log-file the log goes to
+// os.UserCacheDir()/agentls/agentls.log, and stderr says where.
+func TestServeLogsToTheUserCacheDir(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", t.TempDir())
+	var out, errOut bytes.Buffer
+	if code := mainExit([]string{"serve"}, stdio{in: strings.NewReader(""), out: &out, err: &errOut}); code != 1 {
+		t.Errorf("exit code %d; want 1 (no shutdown)", code)
+	}
+	want := filepath.Join(cache, "agentls", "agentls.log")
+	b, err := os.ReadFile(want)
+	if err != nil || !strings.Contains(string(b), "connection ending") {
+		t.Errorf("log file %s: %v\n%s", want, err, b)
+	}
+	if !strings.Contains(errOut.String(), want) || out.Len() != 0 {
+		t.Errorf("stderr %q does not name %s, or stdout is not empty (%q)", errOut.String(), want, out.String())
 	}
 }
