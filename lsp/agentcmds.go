@@ -470,7 +470,7 @@ func (s *Service) RunTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 
 	<-task.Done()
 	res := task.Result()
-	reportPath, rerr := writeReport(ws.StateDir(), e, res)
+	reportPath, rerr := writeReport(ws.StateDir(), e, res, s.secrets()...)
 	if rerr != nil {
 		s.log().Warn("task report not written", "task", e.id, "error", rerr)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -59,7 +60,7 @@ func commandStatus(c tools.CommandOutput) string {
 
 // writeReport writes the task's report to <stateDir>/tasks/ID.md and
 // returns its path.
-func writeReport(stateDir string, e *taskEntry, res *agent.Result) (string, error) {
+func writeReport(stateDir string, e *taskEntry, res *agent.Result, secrets ...string) (string, error) {
 	if res == nil {
 		return "", fmt.Errorf("task %s has no result", e.id)
 	}
@@ -72,7 +73,7 @@ func writeReport(stateDir string, e *taskEntry, res *agent.Result) (string, erro
 	}
 	path := filepath.Join(dir, res.TaskID+".md")
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(Report(res, cmds, e.started)), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(llm.Redact(Report(res, cmds, e.started), secrets...)), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -156,6 +156,15 @@ func (s *Service) log() *slog.Logger {
 	return s.srv.Logger()
 }
 
+// secrets are the values to keep out of everything agentls writes down
+// (the session store, reports): the API key of the current configuration.
+func (s *Service) secrets() []string {
+	if s.srv == nil {
+		return nil
+	}
+	return []string{s.srv.Config().APIKey(s.getenv)}
+}
+
 func (s *Service) getenv(name string) string {
 	if s.srv != nil && s.srv.getenv != nil {
 		return s.srv.getenv(name)

@@ -55,7 +55,7 @@ func (s *Service) sessionStore(ctx context.Context, ws *workspace.Workspace) (*s
 	if st, ok := ss.byPath[path]; ok {
 		return st, nil
 	}
-	st, err := store.Open(ctx, path, store.Options{})
+	st, err := store.Open(ctx, path, store.Options{Secrets: s.secrets})
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}

@@ -53,6 +53,10 @@ type Options struct {
 	MaxBatch int
 	// Now returns the current time (tests pin it). Default time.Now.
 	Now func() time.Time
+	// Secrets returns the values (the API key) to redact from every text
+	// the store writes (llm.Redact), except the before/after texts of
+	// edits, which undo must restore byte for byte. Nil means none.
+	Secrets func() []string
 }
 
 func (o *Options) fill() {

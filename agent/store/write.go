@@ -34,6 +34,14 @@ func (s *Store) CreateSession(sess Session) error {
 	})
 }
 
+// redact hides the configured secrets in text about to be written.
+func (s *Store) redact(text string) string {
+	if s.opts.Secrets == nil || text == "" {
+		return text
+	}
+	return llm.Redact(text, s.opts.Secrets()...)
+}
+
 // CreateTask records a new task in state t.State (default "queued"). Its
 // session is created if it does not exist. Creating a task whose ID exists
 // is ignored, so a replayed create on resume does nothing.
@@ -60,7 +68,7 @@ func (s *Store) CreateTask(t Task) error {
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO tasks(id, session_id, kind, prompt, editor_context, state,
 			follow_up_of, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING`,
-			t.ID, t.SessionID, t.Kind, t.Prompt, ec, t.State, follow, ms(at), ms(at))
+			t.ID, t.SessionID, t.Kind, s.redact(t.Prompt), s.redact(ec), t.State, follow, ms(at), ms(at))
 		return err
 	})
 }
@@ -98,7 +106,7 @@ func (s *Store) FinishTask(taskID string, e TaskEnd) error {
 	return s.enqueue("finish task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
 		return execOne(ctx, tx, `UPDATE tasks SET state = ?, stop_reason = ?, answer = ?, summary = ?, error = ?,
 			llm_calls = MAX(llm_calls, ?), model_us = MAX(model_us, ?), updated_at = ?, ended_at = ? WHERE id = ?`,
-			e.State, e.StopReason, e.Answer, e.Summary, e.Error, e.ModelCalls, e.ModelTime.Microseconds(), ms(at), ms(at), taskID)
+			e.State, e.StopReason, s.redact(e.Answer), s.redact(e.Summary), s.redact(e.Error), e.ModelCalls, e.ModelTime.Microseconds(), ms(at), ms(at), taskID)
 	})
 }
 
@@ -113,14 +121,14 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 		if err != nil {
 			return fmt.Errorf("append message %s/%d: %w", taskID, m.Seq, err)
 		}
-		calls = string(b)
+		calls = s.redact(string(b))
 	}
 	return s.enqueue(fmt.Sprintf("append message %s/%d", taskID, m.Seq), func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages(task_id, seq, role, content, reasoning, tool_calls,
 			tool_call_id, name, model_call, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
 			duration_us, excluded, excluded_reason, created_at)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, seq) DO NOTHING`,
-			taskID, m.Seq, string(m.Role), m.Content, m.Reasoning, calls, m.ToolCallID, m.Name, m.ModelCall,
+			taskID, m.Seq, string(m.Role), s.redact(m.Content), s.redact(m.Reasoning), calls, m.ToolCallID, m.Name, m.ModelCall,
 			m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CachedTokens, m.Usage.ReasoningTokens,
 			m.Duration.Microseconds(), m.Excluded, m.ExcludedReason, ms(at))
 		if err != nil {
@@ -167,7 +175,7 @@ func (s *Store) RecordToolCall(taskID string, c ToolCall) error {
 	return s.enqueue(fmt.Sprintf("record tool call %s/%s", taskID, c.CallID), func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls(task_id, call_id, name, args, duration_us, is_error,
 			summary, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, call_id) DO NOTHING`,
-			taskID, c.CallID, c.Name, string(c.Args), c.Duration.Microseconds(), c.IsError, c.Summary, ms(at))
+			taskID, c.CallID, c.Name, s.redact(string(c.Args)), c.Duration.Microseconds(), c.IsError, s.redact(c.Summary), ms(at))
 		if err != nil {
 			return err
 		}
@@ -213,7 +221,7 @@ func (s *Store) RecordApproval(taskID string, a Approval) error {
 	return s.enqueue("record approval for task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO approvals(task_id, tool, decision, summary, command, prefix, path, created_at)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
-			taskID, a.Tool, DecisionName(a.Decision), a.Summary, a.Command, a.Prefix, a.Path, ms(at))
+			taskID, a.Tool, DecisionName(a.Decision), s.redact(a.Summary), s.redact(a.Command), s.redact(a.Prefix), a.Path, ms(at))
 		return err
 	})
 }
@@ -227,7 +235,7 @@ func (s *Store) AddLesson(l Lesson) error {
 	}
 	return s.enqueue("add lesson", func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO lessons(task_id, about, text, tags, created_at) VALUES(?, ?, ?, ?, ?)`,
-			task, l.About, l.Text, l.Tags, ms(at))
+			task, s.redact(l.About), s.redact(l.Text), l.Tags, ms(at))
 		return err
 	})
 }

@@ -76,7 +76,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	if *dbPath == "" {
 		*dbPath = store.DefaultPath(root)
 	}
-	st, err := store.Open(ctx, *dbPath, store.Options{})
+	st, err := store.Open(ctx, *dbPath, store.Options{Secrets: func() []string { return []string{mcfg.APIKey} }})
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
@@ -132,7 +132,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return err
 	}
 	fmt.Fprintln(io.err, summaryLine(res))
-	if path, err := writeReport(ws.StateDir(), res); err != nil {
+	if path, err := writeReport(ws.StateDir(), res, mcfg.APIKey); err != nil {
 		fmt.Fprintf(io.err, "agentls run: report not written: %v\n", err)
 	} else {
 		fmt.Fprintf(io.err, "report: %s\n", path)
@@ -147,14 +147,15 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	}
 }
 
-// writeReport writes the task's markdown report to <state>/tasks/ID.md.
-func writeReport(stateDir string, res *agent.Result) (string, error) {
+// writeReport writes the task's markdown report to <state>/tasks/ID.md;
+// its secrets are kept out of it (llm.Redact).
+func writeReport(stateDir string, res *agent.Result, secrets ...string) (string, error) {
 	dir := filepath.Join(stateDir, "tasks")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	path := filepath.Join(dir, res.TaskID+".md")
-	if err := os.WriteFile(path, []byte(res.Report()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(llm.Redact(res.Report(), secrets...)), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	return path, nil
