@@ -209,6 +209,12 @@ func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Resul
 	if len(notes) > 0 {
 		note = "; " + strings.Join(notes, "; ")
 	}
+	if res.Matches == 0 && res.Searched == 0 {
+		// Not a "no": nothing was read, so nothing is known (L8).
+		out.Complete = false
+		text := fmt.Sprintf("nothing was searched for %s in %s: no file there could be read as text%s", what, scope, note)
+		return Result{Text: text, IsError: true, Data: out, Evidence: "grep " + text}
+	}
 	if res.Matches == 0 {
 		text := fmt.Sprintf("no matches for %s in %d %s searched in %s%s", what, res.Searched, plural(res.Searched, "file", "files"), scope, note)
 		return Result{Text: text, Data: out, Evidence: "grep " + text}

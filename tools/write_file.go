@@ -96,7 +96,11 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 // unsaved reports whether the buffer f (read from the editor) differs from
 // the file on disk.
 func (r *Registry) unsaved(p workspace.Path, f *workspace.File) bool {
-	disk, err := os.ReadFile(r.env.Workspace.Abs(p))
+	abs := r.env.Workspace.Abs(p)
+	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
+		return true // never open a named pipe: it would block
+	}
+	disk, err := os.ReadFile(abs)
 	if err != nil {
 		return true
 	}

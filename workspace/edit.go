@@ -113,6 +113,9 @@ func (d *DiskEditor) prepare(ctx context.Context, roots []*root, e FileEdit) (*p
 		if _, ok := d.w.buffers.Get(d.w.Abs(p)); ok {
 			return nil, fmt.Errorf("create %s: it is open in the editor: %w", p, fs.ErrExist)
 		}
+		if parent := fileParent(p, target); parent != "" {
+			return nil, fmt.Errorf("create %s: %s is a file, not a folder; choose another path", p, parent)
+		}
 		text, err := ApplyEdits("", e.Edits)
 		if err != nil {
 			return nil, fmt.Errorf("create %s: %w", p, err)
@@ -160,9 +163,9 @@ func (d *DiskEditor) prepare(ctx context.Context, roots []*root, e FileEdit) (*p
 	if err != nil {
 		return nil, fmt.Errorf("edit %s: %w", p, err)
 	}
-	old, err := os.ReadFile(target)
+	old, err := readRegular(target, d.w.maxSize+int64(len(utf8BOM)))
 	if err != nil {
-		return nil, fmt.Errorf("edit %s: %w", p, err)
+		return nil, fmt.Errorf("edit %s: %w", p, bareErr(err))
 	}
 	pw.existed, pw.old, pw.mode, pw.text = true, old, fi.Mode().Perm(), text
 	if disk.BOM {
@@ -189,7 +192,7 @@ func (d *DiskEditor) write(pw *pendingWrite) error {
 		created, err := mkdirAll(dir)
 		pw.created = created
 		if err != nil {
-			return err
+			return fmt.Errorf("create its folder: %w", bareErr(err))
 		}
 	}
 	return writeAtomic(pw.target, pw.data, pw.mode)
@@ -221,7 +224,7 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+tempMarker+"*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	tmp := f.Name()
 	defer func() {
@@ -231,19 +234,19 @@ func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write: %w", bareErr(err))
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync() // best effort: some file systems refuse to fsync a folder

@@ -3,7 +3,6 @@ package workspace
 import (
 	"bufio"
 	"bytes"
-	"os"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -116,9 +115,12 @@ func (r *ignoreRule) match(rel, name string, isDir bool) bool {
 	return doublestar.MatchUnvalidated(r.pattern, subject)
 }
 
+// maxIgnoreFile is the largest .gitignore or .ignore file read.
+const maxIgnoreFile = 8 << 20
+
 // loadIgnoreFile reads a gitignore-format file into l; a missing file adds nothing.
 func (l *ignoreList) load(path string) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path, maxIgnoreFile)
 	if err == nil {
 		l.parse(data)
 	}

@@ -247,10 +247,10 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 		typ := e.Type()
 		if typ&fs.ModeSymlink != 0 {
 			// Symlinked folders are not followed; a symlinked file is
-			// listed when its target is a regular file (Resolve still
-			// refuses it if the target is outside the roots).
-			fi, err := os.Stat(filepath.Join(abs, name))
-			if err != nil || !fi.Mode().IsRegular() {
+			// listed when its target is a regular file inside this root:
+			// a link to a file outside is never listed, so grep cannot
+			// read through it and every listed path reads back (L3).
+			if !idx.linkInside(filepath.Join(abs, name)) {
 				continue
 			}
 			typ = 0
@@ -270,6 +270,21 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 		}
 	}
 	return files, subdirs
+}
+
+// linkInside reports whether the symlink at abs points to a regular file
+// inside the index's root.
+func (idx *index) linkInside(abs string) bool {
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	real, err := realPath(abs)
+	if err != nil {
+		return false
+	}
+	_, ok := within(idx.r.real, real)
+	return ok
 }
 
 // update applies a batch of observed paths (absolute, below the root) to the
@@ -312,12 +327,13 @@ func (idx *index) update(ctx context.Context, abspaths []string, modified map[st
 			continue
 		}
 		isDir := fi.IsDir()
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(abs)
-			if err != nil || !st.Mode().IsRegular() {
-				continue
+		if !isDir && !fi.Mode().IsRegular() && (fi.Mode()&fs.ModeSymlink == 0 || !idx.linkInside(abs)) {
+			// Not a file the index lists (any more): a named pipe, a
+			// symlink that now points outside the root.
+			if _, ok := snap.find(rel); ok {
+				removeFiles[rel] = true
+				changes = append(changes, indexChange{rel, Removed})
 			}
-		} else if !isDir && !fi.Mode().IsRegular() {
 			continue
 		}
 		if idx.excluded(parent, rel, name, isDir) {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,23 +43,22 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 
 // readDisk reads and checks the file at abs.
 func readDisk(p Path, abs string, maxSize int64) (*File, error) {
-	f, err := os.Open(abs)
+	f, fi, err := openFile(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read %s: %w", p, ErrNotExist)
 		}
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		if parent := fileParent(p, abs); parent != "" {
+			return nil, fmt.Errorf("read %s: %s is a file, not a folder: %w", p, parent, ErrNotExist)
+		}
+		return nil, fmt.Errorf("read %s: %w", p, bareErr(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
-	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("read %s: %w; list it instead", p, ErrIsDir)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: not a regular file (%s): %w", p, fi.Mode().Type(), ErrBinary)
+		return nil, fmt.Errorf("read %s: it is %s, not a regular file: %w", p, fileKind(fi.Mode()), ErrBinary)
 	}
 	if fi.Size() > maxSize {
 		return nil, fmt.Errorf("read %s: %w: %s (%d bytes), over the %s limit", p, ErrTooLarge, humanSize(fi.Size()), fi.Size(), humanSize(maxSize))
@@ -77,6 +78,88 @@ func readDisk(p Path, abs string, maxSize int64) (*File, error) {
 		Path: p, Text: text, Hash: hashText(text), BOM: bom,
 		CRLF: strings.Contains(text, "\r\n"), Size: int64(len(data)),
 	}, nil
+}
+
+// openFile opens abs for reading without ever blocking (a named pipe opens
+// at once and is then refused by its mode) and stats it.
+func openFile(abs string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(abs, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// readRegular reads the regular file at abs, at most max bytes; anything
+// else (a named pipe, a device, a socket, a folder) is refused without
+// blocking.
+func readRegular(abs string, max int64) ([]byte, error) {
+	f, fi, err := openFile(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("it is %s, not a regular file", fileKind(fi.Mode()))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("%w: over %s", ErrTooLarge, humanSize(max))
+	}
+	return data, nil
+}
+
+// fileKind names a non-regular file type for a message.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeDir != 0:
+		return "a folder"
+	}
+	return "a special file (" + m.Type().String() + ")"
+}
+
+// bareErr drops the absolute path an *fs.PathError carries: messages name
+// files by their workspace-relative path only (L3).
+func bareErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// fileParent names, workspace-relative, the parent folder of p (at OS path
+// abs) that is really a file, which makes p impossible; "" when there is none.
+func fileParent(p Path, abs string) string {
+	rel := p.String()
+	for d := filepath.Dir(abs); d != filepath.Dir(d); d = filepath.Dir(d) {
+		rel = path.Dir(rel)
+		if rel == "." || rel == "/" {
+			return ""
+		}
+		fi, err := os.Stat(d)
+		if err == nil {
+			if fi.IsDir() {
+				return ""
+			}
+			return rel
+		}
+	}
+	return ""
 }
 
 // decodeText checks data is UTF-8 text and strips a BOM.

@@ -3,17 +3,27 @@
 package grep
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
 
 func readFile(abs string, buf *[]byte) ([]byte, error) {
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
 	data, err := os.ReadFile(abs)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, pe.Err
+		}
 		return nil, err
 	}
 	if len(data) > maxFileBytes {
-		return nil, fmt.Errorf("read %s: over the %d MiB grep limit", abs, maxFileBytes>>20)
+		return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
 	}
 	return data, nil
 }

@@ -3,6 +3,7 @@
 package grep
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 )
@@ -13,19 +14,19 @@ import (
 func readFile(abs string, buf *[]byte) ([]byte, error) {
 	fd, err := open(abs)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", abs, err)
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("stat %s: %w", abs, err)
+		return nil, fmt.Errorf("stat: %w", err)
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return nil, fmt.Errorf("read %s: not a regular file", abs)
+		return nil, errors.New("not a regular file")
 	}
 	size := int(st.Size)
 	if size > maxFileBytes {
-		return nil, fmt.Errorf("read %s: %d bytes, over the %d MiB grep limit", abs, size, maxFileBytes>>20)
+		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
 	}
 	// One extra byte tells a file that grew from one that did not.
 	if cap(*buf) < size+1 {
@@ -39,7 +40,7 @@ func readFile(abs string, buf *[]byte) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", abs, err)
+			return nil, fmt.Errorf("read: %w", err)
 		}
 		if m == 0 {
 			break
@@ -49,7 +50,7 @@ func readFile(abs string, buf *[]byte) ([]byte, error) {
 			// It grew: read to the end with a larger buffer.
 			if n == len(b) {
 				if n > maxFileBytes {
-					return nil, fmt.Errorf("read %s: over the %d MiB grep limit", abs, maxFileBytes>>20)
+					return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
 				}
 				nb := make([]byte, 2*len(b))
 				copy(nb, b)
@@ -62,7 +63,7 @@ func readFile(abs string, buf *[]byte) ([]byte, error) {
 
 func open(abs string) (int, error) {
 	for {
-		fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(abs, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0) // a named pipe must not block
 		if err == syscall.EINTR {
 			continue
 		}
@@ -78,7 +79,7 @@ func statFile(abs string) (stamp, error) {
 			continue
 		}
 		if err != nil {
-			return stamp{}, fmt.Errorf("stat %s: %w", abs, err)
+			return stamp{}, fmt.Errorf("stat: %w", err)
 		}
 		break
 	}

@@ -3,6 +3,7 @@ package grep
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -133,7 +134,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 							st, err = statFile(f.Abs)
 							if err != nil {
 								errs.Add(1)
-								errOnce.Do(func() { firstErr = err })
+								errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
 								continue
 							}
 							known = idx.lookup(f.Abs, st)
@@ -152,7 +153,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						data, err := readFile(f.Abs, &sc.buf)
 						if err != nil {
 							errs.Add(1)
-							errOnce.Do(func() { firstErr = err })
+							errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
 							continue
 						}
 						content = data
