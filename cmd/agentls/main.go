@@ -68,6 +68,13 @@ func main() {
 func mainExit(args []string, io stdio) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels (tasks end, writes drain); once it has
+	// arrived, default handling is back, so a second one ends the process
+	// even if something is stuck.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 
 	name := "serve"
 	if len(args) > 0 {
