@@ -204,16 +204,7 @@ func summarize(prev string, dropped []llm.Message, plan tools.Plan) string {
 func renderPlan(p tools.Plan) string {
 	var b strings.Builder
 	for _, it := range p.Items {
-		mark := " "
-		switch it.Status {
-		case tools.PlanDone:
-			mark = "x"
-		case tools.PlanSkipped:
-			mark = "-"
-		case tools.PlanInProgress:
-			mark = "~"
-		}
-		fmt.Fprintf(&b, "[%s] %s: %s", mark, it.ID, it.Text)
+		fmt.Fprintf(&b, "%s %s: %s", it.Status.Mark(), it.ID, it.Text)
 		if it.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", it.Reason)
 		}

@@ -109,16 +109,7 @@ func (p *progressSink) render() (string, int) {
 // planLine is one checklist line: [x] done, [ ] pending, [-] skipped,
 // [>] in progress.
 func planLine(it tools.PlanItem) string {
-	mark := "[ ]"
-	switch it.Status {
-	case tools.PlanDone:
-		mark = "[x]"
-	case tools.PlanSkipped:
-		mark = "[-]"
-	case tools.PlanInProgress:
-		mark = "[>]"
-	}
-	line := mark + " " + it.Text
+	line := it.Status.Mark() + " " + it.Text
 	if it.Status == tools.PlanSkipped && it.Reason != "" {
 		line += " (" + it.Reason + ")"
 	}

@@ -74,6 +74,21 @@ const (
 	PlanSkipped    PlanStatus = "skipped" // needs a Reason, e.g. "already satisfied"
 )
 
+// Mark is the item's checkbox as every view of a plan shows it (the model's
+// tool results, editor progress, reports, the terminal): [x] done, [-]
+// skipped, [>] in progress, [ ] pending.
+func (s PlanStatus) Mark() string {
+	switch s {
+	case PlanDone:
+		return "[x]"
+	case PlanSkipped:
+		return "[-]"
+	case PlanInProgress:
+		return "[>]"
+	}
+	return "[ ]"
+}
+
 // PlanItem is one line of the checklist.
 type PlanItem struct {
 	ID     string     `json:"id"`

@@ -61,8 +61,7 @@ func updatePlan(a *updatePlanArgs) (Result, error) {
 	}
 	var b strings.Builder
 	for _, it := range plan.Items {
-		mark := map[PlanStatus]string{PlanPending: "[ ]", PlanInProgress: "[~]", PlanDone: "[x]", PlanSkipped: "[-]"}[it.Status]
-		fmt.Fprintf(&b, "%s %s. %s", mark, it.ID, it.Text)
+		fmt.Fprintf(&b, "%s %s. %s", it.Status.Mark(), it.ID, it.Text)
 		switch it.Status {
 		case PlanInProgress:
 			b.WriteString(" (in progress)")

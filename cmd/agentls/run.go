@@ -184,25 +184,13 @@ func (p *progress) Event(e agent.Event) {
 	case agent.EventPlan:
 		fmt.Fprintln(p.w, "plan:")
 		for _, it := range e.Plan.Items {
-			fmt.Fprintf(p.w, "  [%s] %s\n", planMark(it.Status), it.Text)
+			fmt.Fprintf(p.w, "  %s %s\n", it.Status.Mark(), it.Text)
 		}
 	case agent.EventRetry:
 		fmt.Fprintf(p.w, "! model call failed (%s), retrying in %s\n", e.Retry.Err, e.Retry.Wait.Round(time.Millisecond))
 	case agent.EventNote:
 		fmt.Fprintf(p.w, "! %s\n", firstLineOf(e.Text))
 	}
-}
-
-func planMark(s tools.PlanStatus) string {
-	switch s {
-	case tools.PlanDone:
-		return "x"
-	case tools.PlanSkipped:
-		return "-"
-	case tools.PlanInProgress:
-		return "~"
-	}
-	return " "
 }
 
 func firstLineOf(s string) string {
