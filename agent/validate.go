@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
@@ -260,12 +259,14 @@ type Checker interface {
 	Check(ctx context.Context) (ok bool, output string, err error)
 }
 
-// ShellCheck runs Command with sh -c in Dir, in its own process group that
-// is killed on cancel or timeout.
+// ShellCheck runs Command with sh -c in Dir, set up as run_command sets up
+// every command (tools.PrepareCommand): its own process group, killed on
+// cancel or timeout, and an environment without agentls's secrets.
 type ShellCheck struct {
-	Dir     string
-	Command string
-	Timeout time.Duration // 0 means 5 minutes
+	Dir       string
+	Command   string
+	Timeout   time.Duration // 0 means 5 minutes
+	SecretEnv []string      // names of further variables to keep from it (the API key variable)
 }
 
 // Check runs the command; ok is false on a non-zero exit, output holds
@@ -279,9 +280,7 @@ func (c ShellCheck) Check(ctx context.Context) (bool, string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", c.Command)
 	cmd.Dir = c.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	tools.PrepareCommand(cmd, c.SecretEnv)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out

@@ -1,6 +1,11 @@
 package agent
 
-import "testing"
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestParseVerdict(t *testing.T) {
 	tests := []struct {
@@ -64,5 +69,33 @@ func TestL8_L11_NothingFoundClaims(t *testing.T) {
 		if got := claimsNothing(tt.answer); got != tt.claim {
 			t.Errorf("claimsNothing(%q) = %v; want %v", tt.answer, got, tt.claim)
 		}
+	}
+}
+
+// TestShellCheckRunsLikeRunCommand: the configured check command gets what
+// run_command gets (tools.PrepareCommand): no API key in its environment,
+// no stdin, and a timeout that ends it together with its children.
+func TestShellCheckRunsLikeRunCommand(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-check-secret")
+	t.Setenv("MY_MODEL_KEY", "custom-check-secret")
+	ok, out, err := ShellCheck{
+		Dir:       t.TempDir(),
+		Command:   `echo "openai=$OPENAI_API_KEY custom=$MY_MODEL_KEY"; cat; echo done`,
+		SecretEnv: []string{"MY_MODEL_KEY"},
+	}.Check(context.Background())
+	if err != nil || !ok {
+		t.Fatalf("Check() = %v, %q, %v; want ok", ok, out, err)
+	}
+	if strings.Contains(out, "secret") || !strings.Contains(out, "openai= custom=") || !strings.Contains(out, "done") {
+		t.Errorf("check output = %q; want both keys empty and cat to end at once (stdin closed)", out)
+	}
+
+	start := time.Now()
+	ok, _, err = ShellCheck{Dir: t.TempDir(), Command: "sleep 30 & sleep 30", Timeout: 300 * time.Millisecond}.Check(context.Background())
+	if ok || err == nil {
+		t.Errorf("a check past its timeout = ok %v, err %v; want a failure", ok, err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("a check with a 300 ms timeout and a background child took %v; its group was not killed", took)
 	}
 }

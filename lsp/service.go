@@ -343,7 +343,7 @@ func (s *Service) runnerFor(ws *workspace.Workspace, cfg Config, followUp string
 		Validate:  agent.ValidateMode(cfg.Validate),
 	}
 	if cfg.CheckCommand != "" {
-		acfg.Check = agent.ShellCheck{Dir: root, Command: cfg.CheckCommand}
+		acfg.Check = agent.ShellCheck{Dir: root, Command: cfg.CheckCommand, SecretEnv: []string{cfg.APIKeyEnv}}
 	}
 	s.configureSessions(&acfg, cfg, ws)
 	if s.ConfigureAgent != nil {
