@@ -7,8 +7,6 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +67,9 @@ type Config struct {
 	Recordings string
 	// NoRecord turns the flight recorder off.
 	NoRecord bool
+	// Registry lists the tasks of every runner of a host; nil means the
+	// runner keeps its own.
+	Registry *Registry
 }
 
 func (c Config) withDefaults() Config {
@@ -96,18 +97,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Runner starts tasks and keeps them: one Runner is one session, so a task
-// can follow up an earlier one (L17).
+// Runner starts tasks with one configuration, model and tool set. Its tasks
+// are listed in its Registry; runners that share a registry find each
+// other's tasks, so a task can follow up or resume one another started.
 type Runner struct {
 	cfg   Config
 	model Model
 	tools ToolSet
-
-	prefix string // random, so task IDs of different sessions never collide
-
-	mu    sync.Mutex // guards tasks and seq
-	tasks []*Task    // in start order; the only index of tasks
-	seq   int
 }
 
 // NewRunner returns a runner; model and toolset are required.
@@ -116,39 +112,14 @@ func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
 		// Load the tokenizer's tables (~0.2 s) now, not in the first task.
 		go defaultCounter.count("warm up")
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset, prefix: hex.EncodeToString(b[:])}
-}
-
-// Tasks returns the tasks of the session, oldest first.
-func (r *Runner) Tasks() []*Task {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*Task(nil), r.tasks...)
-}
-
-// Task returns the task with id, or nil.
-func (r *Runner) Task(id string) *Task {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range r.tasks {
-		if t.id == id {
-			return t
-		}
+	if cfg.Registry == nil {
+		cfg.Registry = NewRegistry()
 	}
-	return nil
+	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
 }
 
-// Cancel cancels the task with id.
-func (r *Runner) Cancel(id string) error {
-	t := r.Task(id)
-	if t == nil {
-		return fmt.Errorf("cancel: no task %q", id)
-	}
-	t.Cancel()
-	return nil
-}
+// Task returns the task with id from the runner's registry, or nil.
+func (r *Runner) Task(id string) *Task { return r.cfg.Registry.Task(id) }
 
 // Run starts a task and waits for its result.
 func (r *Runner) Run(ctx context.Context, spec TaskSpec, sink Sink) (*Result, error) {
@@ -190,18 +161,13 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 			return nil, fmt.Errorf("start task: %w", err)
 		}
 	}
-	r.mu.Lock()
-	r.seq++
-	id := fmt.Sprintf("%s-%d", r.prefix, r.seq)
-	r.mu.Unlock()
+	id := r.cfg.Registry.newID()
 	if session == "" {
 		session = id
 	}
 	t, tctx, cancel := r.newTask(ctx, id, session, spec, sink)
 	t.createTask()
-	r.mu.Lock()
-	r.tasks = append(r.tasks, t)
-	r.mu.Unlock()
+	r.cfg.Registry.add(t)
 	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, prev: prev})
 	return t, nil
 }
@@ -214,6 +180,7 @@ func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec,
 		spec:      spec,
 		sink:      &taskSink{out: sink},
 		done:      make(chan struct{}),
+		start:     time.Now(),
 		state:     StateQueued,
 		changes:   &changeLog{},
 		st:        r.cfg.Store,
@@ -290,6 +257,7 @@ type run struct {
 	calls       []callRecord
 	planUpdates int
 	notes       []string
+	commands    []tools.CommandOutput
 	lastAnswer  string
 	loops       loopDetector
 	graceUsed   bool
@@ -769,6 +737,9 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	rec := callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev}
 	searchRecord(&rec, res.Data)
+	if co, ok := res.Data.(*tools.CommandOutput); ok && co != nil {
+		x.commands = append(x.commands, *co)
+	}
 	x.calls = append(x.calls, rec)
 	for _, p := range res.Changed {
 		x.t.changes.touch(p)
@@ -805,7 +776,7 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 		Status: status, StopReason: reason, Answer: answer,
 		Files: x.t.changes.list(), Plan: x.t.Plan(), PlanUpdates: x.planUpdates,
 		ModelCalls: x.turns, Usage: x.usage, ModelTime: x.modelTime, ToolTime: x.toolTime,
-		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes,
+		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes, Commands: x.commands,
 	}
 	if err != nil {
 		res.Error = err.Error()

@@ -101,20 +101,10 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 		}
 	}
 	t, tctx, cancel := r.newTask(ctx, taskID, rec.SessionID, spec, sink)
-	r.mu.Lock()
-	for i, o := range r.tasks {
-		if o.id == taskID {
-			if !o.State().Terminal() {
-				r.mu.Unlock()
-				cancel(nil)
-				return nil, fmt.Errorf("resume %s: the task is running", taskID)
-			}
-			r.tasks = append(r.tasks[:i], r.tasks[i+1:]...)
-			break
-		}
+	if !r.cfg.Registry.add(t) {
+		cancel(nil)
+		return nil, fmt.Errorf("resume %s: the task is running", taskID)
 	}
-	r.tasks = append(r.tasks, t)
-	r.mu.Unlock()
 	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, resume: rec, prev: prev})
 	return t, nil
 }

@@ -244,8 +244,10 @@ func runScenario(t *testing.T, name, path string) {
 							cancelAt.Store(int64(len(rec.all())) + 1)
 							cancelled = time.Now()
 							cancelMu.Unlock()
-							if err := runner.Cancel(e.TaskID); err != nil {
-								t.Errorf("cancel: %v", err)
+							if task := runner.Task(e.TaskID); task != nil {
+								task.Cancel()
+							} else {
+								t.Errorf("cancel: no task %q", e.TaskID)
 							}
 						}()
 					})

@@ -87,6 +87,9 @@ type Result struct {
 	Duration    time.Duration       `json:"duration"`
 	Tools       map[string]ToolStat `json:"tools,omitempty"`
 	Notes       []string            `json:"notes,omitempty"` // messages the loop injected, in order
+	// Commands are the commands the task ran (run_command), in order, with
+	// their exit status, for the report.
+	Commands []tools.CommandOutput `json:"commands,omitempty"`
 }
 
 // Task is one unit of agent work. Everything a task owns lives here (L25):
@@ -97,6 +100,7 @@ type Task struct {
 	cancel context.CancelFunc
 	sink   *taskSink
 	done   chan struct{}
+	start  time.Time
 
 	st        SessionStore // nil: not persisted
 	sessionID string       // the session in the store: the first task of a follow-up chain
@@ -119,6 +123,9 @@ func (t *Task) SessionID() string { return t.sessionID }
 // ID returns the task's identifier: unique across sessions
 // ("<runner>-<n>", e.g. "3fa2c1d0-2").
 func (t *Task) ID() string { return t.id }
+
+// Started returns when the task was started.
+func (t *Task) Started() time.Time { return t.start }
 
 // Spec returns what the task was started with.
 func (t *Task) Spec() TaskSpec { return t.spec }

@@ -12,8 +12,8 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	sess "github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
@@ -104,7 +104,7 @@ func TestAlwaysAllowIsRemembered(t *testing.T) {
 	if n := len(a.c.Snapshot().MessageRequests); n != 1 {
 		t.Errorf("asked %d times; want once", n)
 	}
-	s, err := lsp.ReadWorkspaceSettings(filepath.Join(a.root, ".agentls"))
+	s, err := sess.ReadWorkspaceSettings(filepath.Join(a.root, ".agentls"))
 	if err != nil || strings.Join(s.AllowCommands, ",") != "ls" {
 		t.Errorf("settings = %+v, %v", s, err)
 	}
@@ -113,23 +113,6 @@ func TestAlwaysAllowIsRemembered(t *testing.T) {
 	body := readFile(t, uri.URI(list[1].Report).FsPath())
 	if !strings.Contains(body, "## Commands run") || !strings.Contains(body, "`ls -a`") || !strings.Contains(body, "exit code 0") {
 		t.Errorf("report:\n%s", body)
-	}
-}
-
-func TestCommandPrefixAndAllowed(t *testing.T) {
-	for cmd, want := range map[string]string{"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "make": "make", "": ""} {
-		if got := lsp.CommandPrefix(cmd); got != want {
-			t.Errorf("CommandPrefix(%q) = %q; want %q", cmd, got, want)
-		}
-	}
-	allow := []string{"go test", "go build"}
-	for cmd, want := range map[string]bool{
-		"go test ./...": true, "go  test": true, "go build ./cmd/x": true, "go testing": false, "go vet ./...": false,
-		"go test ./... && rm -rf ~": false, "go test $(curl x)": false, "go test > /etc/passwd": false, "go test | sh": false,
-	} {
-		if got := lsp.CommandAllowed(cmd, allow); got != want {
-			t.Errorf("CommandAllowed(%q) = %v; want %v", cmd, got, want)
-		}
 	}
 }
 
@@ -232,27 +215,6 @@ func TestCommandArgumentErrors(t *testing.T) {
 		}
 		if tc.command == lsp.CommandRun && !strings.Contains(err.Error(), "expected {\"prompt\": string") && !strings.Contains(err.Error(), "nope") && !strings.Contains(err.Error(), "not in the workspace (") {
 			t.Errorf("%s: error %v does not say what is expected", tc.command, err)
-		}
-	}
-}
-
-func TestDecideMode(t *testing.T) {
-	for prompt, want := range map[string]agent.Kind{
-		"What does Foo return?":            agent.KindAsk,
-		"where is the config parsed":       agent.KindAsk,
-		"explain this function":            agent.KindAsk,
-		"how do I add a flag?":             agent.KindAsk,
-		"Is this thread safe?":             agent.KindAsk,
-		"fix the failing test":             agent.KindEdit,
-		"add a --verbose flag":             agent.KindEdit,
-		"can you rename Foo to Greet?":     agent.KindEdit,
-		"make Foo say hi":                  agent.KindEdit,
-		"the build is broken, repair it":   agent.KindEdit,
-		"Could you refactor this please?":  agent.KindEdit,
-		"list the tests that touch config": agent.KindAsk,
-	} {
-		if got := lsp.DecideMode(prompt); got != want {
-			t.Errorf("DecideMode(%q) = %s; want %s", prompt, got, want)
 		}
 	}
 }

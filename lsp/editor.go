@@ -30,9 +30,6 @@ type Editor struct {
 
 var _ workspace.Editor = (*Editor)(nil)
 
-// NewEditor returns the editor for ws of the service's client.
-func (s *Service) NewEditor(ws *workspace.Workspace) *Editor { return &Editor{svc: s, ws: ws} }
-
 // Apply implements workspace.Editor: all files or none.
 func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
 	srv := ed.svc.srv

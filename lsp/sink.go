@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -18,30 +19,19 @@ import (
 // items closed. Reports are throttled by WorkDone (at most 10 a second, the
 // last state kept).
 type progressSink struct {
-	wd      *WorkDone
-	onEvent func(taskID string, e agent.Event)
+	wd *WorkDone
 
 	mu       sync.Mutex // guards the fields below
-	id       string
 	activity string
 	plan     tools.Plan
 }
 
-func newProgressSink(wd *WorkDone, onEvent func(string, agent.Event)) *progressSink {
-	return &progressSink{wd: wd, onEvent: onEvent, activity: "starting"}
-}
-
-func (p *progressSink) setID(id string) {
-	p.mu.Lock()
-	p.id = id
-	p.mu.Unlock()
+func newProgressSink(wd *WorkDone) *progressSink {
+	return &progressSink{wd: wd, activity: "starting"}
 }
 
 // Event implements agent.Sink.
 func (p *progressSink) Event(e agent.Event) {
-	if p.onEvent != nil {
-		p.onEvent(e.TaskID, e)
-	}
 	p.mu.Lock()
 	changed := true
 	switch e.Kind {
@@ -98,22 +88,12 @@ func (p *progressSink) render() (string, int) {
 	closed := 0
 	for _, it := range p.plan.Items {
 		b.WriteString("\n")
-		b.WriteString(planLine(it))
+		b.WriteString(session.PlanLine(it))
 		if it.Status == tools.PlanDone || it.Status == tools.PlanSkipped {
 			closed++
 		}
 	}
 	return b.String(), closed * 100 / len(p.plan.Items)
-}
-
-// planLine is one checklist line: [x] done, [ ] pending, [-] skipped,
-// [>] in progress.
-func planLine(it tools.PlanItem) string {
-	line := it.Status.Mark() + " " + it.Text
-	if it.Status == tools.PlanSkipped && it.Reason != "" {
-		line += " (" + it.Reason + ")"
-	}
-	return line
 }
 
 // retryText is "retrying in 4 s (429)".

@@ -102,7 +102,7 @@ func TestL29_ServeKilledMidToolCallResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list []lsp.StoredTaskInfo
-	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 || !list[0].Interrupted || list[0].State != "executing" || list[0].Mode != "edit" {
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 || !list[0].Interrupted || list[0].State != "interrupted" || list[0].Mode != "edit" {
 		t.Fatalf("agentls.tasks {state: interrupted} = %s (%v); want the one interrupted task", raw, err)
 	}
 	id := list[0].ID

@@ -1,0 +1,221 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Task is a task the host started: the agent's task, the port it reports
+// to, and, once it has ended, its outcome.
+type Task struct {
+	*agent.Task
+	h    *Host
+	done chan struct{} // closed once the outcome is set
+	out  *Outcome
+}
+
+// Outcome is how a task ended, after the host wrote its report.
+type Outcome struct {
+	Result  *agent.Result
+	Report  string // absolute path of the markdown report; "" when not written
+	Summary string // one line: what the task did and what it cost
+}
+
+// Wait waits for the task's outcome (its report written) or ctx's end.
+func (t *Task) Wait(ctx context.Context) (*Outcome, error) {
+	select {
+	case <-t.done:
+		return t.out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Start starts a task (a follow-up when spec.FollowUp is set, a resume when
+// spec.ResumeID is). An empty spec.Kind is decided from the prompt
+// (DecideMode). The task reports to port until it ends; then the host
+// writes its report and sets its outcome.
+func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task, error) {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, errClosed
+	}
+	h.running.Add(1)
+	h.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			h.running.Done()
+		}
+	}()
+	settings := h.Settings()
+	client, err := h.modelClient(settings)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Kind == "" && spec.ResumeID == "" {
+		spec.Kind = DecideMode(spec.Prompt)
+	}
+	t := &Task{h: h, done: make(chan struct{})}
+	runner := agent.NewRunner(h.agentConfig(ctx, ws, settings), client, h.toolSet(ws, port, settings, t))
+	at, err := runner.Start(ctx, spec, port)
+	if err != nil {
+		return nil, err
+	}
+	started = true
+	t.Task = at
+	h.logger().Info("task started", "task", at.ID(), "kind", at.Spec().Kind)
+	go func() {
+		defer h.running.Done()
+		<-at.Done()
+		res := at.Result()
+		out := &Outcome{Result: res, Summary: Summary(res)}
+		path, err := h.writeReport(ws, at, res)
+		if err != nil {
+			h.logger().Warn("task report not written", "task", at.ID(), "error", err)
+		}
+		out.Report = path
+		h.logger().Info("task ended", "task", at.ID(), "status", res.Status, "stopReason", res.StopReason,
+			"modelCalls", res.ModelCalls, "duration", res.Duration)
+		t.out = out
+		close(t.done)
+	}()
+	return t, nil
+}
+
+// Run starts a task and waits for its outcome.
+func (h *Host) Run(ctx context.Context, spec agent.TaskSpec, port Port) (*Outcome, error) {
+	t, err := h.Start(ctx, spec, port)
+	if err != nil {
+		return nil, err
+	}
+	<-t.done
+	return t.out, nil
+}
+
+// Task returns the live or ended task id of this host, or nil.
+func (h *Host) Task(id string) *agent.Task { return h.tasks.Task(id) }
+
+// Tasks returns the tasks of this host, oldest first.
+func (h *Host) Tasks() []*agent.Task { return h.tasks.Tasks() }
+
+// Cancel cancels task id of this host. It reports whether the task was
+// still running.
+func (h *Host) Cancel(id string) (bool, error) {
+	t := h.tasks.Task(id)
+	if t == nil {
+		return false, fmt.Errorf("no task %q in this session", id)
+	}
+	if t.State().Terminal() {
+		return false, nil
+	}
+	t.Cancel()
+	h.logger().Info("task cancelled", "task", id)
+	return true, nil
+}
+
+// agentConfig is the loop's configuration under settings.
+func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Settings) agent.Config {
+	root := ws.Roots()[0]
+	cfg := agent.Config{
+		Root:          root,
+		ModelName:     s.Model,
+		ContextWindow: s.ContextWindow,
+		MaxTurns:      s.MaxTurns,
+		MaxTokens:     s.MaxTokens,
+		MaxTime:       time.Duration(s.MaxTime),
+		Validate:      agent.ValidateMode(s.Validate),
+		Files:         ws,
+		NoRecord:      !s.Recordings,
+		Registry:      h.tasks,
+	}
+	if s.CheckCommand != "" {
+		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv}}
+	}
+	if st, err := h.Store(ctx); err != nil {
+		h.logger().Warn("tasks are not stored", "error", err)
+	} else {
+		cfg.Store = st
+	}
+	return cfg
+}
+
+// toolSet builds the tools of task t: edits through the port's editor,
+// approvals through the host's policy and the port, the shared search
+// index and command tracker.
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task) agent.ToolSet {
+	return func(g *agent.Guard) []tools.Tool {
+		h.syncMu.Lock()
+		idx := h.index
+		h.syncMu.Unlock()
+		var ed workspace.Editor = ws.DiskEditor()
+		if pe := port.Editor(ws); pe != nil {
+			ed = pe
+		}
+		ap := &approver{h: h, port: port, stateDir: ws.StateDir(), settings: s, task: func() (string, string) {
+			return g.TaskID(), t.Spec().Prompt
+		}}
+		reg := tools.New(tools.Env{
+			Workspace: ws,
+			Editor:    g.Editor(ws, ed),
+			Approver:  tools.NewTaskApprovals(g.Approver(ap)),
+			Index:     idx,
+			Commands:  h.commands,
+			SecretEnv: []string{s.APIKeyEnv},
+		})
+		g.OnDone(func() { _ = reg.Close() })
+		return reg.Tools()
+	}
+}
+
+// ReportPath is where the report of task id is written.
+func ReportPath(ws *workspace.Workspace, id string) string {
+	return filepath.Join(ws.StateDir(), ReportDir, id+".md")
+}
+
+// ReportIfWritten returns the report path of task id when the report exists.
+func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return ""
+	}
+	p := ReportPath(ws, id)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// writeReport writes the report of a task that ended.
+func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Result) (string, error) {
+	if res == nil {
+		return "", errors.New("the task has no result")
+	}
+	path := ReportPath(ws, res.TaskID)
+	if err := os.MkdirAll(filepath.Join(ws.StateDir(), ReportDir), 0o755); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	tmp := path + ".tmp"
+	text := llm.Redact(Report(res, t.Started()), h.Secrets()...)
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	return path, nil
+}
