@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -197,6 +198,19 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 		snaps = append(snaps, s)
 	}
 	if err := e.next.Apply(ctx, label, edits); err != nil {
+		var pending *workspace.PendingError
+		if errors.As(err, &pending) {
+			// The editor may still apply it: if it does, the change joins
+			// the task's changes (result, report, undo) even after its end.
+			go func() {
+				if !pending.Applied() {
+					return
+				}
+				for _, s := range snaps {
+					e.g.task.lateChange(s.path, s.before, s.after, s.ok, s.created)
+				}
+			}()
+		}
 		return err
 	}
 	for _, s := range snaps {

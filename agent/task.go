@@ -114,6 +114,35 @@ type Task struct {
 	pending []tools.ApprovalRequest // approvals the task waits on
 
 	persistErr error // the first error of the session store, reported in the notes
+	late       bool  // a change the editor applied after the task gave up waiting
+	onLate     []func()
+}
+
+// OnLateChange registers f to run when a change the editor answered late
+// (after a cancel, or after the task ended) joins the task's changes.
+func (t *Task) OnLateChange(f func()) {
+	t.mu.Lock()
+	t.onLate = append(t.onLate, f)
+	t.mu.Unlock()
+}
+
+// lateChange adds a change the editor applied after the task stopped waiting
+// for it: it is listed in the result, stored for undo, and the listeners
+// are told.
+func (t *Task) lateChange(path, before, after string, known, created bool) {
+	if known {
+		t.changes.record(path, before, after)
+		t.recordEdit(path, before, after, created)
+	} else {
+		t.changes.touch(path)
+	}
+	t.mu.Lock()
+	t.late = true
+	fs := append([]func(){}, t.onLate...)
+	t.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // SessionID returns the ID of the task's session: tasks that follow up one
@@ -175,7 +204,12 @@ func (t *Task) Wait(ctx context.Context) (*Result, error) {
 func (t *Task) Result() *Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.result
+	if t.result == nil || !t.late {
+		return t.result
+	}
+	r := *t.result
+	r.Files = t.changes.list()
+	return &r
 }
 
 // transition moves the task to a new state if the table allows it.

@@ -37,7 +37,7 @@ func (p *taskPort) Event(e agent.Event) { p.sink.Event(e) }
 
 // Editor implements session.Port.
 func (p *taskPort) Editor(ws *workspace.Workspace) workspace.Editor {
-	return &Editor{svc: p.svc, ws: ws}
+	return &Editor{svc: p.svc, ws: ws, sink: p.sink}
 }
 
 // Ask implements session.Port: "Allow once", "Allow for this task",

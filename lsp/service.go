@@ -25,9 +25,10 @@ type ServiceOptions struct {
 	// EchoTimeout bounds the wait for the didChange that echoes an applied
 	// workspace/applyEdit. Default 2 s.
 	EchoTimeout time.Duration
-	// ApplyTimeout bounds the wait for the answer to workspace/applyEdit.
-	// Default 10 s.
-	ApplyTimeout time.Duration
+	// ApplyNoticeAfter is how long a task waits for the answer to
+	// workspace/applyEdit before its progress says it is waiting for the
+	// editor. The wait itself has no limit. Default 1 s.
+	ApplyNoticeAfter time.Duration
 }
 
 // Service is the LSP face of the agent: it hosts one session.Host for the
@@ -60,8 +61,8 @@ func NewService(opts ServiceOptions) *Service {
 	if opts.EchoTimeout <= 0 {
 		opts.EchoTimeout = 2 * time.Second
 	}
-	if opts.ApplyTimeout <= 0 {
-		opts.ApplyTimeout = 10 * time.Second
+	if opts.ApplyNoticeAfter <= 0 {
+		opts.ApplyNoticeAfter = time.Second
 	}
 	return &Service{opts: opts}
 }

@@ -77,6 +77,15 @@ func (p *progressSink) Event(e agent.Event) {
 	}
 }
 
+// setActivity shows what the task waits for now, until its next event.
+func (p *progressSink) setActivity(text string) {
+	p.mu.Lock()
+	p.activity = text
+	msg, pct := p.render()
+	p.mu.Unlock()
+	p.wd.Report(msg, pct)
+}
+
 // render is the report: the activity, then one line per plan item.
 // p.mu must be held.
 func (p *progressSink) render() (string, int) {

@@ -78,6 +78,15 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	}
 	started = true
 	t.Task = at
+	// A change the editor applied after the task stopped waiting for it
+	// (a cancel) joins the task's changes: the report is written again.
+	at.OnLateChange(func() {
+		if res := at.Result(); res != nil {
+			if _, err := h.writeReport(ws, at, res); err != nil {
+				h.logger().Warn("task report not rewritten", "task", at.ID(), "error", err)
+			}
+		}
+	})
 	h.logger().Info("task started", "task", at.ID(), "kind", at.Spec().Kind)
 	go func() {
 		defer h.running.Done()
