@@ -68,7 +68,9 @@ func TestApplyEditAppliedAfterCancelJoinsTheTask(t *testing.T) {
 		}
 		done <- r
 	}()
-	if !waitFor(10*time.Second, func() bool { return len(a.svc.TaskList()) == 1 && len(a.c.Transcript()) > 0 && strings.Contains(a.c.Transcript(), "workspace/applyEdit") }) {
+	if !waitFor(10*time.Second, func() bool {
+		return len(a.svc.TaskList()) == 1 && len(a.c.Transcript()) > 0 && strings.Contains(a.c.Transcript(), "workspace/applyEdit")
+	}) {
 		t.Fatal("the edit was never sent")
 	}
 	id := a.svc.TaskList()[0].ID
