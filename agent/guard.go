@@ -47,6 +47,11 @@ func (g *Guard) Check(ctx context.Context) error { return g.task.checkRunning(ct
 // TaskID returns the guarded task's ID.
 func (g *Guard) TaskID() string { return g.task.id }
 
+// Changes returns, for each file the task changed so far, its text before
+// the task's first change and after its last; known is false for a file
+// known by name only.
+func (g *Guard) Changes() []Change { return g.task.changes.snapshot() }
+
 // RecordChange notes that the task changed path from before to after; the
 // result shows one unified diff per file.
 func (g *Guard) RecordChange(path, before, after string) {

@@ -48,6 +48,9 @@ type Service struct {
 	// clientMute once a client that never answered let one time out
 	// (approve.go).
 	clientAnswered, clientMute atomic.Bool
+	// noSave is set once the client showed it cannot save buffers on
+	// request (save.go).
+	noSave atomic.Bool
 }
 
 // NewService returns a service; pass its Options to New.

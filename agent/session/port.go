@@ -32,11 +32,3 @@ type Question struct {
 	// code).
 	AlwaysPrefix string
 }
-
-// Saver is a Port that can write the editor's buffers to disk. Before a
-// command runs, the host asks it to save the buffers the task changed.
-type Saver interface {
-	// Save writes the buffers of paths (workspace-relative) to disk and
-	// returns those that could not be saved, with the reason.
-	Save(ctx context.Context, paths []string) (failed map[string]string, err error)
-}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent"
@@ -71,7 +72,19 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		spec.Kind = DecideMode(spec.Prompt)
 	}
 	t := &Task{h: h, done: make(chan struct{})}
-	runner := agent.NewRunner(h.agentConfig(ctx, ws, settings), client, h.toolSet(ws, port, settings, t))
+	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
+	sync := func(ctx context.Context) string {
+		g := guard.Load()
+		if g == nil {
+			return ""
+		}
+		return h.syncBuffers(ctx, ws, port, g.Changes())
+	}
+	cfg := h.agentConfig(ctx, ws, settings)
+	if cfg.Check != nil {
+		cfg.Check = savingCheck{next: cfg.Check, sync: sync}
+	}
+	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, guard.Store, sync))
 	at, err := runner.Start(ctx, spec, port)
 	if err != nil {
 		return nil, err
@@ -166,8 +179,9 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 // toolSet builds the tools of task t: edits through the port's editor,
 // approvals through the host's policy and the port, the shared search
 // index and command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task) agent.ToolSet {
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
 	return func(g *agent.Guard) []tools.Tool {
+		onGuard(g)
 		h.syncMu.Lock()
 		idx := h.index
 		h.syncMu.Unlock()
@@ -187,7 +201,13 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task) 
 			SecretEnv: []string{s.APIKeyEnv},
 		})
 		g.OnDone(func() { _ = reg.Close() })
-		return reg.Tools()
+		out := reg.Tools()
+		for i, tool := range out {
+			if tool.Name() == "run_command" {
+				out[i] = savingTool{Tool: tool, sync: sync}
+			}
+		}
+		return out
 	}
 }
 
