@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -264,6 +265,9 @@ type run struct {
 	rounds      map[StopReason]int // nudges given per gate
 	checks      int
 	injected    bool // a message was injected and awaits its model turn (L13)
+	// noChangeAsked: the model of an edit task that changed no file was
+	// asked once whether it meant to.
+	noChangeAsked bool
 
 	// Persistence (Config.Store).
 	seq     int                 // Seq of the task's next stored message
@@ -423,17 +427,18 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		answer := strings.TrimSpace(msg.Content)
 		norm := normalizeAnswer(answer)
 		if norm != "" && norm == x.lastAnswer {
-			// L12: the same whole answer twice: stop now, judged on the
-			// state as it is (no more nudges, no more model calls).
-			if x.t.State() == StateExecuting {
-				if err := x.t.transition(StateValidating); err != nil {
-					return StateFailed, StopRepeatedAnswer, answer, err
-				}
+			// The same whole answer twice: stop now, on the state as it is.
+			// It passes the same gates as any completion (plan, evidence,
+			// check command, validator); a gate that would nudge fails the
+			// task instead, since the model only repeats itself.
+			status, reason, gerr, nudge := x.gate(ctx, answer)
+			if nudge != "" {
+				return StateFailed, reason, answer, errors.New("the model repeated its answer, but: " + firstLine(nudge, 300))
 			}
-			if why := x.basicGate(answer); why != "" {
-				return StateFailed, StopRepeatedAnswer, answer, errors.New("the model repeated its answer, but: " + why)
+			if status == StateCompleted {
+				reason = StopRepeatedAnswer
 			}
-			return StateCompleted, StopRepeatedAnswer, answer, nil
+			return status, reason, answer, gerr
 		}
 		x.lastAnswer = norm
 		status, reason, gerr, nudge := x.gate(ctx, answer)
@@ -456,6 +461,10 @@ func (x *run) limit(r StopReason) int {
 	}
 	return x.cfg.Rounds
 }
+
+// claimsChange matches an answer that reports a change made: "I updated
+// Foo", "Fixed the test", "renamed X to Y".
+var claimsChange = regexp.MustCompile(`(?i)\b(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)\b`)
 
 // isFinal reports a response that ends the model's work: no tool call, or
 // only update_plan calls next to a non-empty answer (L13: the last plan
@@ -485,6 +494,15 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 			reason = StopNoEvidence
 		}
 		return StateFailed, reason, nil, why
+	}
+	if x.t.spec.Kind == KindEdit && x.t.changes.count() == 0 && !x.noChangeAsked {
+		// An edit task that ends without changing a file is asked once
+		// whether a change was meant; the answer after that stands, and the
+		// result says plainly that no file changed.
+		x.noChangeAsked = true
+		if claimsChange.MatchString(answer) {
+			return StateFailed, StopNoChange, nil, "No file was changed in this task, yet your answer reads as if you changed something. If a change is needed, make it now with edit_file or write_file; if none is needed, say so plainly."
+		}
 	}
 	if x.cfg.Check != nil && x.t.changes.count() > 0 {
 		x.checks++
@@ -609,44 +627,53 @@ type outcome struct {
 }
 
 // runCalls runs the calls of one response: consecutive read-only calls in
-// parallel, others one at a time in order (L15), and appends one result per
-// call, in call order. It reports whether a call repeated an earlier call
-// with the same result.
+// parallel, others one at a time in order (L15). Each group's results are
+// appended in call order and stored as soon as the group has finished, so a
+// crash loses only the call in flight: calls that ran keep their real
+// results after a resume. It reports whether a call repeated an earlier
+// call with the same result.
 func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) {
-	outs := make([]outcome, len(calls))
+	repeated := false
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if x.readOnly(calls[i].Name) {
+		parallel := x.readOnly(calls[i].Name)
+		if parallel {
 			for j < len(calls) && x.readOnly(calls[j].Name) {
 				j++
 			}
 		}
+		outs := make([]outcome, j-i)
 		var wg sync.WaitGroup
 		for k := i; k < j; k++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				outs[k] = x.runOne(ctx, calls[k])
+				outs[k-i] = x.runOne(ctx, calls[k])
 			}()
 		}
 		wg.Wait()
+		for k, o := range outs {
+			c := calls[i+k]
+			if o.err != nil {
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				return false, fmt.Errorf("tool %s: %w", c.Name, o.err)
+			}
+			x.account(c, o.res)
+			if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
+				repeated = true
+			}
+			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
+			x.recordToolCall(c, o.res)
+		}
+		if !parallel && j < len(calls) {
+			x.flush(ctx) // a side effect happened: keep its result if the next call crashes
+		}
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
 		i = j
-	}
-	repeated := false
-	for i, c := range calls {
-		o := outs[i]
-		if o.err != nil {
-			return false, fmt.Errorf("tool %s: %w", c.Name, o.err)
-		}
-		x.account(c, o.res)
-		if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
-			repeated = true
-		}
-		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
-		x.recordToolCall(c, o.res)
 	}
 	return repeated, nil
 }
@@ -780,6 +807,9 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 	}
 	if err != nil {
 		res.Error = err.Error()
+	}
+	if status == StateCompleted && res.Kind == KindEdit && len(res.Files) == 0 {
+		res.Notes = append(res.Notes, "No file was changed by this task.")
 	}
 	if status == StateCancelled {
 		res.Answer = ""

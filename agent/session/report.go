@@ -77,6 +77,8 @@ func Summary(res *agent.Result) string {
 			if answer := FirstLine(res.Answer, 120); answer != "" {
 				what += ": " + answer
 			}
+		} else if res.Kind == agent.KindEdit {
+			what = fmt.Sprintf("completed in %s, no file changed: %s", took, FirstLine(res.Answer, 120))
 		} else {
 			what = fmt.Sprintf("completed in %s: %s", took, FirstLine(res.Answer, 120))
 		}
