@@ -401,6 +401,9 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 // the caller asked (an unknown follow-up, a bad mode), not because of the
 // server's state.
 func isArgumentError(err error) bool {
+	if errors.As(err, new(*session.PromptTooLargeError)) {
+		return true
+	}
 	msg := err.Error()
 	return strings.HasPrefix(msg, "start task:") || strings.HasPrefix(msg, "resume ")
 }

@@ -41,11 +41,25 @@ func (t *Task) Wait(ctx context.Context) (*Outcome, error) {
 	}
 }
 
+// MaxPromptBytes bounds a task's prompt: a longer text belongs in a file of
+// the workspace that the prompt names.
+const MaxPromptBytes = 256 << 10
+
+// PromptTooLargeError is the error of a prompt over MaxPromptBytes.
+type PromptTooLargeError struct{ Size int }
+
+func (e *PromptTooLargeError) Error() string {
+	return fmt.Sprintf("the prompt is %.1f KiB; agentls takes prompts of up to %d KiB: put long text in a file of the workspace and name the file in the prompt", float64(e.Size)/1024, MaxPromptBytes>>10)
+}
+
 // Start starts a task (a follow-up when spec.FollowUp is set, a resume when
 // spec.ResumeID is). An empty spec.Kind is decided from the prompt
 // (DecideMode). The task reports to port until it ends; then the host
 // writes its report and sets its outcome.
 func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task, error) {
+	if n := len(spec.Prompt); n > MaxPromptBytes {
+		return nil, &PromptTooLargeError{Size: n}
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
