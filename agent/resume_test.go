@@ -219,10 +219,11 @@ func TestL18_L29_ResumeAfterKill(t *testing.T) {
 	if got := roles(after.Messages); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored after the resume: %s", got)
 	}
-	if after.State != store.StateCompleted || after.LLMCalls != 3 || after.Plan == nil || after.Plan.Open() != 0 || after.PlanSeq != 2 {
-		t.Errorf("task after the resume: state %s, %d model calls, plan %+v (%d updates)", after.State, after.LLMCalls, after.Plan, after.PlanSeq)
+	afterPlan, err := storedPlan(after)
+	if after.State != store.StateCompleted || after.LLMCalls != 3 || err != nil || afterPlan == nil || afterPlan.Open() != 0 || after.PlanSeq != 2 {
+		t.Errorf("task after the resume: state %s, %d model calls, plan %s (%d updates, %v)", after.State, after.LLMCalls, after.Plan, after.PlanSeq, err)
 	}
-	if v := ValidHistory(after.Context()); v != "" {
+	if v := ValidHistory(StoredHistory(after)); v != "" {
 		t.Errorf("stored context: %s", v)
 	}
 	if live, _ := st.Interrupted(ctx); len(live) != 0 {

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
 )
 
 const crashEnv = "AGENTLS_STORE_CRASH_CHILD"
@@ -39,11 +37,11 @@ func TestCrashChild(t *testing.T) {
 	}
 	must(t, s.CreateTask(Task{ID: "T", Prompt: "crash me", State: "executing"}))
 	for seq := 0; ; seq++ {
-		role := llm.RoleAssistant
+		role := "assistant"
 		if seq%2 == 1 {
-			role = llm.RoleTool
+			role = "tool"
 		}
-		must(t, s.AppendMessage("T", Message{Seq: seq, Message: llm.Message{Role: role, Content: crashContent(seq)}, ModelCall: role == llm.RoleAssistant, Usage: llm.Usage{InputTokens: 1}}))
+		must(t, s.AppendMessage("T", Message{Seq: seq, Role: role, Content: crashContent(seq), ModelCall: role == "assistant", Usage: Usage{InputTokens: 1}}))
 		must(t, s.RecordToolCall("T", ToolCall{CallID: strconv.Itoa(seq), Name: "read_file", Duration: time.Millisecond}))
 		if seq%5 == 4 {
 			must(t, s.Flush(ctx))
@@ -128,7 +126,7 @@ func TestL29_CrashKeepsFlushedWrites(t *testing.T) {
 	// committed would) and continue; nothing is duplicated.
 	next := rec.NextSeq
 	for seq := max(0, next-3); seq < next+3; seq++ {
-		must(t, s.AppendMessage("T", Message{Seq: seq, Message: llm.Message{Role: llm.RoleUser, Content: crashContent(seq)}}))
+		must(t, s.AppendMessage("T", Message{Seq: seq, Role: "user", Content: crashContent(seq)}))
 	}
 	flushTest(t, s)
 	rec, err = s.LoadTask(ctx, "T")
