@@ -70,11 +70,11 @@ func realTools(ws *workspace.Workspace, a tools.Approver) ToolSet {
 	}
 }
 
-// TestL29_TaskPersistedRowByRow runs an edit task with a plan, a read, a
+// TestTaskIsPersistedRowByRow runs an edit task with a plan, a read, a
 // write (approved) and an answer, and checks every row the store holds,
 // read through a second connection opened after the task ended without any
 // flush by the test (L27: the task's end drained its writes).
-func TestL29_TaskPersistedRowByRow(t *testing.T) {
+func TestTaskIsPersistedRowByRow(t *testing.T) {
 	root, ws := testWorkspace(t, map[string]string{"a.txt": "one\n"})
 	dbPath := filepath.Join(root, ".agentls", "agentls.db")
 	st := openStore(t, dbPath)
@@ -168,9 +168,9 @@ func TestL29_TaskPersistedRowByRow(t *testing.T) {
 	}
 }
 
-// TestL19_TruncatedResponseStoredExcluded: a response cut at max_tokens
+// TestTruncatedResponseIsStoredExcluded: a response cut at max_tokens
 // counts as a model call in the store but is excluded from the context.
-func TestL19_TruncatedResponseStoredExcluded(t *testing.T) {
+func TestTruncatedResponseIsStoredExcluded(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	cut := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "half an ans"}, FinishReason: llm.FinishLength}
 	m := &scriptModel{resps: []*llm.Response{cut, answer("whole answer")}}
@@ -331,11 +331,11 @@ func TestFlightRecorderPerTask(t *testing.T) {
 	}
 }
 
-// TestL21_CompactionStoredAppendOnly: when the loop compacts the history,
+// TestCompactionIsStoredAppendOnly: when the loop compacts the history,
 // the store marks the dropped turns excluded ("compacted") and appends the
 // compacted history, so the stored context is exactly what the model got,
 // and a resume would continue from it; nothing is deleted.
-func TestL21_CompactionStoredAppendOnly(t *testing.T) {
+func TestCompactionIsStoredAppendOnly(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	big := strings.Repeat("x", 1600)
 	var resps []*llm.Response

@@ -20,18 +20,18 @@ import (
 )
 
 // crashChildEnv carries "<workspace root>\n<model URL>" to the child process
-// of TestL18_L29_ResumeAfterKill.
+// of TestResumeAfterKillRepairsTheDanglingCall.
 const crashChildEnv = "AGENTLS_TEST_CRASH_CHILD"
 
 // crashPrompt is the task the child runs and the parent resumes.
 const crashPrompt = "make a.txt say two, then run the slow check"
 
-// TestCrashChild is the child process of TestL18_L29_ResumeAfterKill: it
+// TestCrashChild is the child process of TestResumeAfterKillRepairsTheDanglingCall: it
 // runs an edit task against the parent's fake model until it is killed.
 func TestCrashChild(t *testing.T) {
 	spec := os.Getenv(crashChildEnv)
 	if spec == "" {
-		t.Skip("the child process of TestL18_L29_ResumeAfterKill")
+		t.Skip("the child process of TestResumeAfterKillRepairsTheDanglingCall")
 	}
 	root, url, _ := strings.Cut(spec, "\n")
 	ctx := context.Background()
@@ -53,14 +53,14 @@ func TestCrashChild(t *testing.T) {
 	t.Fatalf("the task ended before the process was killed: %+v", task.Result())
 }
 
-// TestL18_L29_ResumeAfterKill: a child process runs an edit task against the
+// TestResumeAfterKillRepairsTheDanglingCall: a child process runs an edit task against the
 // fake model; it is SIGKILLed while a tool call (a sleeping command) runs.
 // The parent reopens the store: the task is listed as interrupted, with
 // every message up to the dangling call. Resume completes it against the
 // same fake model: the request after the restart holds exactly one
 // (synthetic) result for the dangling call, reports the file the user
 // changed meanwhile, and the store holds every message once, Seq gapless.
-func TestL18_L29_ResumeAfterKill(t *testing.T) {
+func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}

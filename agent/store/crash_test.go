@@ -21,13 +21,13 @@ func crashContent(seq int) string {
 	return fmt.Sprintf("message %d ", seq) + strings.Repeat("x", 200+seq%700)
 }
 
-// TestCrashChild is the child process of TestL29_CrashKeepsFlushedWrites. It
+// TestCrashChild is the child process of TestCrashKeepsFlushedWrites. It
 // writes messages for ever, flushing every few and printing "ack N" once
 // message N is flushed, until it is killed.
 func TestCrashChild(t *testing.T) {
 	path := os.Getenv(crashEnv)
 	if path == "" {
-		t.Skip("child process of TestL29_CrashKeepsFlushedWrites")
+		t.Skip("child process of TestCrashKeepsFlushedWrites")
 	}
 	ctx := context.Background()
 	s, err := Open(ctx, path, Options{})
@@ -50,12 +50,12 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
-// TestL29_CrashKeepsFlushedWrites runs a writer in a child process, kills it
+// TestCrashKeepsFlushedWrites runs a writer in a child process, kills it
 // with SIGKILL while it writes, and checks that the database is intact, that
 // every write acknowledged by Flush is there, that what is there is a gapless
 // prefix with no duplicates, and that the task is offered for resume and
 // continues where it stopped.
-func TestL29_CrashKeepsFlushedWrites(t *testing.T) {
+func TestCrashKeepsFlushedWrites(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
 	}

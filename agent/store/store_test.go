@@ -82,9 +82,9 @@ func TestOpenSettings(t *testing.T) {
 	}
 }
 
-// TestL27_CloseDrainsEveryQueuedWrite enqueues many writes from several
+// TestCloseDrainsEveryQueuedWrite enqueues many writes from several
 // goroutines without flushing, closes, reopens and finds every one.
-func TestL27_CloseDrainsEveryQueuedWrite(t *testing.T) {
+func TestCloseDrainsEveryQueuedWrite(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	s, err := Open(ctx, path, Options{QueueSize: 64, MaxBatch: 32}) // small queue: back pressure is exercised
@@ -162,9 +162,9 @@ func TestFlushReportsFailedWritesAndKeepsTheOthers(t *testing.T) {
 	}
 }
 
-// TestL29_TaskRecordSurvivesRestart writes a task as the loop would, closes,
+// TestTaskRecordSurvivesRestart writes a task as the loop would, closes,
 // reopens and loads it for resume.
-func TestL29_TaskRecordSurvivesRestart(t *testing.T) {
+func TestTaskRecordSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	t0 := time.UnixMilli(1_800_000_000_000)

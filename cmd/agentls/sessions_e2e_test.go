@@ -20,14 +20,14 @@ import (
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// TestL29_ServeKilledMidToolCallResumes is the end-to-end test of issue 9:
+// TestServeKilledMidToolCallResumes is the end-to-end test of the session store:
 // the real `agentls serve` over stdio runs an edit task against the
 // scripted model and is SIGKILLed while the task's command runs. A new
 // server on the same workspace lists the task as interrupted
 // (agentls.tasks), and agentls.resume completes it: the model gets exactly
 // one (synthetic) result for the dangling call and a note naming the file
 // the user changed meanwhile; the store holds every message once.
-func TestL29_ServeKilledMidToolCallResumes(t *testing.T) {
+func TestServeKilledMidToolCallResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/agentls/agentls/agent/store"
 )
 
-// TestL29_StatsCommandAcrossRestart writes tasks with one store, closes it,
+// TestStatsCommandAcrossRestart writes tasks with one store, closes it,
 // and reads the figures back with `agentls stats` in table and JSON form.
-func TestL29_StatsCommandAcrossRestart(t *testing.T) {
+func TestStatsCommandAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	s, err := store.Open(ctx, store.DefaultPath(ws), store.Options{})

@@ -20,12 +20,12 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// TestL29_RunResumeThenUndoOnDisk: a task left interrupted in the store (a
+// TestRunResumeThenUndoOnDisk: a task left interrupted in the store (a
 // dangling tool call, an edit of a.txt) is resumed by `agentls run --resume`
 // in a new process run, completes against the fake model with the dangling
 // call repaired; `agentls undo` then reverts its edit on disk; undo after a
 // user change of the same line exits 1 and prints the diff.
-func TestL29_RunResumeThenUndoOnDisk(t *testing.T) {
+func TestRunResumeThenUndoOnDisk(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "TWO\n", "go.mod": "module example.com/x\n"})
