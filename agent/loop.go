@@ -230,10 +230,14 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 	res := &Result{
 		TaskID: rec.ID, Kind: Kind(rec.Kind), Prompt: rec.Prompt, Status: State(rec.State),
 		StopReason: StopReason(rec.StopReason), Answer: rec.Answer, Error: rec.Error,
-		ModelCalls: rec.LLMCalls, Usage: rec.Usage, ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
+		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
-	if rec.Plan != nil {
-		res.Plan, res.PlanUpdates = *rec.Plan, rec.PlanSeq
+	plan, err := storedPlan(rec)
+	if err != nil {
+		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
+	}
+	if plan != nil {
+		res.Plan, res.PlanUpdates = *plan, rec.PlanSeq
 	}
 	return res, rec.SessionID, nil
 }
@@ -276,6 +280,9 @@ type run struct {
 	callIDs map[string]int      // tool call IDs recorded so far, and how often
 	rec     *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff  bool                // no flight recording for this task
+
+	// resumePlan is the resumed task's last plan, decoded by Resume.
+	resumePlan *tools.Plan
 }
 
 func (x *run) main(ctx context.Context) {
