@@ -77,6 +77,9 @@ func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	if err := a.g.Check(ctx); err != nil {
 		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
 	}
+	if k := a.g.task.spec.Kind; k != KindEdit {
+		return tools.Deny, fmt.Errorf("approve %s: a %s task writes nothing and runs no command", req.Summary, k)
+	}
 	t := a.g.task
 	t.mu.Lock()
 	t.pending = append(t.pending, req)
@@ -175,6 +178,9 @@ type guardedEditor struct {
 func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
 	if err := e.g.Check(ctx); err != nil {
 		return fmt.Errorf("apply %s: %w", label, err)
+	}
+	if k := e.g.task.spec.Kind; k != KindEdit {
+		return fmt.Errorf("apply %s: a %s task changes no file", label, k)
 	}
 	type snap struct {
 		path          string

@@ -150,9 +150,9 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 	switch spec.Kind {
 	case "":
 		spec.Kind = KindAsk
-	case KindAsk, KindEdit:
+	case KindAsk, KindEdit, KindPlan:
 	default:
-		return nil, fmt.Errorf("start task: unknown kind %q", spec.Kind)
+		return nil, fmt.Errorf("start task: unknown kind %q (want ask, edit or plan)", spec.Kind)
 	}
 	var prev *Result
 	session := ""
@@ -306,6 +306,9 @@ func (x *run) main(ctx context.Context) {
 		for _, m := range x.t.spec.Resume {
 			x.appendMsg(m, msgMeta{}, nil)
 		}
+		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
+			x.startFromPlan(x.prev.Plan)
+		}
 		x.flush(ctx)
 		if x.t.spec.Kind == KindEdit {
 			first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
@@ -326,7 +329,7 @@ func (x *run) main(ctx context.Context) {
 // its order are fixed for the task (L23).
 func (x *run) offer() {
 	for _, tl := range x.r.tools(x.guard) {
-		if x.t.spec.Kind == KindAsk && !tl.ReadOnly() {
+		if x.t.spec.Kind != KindEdit && !tl.ReadOnly() {
 			continue
 		}
 		x.offered = append(x.offered, tl)
@@ -494,6 +497,14 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 	}
 	if answer == "" {
 		return StateFailed, StopEmptyAnswer, nil, "Your response was empty. Give your final answer, or continue the work with tools."
+	}
+	if x.t.spec.Kind == KindPlan {
+		// A plan task ends with a plan; its items stay open by design and
+		// no check or validator judges a change that was not made.
+		if len(x.t.Plan().Items) == 0 {
+			return StateFailed, StopPlanOpen, nil, "A plan task ends with a plan: call update_plan with the steps (status pending) and the files each would change, then give your answer: what would change and why, and the commands you would run."
+		}
+		return StateCompleted, StopAnswered, nil, ""
 	}
 	if why := x.basicGate(answer); why != "" {
 		reason := StopPlanOpen
@@ -748,6 +759,9 @@ func (x *run) unavailable(name string) string {
 		names = append(names, o.Name())
 	}
 	msg := fmt.Sprintf("error: tool %q is not available in this %s task; available tools: %s.", name, x.t.spec.Kind, strings.Join(names, ", "))
+	if x.t.spec.Kind == KindPlan {
+		return msg + " This is a plan task: nothing is written and no command runs until the user executes the plan. Put the change in the plan instead (update_plan items with the files they would change) and name the commands you would run in your answer."
+	}
 	if name == "run_command" || name == "bash" || name == "shell" {
 		msg += " To find files use list_files (recursive, respects .gitignore); to search contents use grep."
 	}
@@ -815,6 +829,9 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 	if err != nil {
 		res.Error = err.Error()
 	}
+	if res.Kind == KindPlan {
+		res.PlannedFiles = plannedFiles(res.Plan)
+	}
 	if status == StateCompleted && res.Kind == KindEdit && len(res.Files) == 0 {
 		res.Notes = append(res.Notes, "No file was changed by this task.")
 	}
@@ -856,4 +873,44 @@ func (x *run) lesson(res *Result) string {
 		why += "; last note: " + firstLine(x.notes[len(x.notes)-1], 160)
 	}
 	return fmt.Sprintf("%q failed (%s) after %d model call(s), tried %s: %s", clip(res.Prompt, 80), res.StopReason, res.ModelCalls, strings.Join(sortedStrings(tried), ", "), clip(why, 240))
+}
+
+// startFromPlan makes the plan a plan task ended with the checklist of the
+// edit task that executes it: its items, open again, in the task's plan and
+// in the model's context.
+func (x *run) startFromPlan(p tools.Plan) {
+	cp := copyPlan(p)
+	for i := range cp.Items {
+		cp.Items[i].Status, cp.Items[i].Reason = tools.PlanPending, ""
+	}
+	x.t.mu.Lock()
+	x.t.plan = cp
+	x.t.mu.Unlock()
+	x.recordPlan(cp)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
+	var b strings.Builder
+	b.WriteString("Execute the plan of the previous task. Its items are your checklist; mark each done (or skipped, with the reason) with update_plan as you go:\n")
+	for _, it := range cp.Items {
+		fmt.Fprintf(&b, "- %s: %s", it.ID, it.Text)
+		if len(it.Files) > 0 {
+			fmt.Fprintf(&b, " (files: %s)", strings.Join(it.Files, ", "))
+		}
+		b.WriteString("\n")
+	}
+	x.appendMsg(llm.Message{Role: llm.RoleUser, Content: b.String()}, msgMeta{}, nil)
+}
+
+// plannedFiles lists the files of a plan's items, in order, once each.
+func plannedFiles(p tools.Plan) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range p.Items {
+		for _, f := range it.Files {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

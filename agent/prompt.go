@@ -25,6 +25,11 @@ Rules:
 - Change files with edit_file or write_file. Steps that depend on each other go in separate responses, in order.
 - You are done when every plan item is done or skipped and the change is complete; then reply with a summary and no tool call.
 `)
+	} else if kind == KindPlan {
+		b.WriteString(`- This is a plan task: explore with the read-only tools, then plan. Nothing is written and no command runs in this task; the user executes the plan afterwards.
+- Make the plan with update_plan: one item per step, status pending, and for each item the files it would change.
+- End with an answer that says what would change and why, file by file, and the commands you would run to check it; call no tool in that answer.
+`)
 	} else {
 		b.WriteString("- This is a question: you may only read. Do not try to change files.\n")
 	}

@@ -83,7 +83,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 	}
 	spec := TaskSpec{Kind: Kind(rec.Kind), Prompt: rec.Prompt, FollowUp: rec.FollowUpOf}
 	switch spec.Kind {
-	case KindAsk, KindEdit:
+	case KindAsk, KindEdit, KindPlan:
 	default:
 		return nil, fmt.Errorf("resume %s: unknown kind %q", taskID, rec.Kind)
 	}

@@ -16,6 +16,11 @@ type Kind string
 const (
 	KindAsk  Kind = "ask"  // answer a question: read-only tools only
 	KindEdit Kind = "edit" // change the workspace
+	// KindPlan explores with read-only tools and ends with a plan: the
+	// checklist, the files it would change and the commands it would run.
+	// Nothing is written and no command runs (enforced by the tool set and
+	// the guard, not by the prompt).
+	KindPlan Kind = "plan"
 )
 
 // Diagnostic is one problem the editor reported at the task's range.
@@ -87,6 +92,9 @@ type Result struct {
 	Duration    time.Duration       `json:"duration"`
 	Tools       map[string]ToolStat `json:"tools,omitempty"`
 	Notes       []string            `json:"notes,omitempty"` // messages the loop injected, in order
+	// PlannedFiles are the files a plan task's plan would change (its
+	// items' files, in order, once each).
+	PlannedFiles []string `json:"plannedFiles,omitempty"`
 	// Commands are the commands the task ran (run_command), in order, with
 	// their exit status, for the report.
 	Commands []tools.CommandOutput `json:"commands,omitempty"`

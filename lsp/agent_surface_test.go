@@ -195,7 +195,7 @@ func TestCommandArgumentErrors(t *testing.T) {
 		want    string
 	}{
 		{lsp.CommandRun, map[string]any{}, `"prompt" must be a non-empty string`},
-		{lsp.CommandRun, map[string]any{"prompt": "x", "mode": "write"}, `"mode" must be "ask" or "edit"`},
+		{lsp.CommandRun, map[string]any{"prompt": "x", "mode": "write"}, `"mode" must be "ask", "edit" or "plan"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "promt": "y"}, `unknown field "promt"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "range": map[string]any{}}, `"range" needs "uri"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "followUp": "nope"}, `"nope"`},
@@ -308,10 +308,13 @@ func TestCodeActions(t *testing.T) {
 	for _, x := range acts {
 		titles = append(titles, x.Title+"/"+x.Kind)
 	}
-	if strings.Join(titles, "|") != "Explain selection with agent/|Fix with agent: missing return/quickfix" {
+	if strings.Join(titles, "|") != "Explain selection with agent/|Fix with agent: missing return/quickfix|Plan with agent: missing return/quickfix" {
 		t.Errorf("titles = %q", titles)
 	}
-	fix := acts[len(acts)-1]
+	if plan := acts[len(acts)-1].Command.Arguments[0]; plan.Mode != "plan" || len(plan.Diagnostics) != 1 {
+		t.Errorf("plan action = %+v", plan)
+	}
+	fix := acts[len(acts)-2]
 	if args := fix.Command.Arguments[0]; args.Mode != "edit" || len(args.Diagnostics) != 1 || args.Diagnostics[0].Text() != "missing return" ||
 		args.Diagnostics[0].Source != "compiler" || len(fix.Diagnostics) != 1 {
 		t.Errorf("fix action = %+v", fix)

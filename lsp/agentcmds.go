@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -97,7 +98,7 @@ type RunArgs struct {
 	Prompt string `json:"prompt"`
 	// Mode is "ask" or "edit"; empty: decided from the prompt (a question
 	// that asks for no edit is "ask").
-	Mode     string `json:"mode,omitempty" expect:"\"ask\"|\"edit\""`
+	Mode     string `json:"mode,omitempty" expect:"\"ask\"|\"edit\"|\"plan\""`
 	URI      string `json:"uri,omitempty" expect:"DocumentUri"`
 	Range    *Range `json:"range,omitempty"`
 	FollowUp string `json:"followUp,omitempty" expect:"taskId"`
@@ -111,9 +112,11 @@ func (a *RunArgs) Validate() error {
 		return errors.New(`"prompt" must be a non-empty string`)
 	}
 	switch a.Mode {
-	case "", "ask", "edit":
+	case "", "ask", "edit", "plan":
+	case "dry-run":
+		a.Mode = "plan"
 	default:
-		return fmt.Errorf(`"mode" must be "ask" or "edit", got %q`, a.Mode)
+		return fmt.Errorf(`"mode" must be "ask", "edit" or "plan", got %q`, a.Mode)
 	}
 	if a.Range != nil {
 		if a.URI == "" {
@@ -162,6 +165,11 @@ type RunReply struct {
 	LLMCalls     int      `json:"llmCalls"`
 	Usage        Usage    `json:"usage"`
 	Report       string   `json:"report,omitempty"` // file URI of the markdown report
+	Mode         string   `json:"mode"`             // ask | edit | plan
+	// Plan is the task's checklist as it ended; for a plan task, the plan
+	// to execute with agentls.run {"mode": "edit", "followUp": taskId}.
+	Plan         []tools.PlanItem `json:"plan"`
+	PlannedFiles []string         `json:"plannedFiles,omitempty"` // files a plan task's plan would change
 }
 
 // TaskInfo is one entry of the agentls.tasks reply.
@@ -427,6 +435,9 @@ func replyOf(out *session.Outcome) *RunReply {
 		Answer:       res.Answer,
 		ChangedFiles: []string{},
 		StopReason:   string(res.StopReason),
+		Mode:         string(res.Kind),
+		Plan:         append([]tools.PlanItem{}, res.Plan.Items...),
+		PlannedFiles: res.PlannedFiles,
 		LLMCalls:     res.ModelCalls,
 		Usage:        Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedTokens: res.Usage.CachedTokens},
 	}

@@ -18,6 +18,7 @@ const (
 	TitleAskAbout   = "Ask agent about `%s`"
 	TitleExplain    = "Explain selection with agent"
 	TitleFixPrefix  = "Fix with agent: "
+	TitlePlanPrefix = "Plan with agent: "
 	maxTitleMessage = 80
 )
 
@@ -100,6 +101,13 @@ func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeAc
 		add(TitleFixPrefix+cutLine(msg, maxTitleMessage), protocol.CodeActionKindQuickFix, RunArgs{
 			Prompt:      "Fix this problem: " + msg,
 			Mode:        "edit",
+			URI:         u,
+			Range:       &rr,
+			Diagnostics: []DiagnosticArg{arg},
+		}, []protocol.Diagnostic{d})
+		add(TitlePlanPrefix+cutLine(msg, maxTitleMessage), protocol.CodeActionKindQuickFix, RunArgs{
+			Prompt:      "Plan how to fix this problem: " + msg,
+			Mode:        "plan",
 			URI:         u,
 			Range:       &rr,
 			Diagnostics: []DiagnosticArg{arg},
