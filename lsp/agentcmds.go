@@ -379,7 +379,7 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 		title = "resume " + spec.ResumeID + ": " + spec.Prompt
 	}
 	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(title), "starting", cancel)
-	port := &taskPort{svc: s, sink: newProgressSink(wd)}
+	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns)}
 	t, err := h.Start(tctx, spec, port)
 	if err != nil {
 		wd.End("not started: " + err.Error())

@@ -19,15 +19,19 @@ import (
 // items closed. Reports are throttled by WorkDone (at most 10 a second, the
 // last state kept).
 type progressSink struct {
-	wd *WorkDone
+	wd       *WorkDone
+	maxTurns int       // the task's turn budget, shown beside the turns used
+	start    time.Time // when the task started, for the elapsed time
 
 	mu       sync.Mutex // guards the fields below
 	activity string
 	plan     tools.Plan
+	turns    int // model calls so far
+	tokens   int // input and output tokens so far
 }
 
-func newProgressSink(wd *WorkDone) *progressSink {
-	return &progressSink{wd: wd, activity: "starting"}
+func newProgressSink(wd *WorkDone, maxTurns int) *progressSink {
+	return &progressSink{wd: wd, maxTurns: maxTurns, start: time.Now(), activity: "starting"}
 }
 
 // Event implements agent.Sink.
@@ -63,6 +67,13 @@ func (p *progressSink) Event(e agent.Event) {
 	case agent.EventText:
 		changed = p.activity != "writing the answer"
 		p.activity = "writing the answer"
+	case agent.EventUsage:
+		p.turns++
+		p.tokens = e.Total.InputTokens + e.Total.OutputTokens
+	case agent.EventNote:
+		// What the loop told the model (a loop warning, a cut response, a
+		// gate's nudge) is what the user should see too.
+		p.activity = "note: " + cutLine(e.Text, 100)
 	default:
 		changed = false
 	}
@@ -77,6 +88,23 @@ func (p *progressSink) Event(e agent.Event) {
 	}
 }
 
+// governor is the budget in use: " · turn 3/30 · 12.3k tokens · 14 s".
+// p.mu must be held.
+func (p *progressSink) governor() string {
+	if p.turns == 0 {
+		return ""
+	}
+	turns := fmt.Sprintf("turn %d", p.turns)
+	if p.maxTurns > 0 {
+		turns += fmt.Sprintf("/%d", p.maxTurns)
+	}
+	tokens := fmt.Sprintf("%d tokens", p.tokens)
+	if p.tokens >= 1000 {
+		tokens = fmt.Sprintf("%.1fk tokens", float64(p.tokens)/1000)
+	}
+	return fmt.Sprintf(" · %s · %s · %d s", turns, tokens, int(time.Since(p.start).Seconds()))
+}
+
 // setActivity shows what the task waits for now, until its next event.
 func (p *progressSink) setActivity(text string) {
 	p.mu.Lock()
@@ -89,11 +117,12 @@ func (p *progressSink) setActivity(text string) {
 // render is the report: the activity, then one line per plan item.
 // p.mu must be held.
 func (p *progressSink) render() (string, int) {
-	if len(p.plan.Items) == 0 {
-		return p.activity, -1
-	}
 	var b strings.Builder
 	b.WriteString(p.activity)
+	b.WriteString(p.governor())
+	if len(p.plan.Items) == 0 {
+		return b.String(), -1
+	}
 	closed := 0
 	for _, it := range p.plan.Items {
 		b.WriteString("\n")

@@ -65,6 +65,31 @@ type Settings struct {
 	ExtraBody           map[string]any `json:"extraBody"`           // merged into the request body
 	Azure               *AzureConfig   `json:"azure"`               // nil: not Azure OpenAI
 	Recordings          bool           `json:"recordings"`          // the flight recorder (.agentls/recordings)
+	// Prices per model name, in US dollars per million tokens, for the cost
+	// figure of results and reports. A model without a price gets none.
+	Prices map[string]Price `json:"prices"`
+}
+
+// Price is what a model's tokens cost, in US dollars per million tokens.
+// Cached input tokens cost Cached when set, else Input.
+type Price struct {
+	Input  float64 `json:"input"`
+	Output float64 `json:"output"`
+	Cached float64 `json:"cached,omitempty"`
+}
+
+// Cost is what usage cost with model's price, and whether a price is known.
+func (c Settings) Cost(model string, u llm.Usage) (float64, bool) {
+	p, ok := c.Prices[model]
+	if !ok {
+		return 0, false
+	}
+	cached := p.Cached
+	if cached == 0 {
+		cached = p.Input
+	}
+	in := float64(u.InputTokens-u.CachedTokens)*p.Input + float64(u.CachedTokens)*cached
+	return (in + float64(u.OutputTokens)*p.Output) / 1e6, true
 }
 
 // Duration is a time.Duration written as "90s" or "15m" in settings.
@@ -394,6 +419,15 @@ var table = []field{
 		},
 	},
 	setting("recordings", "true or false", func(c *Settings) *bool { return &c.Recordings }, nil),
+	withShow(setting("prices", `an object of model names to {"input": number, "output": number, "cached"?: number} (US dollars per million tokens)`,
+		func(c *Settings) *map[string]Price { return &c.Prices }, func(v *map[string]Price) error {
+			for m, p := range *v {
+				if p.Input < 0 || p.Output < 0 || p.Cached < 0 {
+					return fmt.Errorf("the prices of %q must not be negative", m)
+				}
+			}
+			return nil
+		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Prices)) }),
 }
 
 func withShow(f field, show func(Settings) any) field {

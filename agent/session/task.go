@@ -29,6 +29,10 @@ type Outcome struct {
 	Result  *agent.Result
 	Report  string // absolute path of the markdown report; "" when not written
 	Summary string // one line: what the task did and what it cost
+	// Cost is what the task's tokens cost in US dollars, when the settings
+	// give the model's price (CostKnown).
+	Cost      float64
+	CostKnown bool
 }
 
 // Wait waits for the task's outcome (its report written) or ctx's end.
@@ -109,7 +113,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// (a cancel) joins the task's changes: the report is written again.
 	at.OnLateChange(func() {
 		if res := at.Result(); res != nil {
-			if _, err := h.writeReport(ws, at, res); err != nil {
+			if _, err := h.writeReport(ws, at, res, settings); err != nil {
 				h.logger().Warn("task report not rewritten", "task", at.ID(), "error", err)
 			}
 		}
@@ -120,7 +124,10 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		<-at.Done()
 		res := at.Result()
 		out := &Outcome{Result: res, Summary: Summary(res)}
-		path, err := h.writeReport(ws, at, res)
+		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
+			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
+		}
+		path, err := h.writeReport(ws, at, res, settings)
 		if err != nil {
 			h.logger().Warn("task report not written", "task", at.ID(), "error", err)
 		}
@@ -244,7 +251,7 @@ func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
 }
 
 // writeReport writes the report of a task that ended.
-func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Result) (string, error) {
+func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Result, s Settings) (string, error) {
 	if res == nil {
 		return "", errors.New("the task has no result")
 	}
@@ -253,7 +260,12 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Re
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := llm.Redact(Report(res, t.Started()), h.Secrets()...)
+	text := Report(res, t.Started())
+	if cost, ok := s.Cost(s.Model, res.Usage); ok {
+		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
+			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
+	}
+	text = llm.Redact(text, h.Secrets()...)
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
