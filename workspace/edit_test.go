@@ -134,7 +134,7 @@ func TestDiskEditorEdits(t *testing.T) {
 	f = mustRead(t, w, mustResolve(t, w, "a.go"))
 	writeTree(t, root, map[string]string{"a.go": "package a // changed by the user\n"})
 	err := ed.Apply(ctx, "task-1", []FileEdit{replaceAll(f, "package b\n")})
-	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "file changed since read") {
+	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "file changed since you read it") {
 		t.Errorf("Apply on a changed file = %v; want ErrStale", err)
 	}
 	if got := readString(t, filepath.Join(root, "a.go")); got != "package a // changed by the user\n" {
