@@ -252,6 +252,6 @@ const settlePrefix = tempMarker + "settle-"
 
 // cmdState is the Workspace's set of running commands.
 type cmdState struct {
-	cmdMu sync.Mutex            // guards cmds
+	cmdMu sync.Mutex           // guards cmds
 	cmds  map[*CommandRun]bool // running: StartCommand without End
 }

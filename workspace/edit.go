@@ -41,7 +41,7 @@ type pendingWrite struct {
 // the lock of every file it writes, taken in sorted order so two Applies
 // over the same files never deadlock.
 type fileLocks struct {
-	mu sync.Mutex            // guards m
+	mu sync.Mutex           // guards m
 	m  map[string]*fileLock // by root real path + "\x00" + name in the root
 }
 
