@@ -233,6 +233,9 @@ func (d *DiskEditor) prepare(ctx context.Context, e FileEdit, r *root, rel strin
 	}
 	disk, old, fi, err := d.w.readDiskAt(p, r, rel)
 	if err != nil {
+		if isEscape(err) {
+			err = errLinkOutside(p)
+		}
 		return nil, fmt.Errorf("edit: %w", err)
 	}
 	if disk.Hash != cur.Hash {

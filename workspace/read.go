@@ -77,16 +77,25 @@ func (w *Workspace) BufferStale(p Path) bool {
 
 // readDisk reads and checks the file p on disk, through its root.
 func (w *Workspace) readDisk(p Path) (*File, error) {
-	r, rel, err := w.locate(p)
-	if err != nil {
+	var f *File
+	fromRead := false // the error is readDiskAt's own, already worded
+	err := w.inRoot(p, func(r *root, rel string) (err error) {
+		f, _, _, err = w.readDiskAt(p, r, rel)
+		fromRead = err != nil && !isEscape(err)
+		return err
+	})
+	if err != nil && !fromRead {
+		if isEscape(err) {
+			err = errLinkOutside(p)
+		}
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	f, _, _, err := w.readDiskAt(p, r, rel)
 	return f, err
 }
 
 // readDiskAt reads and checks the file rel of r (the located p), and
-// returns its raw bytes and mode too.
+// returns its raw bytes and mode too. os.Root's refusal of a name that
+// leaves r is returned as is (see inRoot).
 func (w *Workspace) readDiskAt(p Path, r *root, rel string) (*File, []byte, fs.FileInfo, error) {
 	maxSize := w.maxSize
 	f, err := r.fs.OpenFile(osName(rel), openReadFlags, 0)
@@ -98,6 +107,9 @@ func (w *Workspace) readDiskAt(p Path, r *root, rel string) (*File, []byte, fs.F
 		}
 	}
 	if err != nil {
+		if isEscape(err) {
+			return nil, nil, nil, err // for inRoot to try the located name
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil, fmt.Errorf("read %s: %w", p, ErrNotExist)
 		}

@@ -63,6 +63,33 @@ func (w *Workspace) locate(p Path) (*root, string, error) {
 	return nil, "", errLinkOutside(p)
 }
 
+// isEscape reports os.Root's refusal of a name that leaves its folder
+// (an unexported error whose text is fixed: "path escapes from parent").
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "escapes from parent")
+}
+
+// inRoot runs op on p through its own root first: os.Root follows the
+// relative links inside the root by itself, which is the common case and
+// needs no other lookup. Only when os.Root refuses the name as leaving the
+// root (an absolute link inside the workspace, a link into another root, or
+// really a link to the outside) is the name located and op run again on
+// what locate found; a name leading outside is refused.
+func (w *Workspace) inRoot(p Path, op func(r *root, rel string) error) error {
+	if p.IsZero() {
+		return fmt.Errorf("empty path: %w", ErrInvalidPath)
+	}
+	err := op(p.r, p.rel)
+	if !isEscape(err) {
+		return err
+	}
+	r, rel, lerr := w.locate(p)
+	if lerr != nil {
+		return lerr
+	}
+	return op(r, rel)
+}
+
 // rootErr turns an error of an os.Root access into one that names p only:
 // the workspace-relative name, never the absolute one, and never a link's
 // target.
@@ -71,9 +98,7 @@ func rootErr(p Path, err error) error {
 		return nil
 	}
 	err = bareErr(err)
-	// os.Root reports a name that leaves its folder with an unexported
-	// error whose text is fixed ("path escapes from parent").
-	if strings.Contains(err.Error(), "escapes from parent") {
+	if isEscape(err) {
 		return errLinkOutside(p)
 	}
 	return err
@@ -83,11 +108,11 @@ func rootErr(p Path, err error) error {
 // named pipe opens at once and is then refused by its mode), and stats the
 // open file.
 func (w *Workspace) openRead(p Path) (*os.File, fs.FileInfo, error) {
-	r, rel, err := w.locate(p)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err := r.fs.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	var f *os.File
+	err := w.inRoot(p, func(r *root, rel string) (err error) {
+		f, err = r.fs.OpenFile(osName(rel), openReadFlags, 0)
+		return err
+	})
 	if err != nil {
 		return nil, nil, rootErr(p, err)
 	}
@@ -124,11 +149,11 @@ func (w *Workspace) Open(p Path) (*os.File, fs.FileInfo, error) {
 // Stat describes p (following symlinks inside the workspace) through its
 // root.
 func (w *Workspace) Stat(p Path) (fs.FileInfo, error) {
-	r, rel, err := w.locate(p)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := r.fs.Stat(rel)
+	var fi fs.FileInfo
+	err := w.inRoot(p, func(r *root, rel string) (err error) {
+		fi, err = r.fs.Stat(osName(rel))
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", p, rootErr(p, err))
 	}
