@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // appendLine is an edit that adds line at the end of f.
@@ -164,3 +165,75 @@ func TestStaleTemporaryFilesAreSweptAtOpen(t *testing.T) {
 		t.Errorf("a live process's temporary file was removed: %v", err)
 	}
 }
+
+// TestUserSavingEvery10msLosesNoSave: another program (an editor without
+// the file open through LSP) saves the file every 10 ms, 66 times, by
+// truncating and rewriting it, while the agent keeps editing it. Before
+// each save the user checks their previous save is still on disk; at the
+// end the last one must be. The agent's edits that raced a save are
+// refused as stale.
+func TestUserSavingEvery10msLosesNoSave(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "notes.txt")
+	writeTree(t, dir, map[string]string{"notes.txt": "user: 0\n"})
+	w := newWS(t, Options{Roots: []string{dir}})
+	p := mustResolve(t, w, "notes.txt")
+	const saves = 66
+	var done atomicBool
+	var wg sync.WaitGroup
+	applied, refused := 0, 0
+	wg.Add(1)
+	go func() { // the agent
+		defer wg.Done()
+		for i := 0; !done.get(); i++ {
+			f, err := w.ReadFile(context.Background(), p)
+			if err != nil {
+				continue
+			}
+			switch err := w.DiskEditor().Apply(context.Background(), "agent", []FileEdit{appendLine(f, fmt.Sprint("agent ", i))}); {
+			case err == nil:
+				applied++
+			case errors.Is(err, ErrStale):
+				refused++
+			default:
+				t.Errorf("Apply: %v", err)
+				return
+			}
+		}
+	}()
+	lost := 0
+	for n := 1; n <= saves; n++ {
+		time.Sleep(10 * time.Millisecond)
+		if got, _ := os.ReadFile(name); !strings.HasPrefix(string(got), fmt.Sprintf("user: %d\n", n-1)) {
+			lost++
+			t.Logf("before save %d the file holds %q: save %d was lost", n, firstLine(string(got)), n-1)
+		}
+		if err := os.WriteFile(name, []byte(fmt.Sprintf("user: %d\n", n)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // let the agent make a few more edits
+	done.set()
+	wg.Wait()
+	if got := readString(t, name); !strings.HasPrefix(got, fmt.Sprintf("user: %d\n", saves)) {
+		lost++
+		t.Logf("at the end the file holds %q: the last save was lost", firstLine(got))
+	}
+	t.Logf("%d saves every 10 ms: %d lost; the agent's edits meanwhile: %d applied, %d refused as stale", saves, lost, applied, refused)
+	if lost != 0 {
+		t.Errorf("%d of %d saves were lost", lost, saves)
+	}
+	if applied == 0 {
+		t.Errorf("the agent applied no edit: the race did not run")
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+
+type atomicBool struct {
+	mu sync.Mutex
+	v  bool
+}
+
+func (b *atomicBool) get() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.v }
+func (b *atomicBool) set()      { b.mu.Lock(); b.v = true; b.mu.Unlock() }

@@ -95,20 +95,20 @@ func (l *fileLocks) lock(keys []string) (unlock func()) {
 //     is refused with ErrUnsaved (that edit must go through the editor);
 //     Create refuses an existing file;
 //   - then each file is written atomically through its root: a temporary
-//     file in .agentls/tmp/ of that root, fsync, then, right before the
-//     rename, the disk is read once more and must still hold the bytes the
-//     check saw (else ErrStale: another program wrote it meanwhile), then
-//     the rename (a new file is linked into place instead, which never
-//     replaces a file created meanwhile), then the folder's fsync.
-//     Permissions, BOM and CRLF are kept ("\n" in the new text of a CRLF
-//     file is written "\r\n");
+//     file in .agentls/tmp/ of that root, fsync, then the last check and
+//     the move (place: on Linux a read lease, a re-read, an atomic swap
+//     and a check of what was swapped out; elsewhere a re-read and a
+//     rename); a save by another program at that moment makes the edit
+//     ErrStale and keeps the save. A new file is linked into place, which
+//     never replaces a file created meanwhile. Permissions, BOM and CRLF
+//     are kept ("\n" in the new text of a CRLF file is written "\r\n");
 //   - if a write fails, the files already written are restored.
 //
-// What remains: a program that does not go through agentls (an editor
-// saving a file that is not open through LSP, a formatter) and writes the
-// file between that last read and the rename loses its write. The window is
-// one read and one rename, microseconds, but it is not zero; editors that
-// have the file open go through their buffer, which Apply checks.
+// What remains: without a lease (another user's file, NFS, not Linux) a
+// program that does not go through agentls and writes the file between
+// the last read and the rename loses its write; the window is one read and
+// one rename. Editors that have the file open go through their buffer,
+// which Apply checks.
 //
 // Each file written is recorded as a change with origin OriginAgentls and
 // label.
@@ -308,14 +308,14 @@ func rollback(done []*pendingWrite) {
 }
 
 // writeAtomic replaces rel in r with data: a temporary file (see
-// createTemp), fsynced, then moved into place, then the folder fsynced. A
+// writeTemp), fsynced, then moved into place, then the folder fsynced. A
 // reader, or a crash at any moment, sees the old file or the new one, never
 // a mix.
 //
 // With create, rel must not exist: the file is linked into place, which
 // fails if anything appeared there meanwhile. With want non-nil, the file
-// must still hold exactly want right before the rename, else the error
-// wraps ErrStale and nothing is written.
+// must still hold exactly want when it is replaced, else the error wraps
+// ErrStale and the file is left as the other writer made it (see place).
 func writeAtomic(r *root, rel string, data []byte, mode fs.FileMode, want []byte, create bool) error {
 	sameFolder := false
 	for {
@@ -326,9 +326,11 @@ func writeAtomic(r *root, rel string, data []byte, mode fs.FileMode, want []byte
 		if beforeRename != nil {
 			beforeRename(filepath.Join(r.dir, osName(rel)))
 		}
-		err = place(r, tmp, rel, want, create)
+		err = place(r, tmp, rel, data, want, create)
+		// The temporary name is gone after a rename; after a link or a
+		// swap it holds our copy or the old file: either way, not needed.
+		_ = r.fs.Remove(osName(tmp))
 		if err != nil {
-			_ = r.fs.Remove(osName(tmp))
 			if isCrossDevice(err) && !sameFolder {
 				// rel is on another file system than .agentls/ (a mount
 				// inside the workspace): use a temporary file beside it.
@@ -345,13 +347,20 @@ func writeAtomic(r *root, rel string, data []byte, mode fs.FileMode, want []byte
 	}
 }
 
-// place moves the complete temporary file tmp to rel after the last check.
-func place(r *root, tmp, rel string, want []byte, create bool) error {
+// errNoExchange reports that the file system cannot swap two names
+// atomically.
+var errNoExchange = errors.New("no atomic exchange")
+
+// place moves the complete temporary file tmp to rel after the last check:
+// the file is read once more and must hold want; then, where the file
+// system can, the two names are swapped and the file swapped out is
+// checked again (exchangeChecked), which also catches a write that landed
+// between that read and the swap; elsewhere it is a rename.
+func place(r *root, tmp, rel string, data, want []byte, create bool) error {
 	if create {
 		err := r.fs.Link(osName(tmp), osName(rel))
 		switch {
 		case err == nil:
-			_ = r.fs.Remove(osName(tmp))
 			return nil
 		case errors.Is(err, fs.ErrExist):
 			return fmt.Errorf("%w: it was created meanwhile", ErrStale)
@@ -367,6 +376,9 @@ func place(r *root, tmp, rel string, want []byte, create bool) error {
 		cur, err := readRoot(r, rel, int64(len(want))+1)
 		if err != nil || !bytes.Equal(cur, want) {
 			return fmt.Errorf("%w: it changed on disk during the edit", ErrStale)
+		}
+		if err := exchangeChecked(r, tmp, rel, data, want); err != errNoExchange {
+			return err
 		}
 	}
 	if err := r.fs.Rename(osName(tmp), osName(rel)); err != nil {
