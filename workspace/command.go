@@ -2,7 +2,11 @@ package workspace
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -212,10 +216,12 @@ var settleN atomic.Uint64
 
 // settle returns once the watcher has applied every file event that
 // happened before the call. inotify delivers events in order, so it
-// creates and removes a marker file in the primary root and waits until
-// the watcher has seen it, then the watcher applies everything pending
-// at once. In the polling fallback it rescans; without watching it does
-// nothing.
+// creates and removes a marker file and waits until the watcher has seen
+// it, then the watcher applies everything pending at once. The marker goes
+// in .agentls/tmp/ of the primary root (watched for this alone), where
+// neither git nor the index sees it; in the root folder itself only when
+// that folder cannot be made. In the polling fallback it rescans; without
+// watching it does nothing.
 func (w *Workspace) settle(ctx context.Context) {
 	if w.watch == nil {
 		return
@@ -225,16 +231,28 @@ func (w *Workspace) settle(ctx context.Context) {
 		return
 	}
 	r := w.rootList()[0]
+	w.settleOnce.Do(func() {
+		w.settleDir = "."
+		if ensureStateDir(r) != nil {
+			return
+		}
+		if err := r.fs.Mkdir(tmpDirName, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return
+		}
+		w.watch.add(filepath.Join(r.dir, osName(tmpDirName)))
+		w.settleDir = tmpDirName
+	})
 	name := settlePrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(settleN.Add(1), 10)
 	done := make(chan struct{})
 	w.watch.waitFor(name, done)
 	defer w.watch.forget(name)
-	f, err := r.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	rel := path.Join(w.settleDir, name)
+	f, err := r.fs.OpenFile(osName(rel), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return
 	}
 	f.Close()
-	_ = r.fs.Remove(name)
+	_ = r.fs.Remove(osName(rel))
 	t := time.NewTimer(settleTimeout)
 	defer t.Stop()
 	select {
@@ -254,4 +272,7 @@ const settlePrefix = tempMarker + "settle-"
 type cmdState struct {
 	cmdMu sync.Mutex           // guards cmds
 	cmds  map[*CommandRun]bool // running: StartCommand without End
+
+	settleOnce sync.Once
+	settleDir  string // where settle's markers go, inside the primary root; set by settleOnce
 }
