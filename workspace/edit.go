@@ -180,8 +180,8 @@ func (d *DiskEditor) Apply(ctx context.Context, label string, edits []FileEdit) 
 				r.idx.add(toSlash(rel))
 			}
 		}
-		d.w.changes.record(pw.path, OriginAgentls, kind, label)
-		d.w.snaps.put(pw.path, pw.text, d.w.Seq())
+		seq := d.w.changes.record(pw.path, OriginAgentls, kind, label)
+		d.w.snaps.put(pw.path, pw.text, seq)
 	}
 	return nil
 }

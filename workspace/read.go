@@ -38,9 +38,12 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 	abs := w.Abs(p)
 	doc, ok := w.buffers.Get(abs)
 	if !ok {
+		// The cursor is taken before the read: a change recorded after it,
+		// even one made before the read, makes the snapshot count as stale.
+		seq := w.Seq()
 		f, err := w.readDisk(p)
 		if err == nil {
-			w.snaps.put(p, f.Text, w.Seq())
+			w.snaps.put(p, f.Text, seq)
 		}
 		return f, err
 	}
