@@ -50,6 +50,9 @@ func exchangeChecked(r *root, tmp, rel string, data, want []byte) error {
 		return fmt.Errorf("%w: it changed on disk during the edit", ErrStale)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: it changed on disk during the edit", ErrStale)
+	}
 	fd := int(f.Fd())
 	leased := false
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETLEASE, unix.F_RDLCK); err == nil {
