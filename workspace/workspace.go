@@ -261,7 +261,9 @@ func (w *Workspace) StateDir() string {
 	r := w.rootList()[0]
 	dir := filepath.Join(r.dir, StateDirName)
 	if err := ensureStateDir(r); err != nil {
-		w.log.Warn("create state dir", "dir", dir, "err", err)
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			w.log.Warn("create state dir", "dir", dir, "err", err)
+		}
 	}
 	return dir
 }
