@@ -117,6 +117,11 @@ func (r *Registry) listFiles(ctx context.Context, a *listFilesArgs) (Result, err
 		b.WriteByte('\n')
 		out.Paths = append(out.Paths, p.String())
 	}
+	if shown == 0 {
+		out.Paths = nil
+		return Result{Text: r.noFilesText(a.Pattern, glob, folder), Data: out,
+			Evidence: fmt.Sprintf("list_files %s: no files", glob)}, nil
+	}
 	if out.Total > shown {
 		fmt.Fprintf(&b, "(showing %d of %d files matching %s; %d more: narrow with path or pattern, or raise limit)", shown, out.Total, glob, out.Total-shown)
 	} else {
@@ -137,8 +142,13 @@ func (r *Registry) noFilesText(pattern, glob, folder string) string {
 		return fmt.Sprintf("no files match %s: %s holds no indexed files (ignored files and .agentls/ are not listed)", glob, where)
 	}
 	var eg []string
-	for i := 0; i < len(all) && i < 5; i++ {
-		eg = append(eg, all[i].String())
+	for i := 0; i < len(all) && len(eg) < 5; i++ {
+		if r.env.Workspace.Exists(all[i]) {
+			eg = append(eg, all[i].String())
+		}
+	}
+	if len(eg) == 0 {
+		return fmt.Sprintf("no files match %s: %s holds no indexed files (ignored files and .agentls/ are not listed)", glob, where)
 	}
 	return fmt.Sprintf("no files match %s in %s (it holds %d files, e.g. %s). The search was recursive; check the pattern's spelling and case",
 		glob, where, len(all), strings.Join(eg, ", "))
