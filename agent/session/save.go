@@ -47,7 +47,7 @@ func (h *Host) syncBuffers(ctx context.Context, ws *workspace.Workspace, port Po
 		if !open {
 			continue
 		}
-		disk, err := ws.ReadDisk(ctx, p)
+		disk, err := ws.ReadDisk(p)
 		if err != nil || disk.Text == doc.Text {
 			continue
 		}
