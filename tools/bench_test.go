@@ -60,9 +60,9 @@ func BenchmarkGrep(b *testing.B) {
 	}
 	warmIndex := grep.NewIndex(0)
 	start := time.Now()
-	files := make([]grep.File, 0)
-	for _, p := range ws.Files() {
-		files = append(files, grep.File{Name: p.String(), Abs: ws.Abs(p)})
+	files, err := grepFiles(warmIndex, ws.Files(), nil)
+	if err != nil {
+		b.Fatal(err)
 	}
 	warmIndex.Synced(ws.Seq())
 	if err := warmIndex.Build(ctx, files); err != nil {
@@ -76,7 +76,6 @@ func BenchmarkGrep(b *testing.B) {
 		b.Run(q.name+"/agentls", func(b *testing.B) {
 			r := New(Env{Workspace: ws})
 			defer r.Close()
-			r.warmOnce.Do(func() {}) // stay cold: no background index build
 			runGrepBench(b, r, q.args)
 		})
 		b.Run(q.name+"/agentls-warm", func(b *testing.B) {

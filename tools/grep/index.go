@@ -2,8 +2,9 @@ package grep
 
 import (
 	"context"
+	"errors"
 	"math/bits"
-	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -14,11 +15,13 @@ import (
 // the bits were computed from. A search skips a file whose stamp is
 // unchanged and whose bits rule out every literal the pattern needs; a
 // changed file is read and its bits recomputed, so the filter never
-// returns stale answers. About 1.5 bytes per distinct trigram per file:
-// 26 MB for the Go source tree (127 MB of text).
+// returns stale answers.
 //
-// An Index is safe for concurrent use and may be shared by all the
-// searches of one workspace.
+// One Index serves every task of a workspace: it owns its background build
+// (Start), which outlives the task whose grep started it, runs on the
+// shared worker budget behind every search, and stops only at Close. It
+// also holds the Root handles files are read through. An Index is safe for
+// concurrent use.
 type Index struct {
 	budget int64 // bytes of bit sets kept at most
 
@@ -29,6 +32,15 @@ type Index struct {
 	warm    atomic.Bool
 	suspect atomic.Bool   // files may have changed unseen: validate stamps once
 	synced  atomic.Uint64 // the change-log position the entries reflect
+
+	rootMu sync.Mutex // guards roots and closed
+	roots  map[string]*Root
+	closed bool
+
+	buildMu  sync.Mutex // guards building
+	building bool
+	stop     chan struct{} // closed by Close: stops the build
+	builds   sync.WaitGroup
 }
 
 // Synced records that the entries reflect every change up to seq of the
@@ -58,14 +70,33 @@ type stamp struct {
 }
 
 // DefaultBudget is the bit-set memory an Index keeps when NewIndex gets 0.
-const DefaultBudget = 128 << 20
+const DefaultBudget = 64 << 20
 
 // NewIndex makes an empty index holding at most budget bytes of bit sets.
 func NewIndex(budget int64) *Index {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	return &Index{budget: budget, entries: make(map[string]*entry)}
+	return &Index{budget: budget, entries: make(map[string]*entry), roots: map[string]*Root{}, stop: make(chan struct{})}
+}
+
+// Root returns the handle on folder dir, opening it on first use; the
+// Index closes it at Close.
+func (x *Index) Root(dir string) (*Root, error) {
+	x.rootMu.Lock()
+	defer x.rootMu.Unlock()
+	if x.closed {
+		return nil, errors.New("grep: index closed")
+	}
+	if r := x.roots[dir]; r != nil {
+		return r, nil
+	}
+	r, err := OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	x.roots[dir] = r
+	return r, nil
 }
 
 // Warm reports whether Build has completed once, so searches consult and
@@ -79,46 +110,124 @@ func (x *Index) Stats() (files int, bytes int64) {
 	return len(x.entries), x.used
 }
 
-// Build computes the bits of every file not yet indexed (or changed since)
-// on GOMAXPROCS workers, drops entries of files no longer listed, and marks
-// the index warm. Files with HasText are skipped (buffers are always searched).
+// Start builds the index over files in the background unless a build is
+// running already; after a complete build it calls Synced(seq). The build
+// belongs to the Index, not to the caller: it keeps going when the task
+// that started it ends, and stops only at Close.
+func (x *Index) Start(files []File, seq uint64) {
+	x.buildMu.Lock()
+	defer x.buildMu.Unlock()
+	select {
+	case <-x.stop:
+		return
+	default:
+	}
+	if x.building {
+		return
+	}
+	x.building = true
+	x.builds.Add(1)
+	go func() {
+		defer x.builds.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-x.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if x.Build(ctx, files) == nil {
+			x.Synced(seq)
+		}
+		x.buildMu.Lock()
+		x.building = false
+		x.buildMu.Unlock()
+	}()
+}
+
+// Wait waits for the Start build running now, if any.
+func (x *Index) Wait() { x.builds.Wait() }
+
+// Building reports whether a Start build is running.
+func (x *Index) Building() bool {
+	x.buildMu.Lock()
+	defer x.buildMu.Unlock()
+	return x.building
+}
+
+// Close stops the background build, waits for it, and closes the Roots.
+func (x *Index) Close() error {
+	x.buildMu.Lock()
+	select {
+	case <-x.stop:
+	default:
+		close(x.stop)
+	}
+	x.buildMu.Unlock()
+	workers.wake()
+	x.builds.Wait()
+	x.rootMu.Lock()
+	defer x.rootMu.Unlock()
+	x.closed = true
+	var err error
+	for dir, r := range x.roots {
+		err = errors.Join(err, r.Close())
+		delete(x.roots, dir)
+	}
+	return err
+}
+
+// Build computes the bits of every file not yet indexed (or changed since),
+// drops entries of files no longer listed, and marks the index warm. Its
+// workers take tokens of the shared worker budget one file at a time and
+// take none while a search runs. Files with HasText are skipped (buffers
+// are always searched).
 func (x *Index) Build(ctx context.Context, files []File) error {
 	keep := make(map[string]bool, len(files))
 	for _, f := range files {
-		keep[f.Abs] = true
+		keep[f.Name] = true
 	}
 	x.mu.Lock()
-	for abs, e := range x.entries {
-		if !keep[abs] {
+	for name, e := range x.entries {
+		if !keep[name] {
 			x.used -= int64(len(e.bits) * 8)
-			delete(x.entries, abs)
+			delete(x.entries, name)
 		}
 	}
 	x.mu.Unlock()
+	keep = nil
 
+	done := ctx.Done()
+	unhook := context.AfterFunc(ctx, workers.wake)
+	defer unhook()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < workers.size; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
 			var scratch []uint64
-			for ctx.Err() == nil {
+			for workers.build(done) {
 				i := int(next.Add(1)) - 1
 				if i >= len(files) {
+					workers.buildDone()
 					return
 				}
-				f := files[i]
-				st, err := statFile(f.Abs)
-				if err != nil || x.lookup(f.Abs, st) != nil {
-					continue
+				f := &files[i]
+				if !f.HasText && f.Root != nil {
+					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
+						if data, err := readFile(f.Root, f.Rel, &buf); err == nil {
+							x.learn(f.Name, st, data, &scratch)
+						}
+					}
 				}
-				data, err := readFile(f.Abs, &buf)
-				if err != nil {
-					continue
+				workers.buildDone()
+				if cap(buf) > 1<<20 {
+					buf = nil // one large file must not pin its buffer for the whole build
 				}
-				x.learn(f.Abs, st, data, &scratch)
 			}
 		}()
 	}
@@ -130,28 +239,28 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 	return nil
 }
 
-// Forget drops what the index knows of one file (for change notifications;
-// the stamp check catches changes anyway).
-func (x *Index) Forget(abs string) {
+// Forget drops what the index knows of the file printed as name (for
+// change notifications; the stamp check catches changes anyway).
+func (x *Index) Forget(name string) {
 	x.mu.Lock()
-	if e, ok := x.entries[abs]; ok {
+	if e, ok := x.entries[name]; ok {
 		x.used -= int64(len(e.bits) * 8)
-		delete(x.entries, abs)
+		delete(x.entries, name)
 	}
 	x.mu.Unlock()
 }
 
-// lookupTrusted returns the entry of abs without checking the disk.
-func (x *Index) lookupTrusted(abs string) *entry {
+// lookupTrusted returns the entry of name without checking the disk.
+func (x *Index) lookupTrusted(name string) *entry {
 	x.mu.RLock()
-	e := x.entries[abs]
+	e := x.entries[name]
 	x.mu.RUnlock()
 	return e
 }
 
-func (x *Index) lookup(abs string, st stamp) *entry {
+func (x *Index) lookup(name string, st stamp) *entry {
 	x.mu.RLock()
-	e := x.entries[abs]
+	e := x.entries[name]
 	x.mu.RUnlock()
 	if e == nil || e.st != st {
 		return nil
@@ -159,7 +268,7 @@ func (x *Index) lookup(abs string, st stamp) *entry {
 	return e
 }
 
-func (x *Index) learn(abs string, st stamp, content []byte, scratch *[]uint64) {
+func (x *Index) learn(name string, st stamp, content []byte, scratch *[]uint64) {
 	e := &entry{st: st}
 	if isBinary(content) {
 		e.binary = true
@@ -168,15 +277,18 @@ func (x *Index) learn(abs string, st stamp, content []byte, scratch *[]uint64) {
 	}
 	size := int64(len(e.bits) * 8)
 	x.mu.Lock()
-	if old, ok := x.entries[abs]; ok {
+	old, ok := x.entries[name]
+	if ok {
 		x.used -= int64(len(old.bits) * 8)
+	} else {
+		name = strings.Clone(name) // not a substring of the caller's path list
 	}
 	if x.used+size > x.budget {
 		e.bits = nil
 		size = 0
 	}
 	x.used += size
-	x.entries[abs] = e
+	x.entries[name] = e
 	x.mu.Unlock()
 }
 
