@@ -167,7 +167,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						}
 						content = data
 						if warm && known == nil {
-							idx.learn(f.Name, st, content, &sc.scratch)
+							idx.learn(f.Name, st, content, &sc.scratch, &sc.out)
 						}
 					}
 					if isBinary(content) {
@@ -261,6 +261,7 @@ type scanner struct {
 	req     *Request
 	buf     []byte
 	scratch []uint64
+	out     []uint64
 	hits    []span
 }
 
