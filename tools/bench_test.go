@@ -108,7 +108,7 @@ var benchQueries = []struct {
 	args string
 	rg   []string
 }{
-	{"wide_literal", `{"pattern":"ErrUnexpectedEOF","literal":true,"limit":1000}`, []string{"-F", "ErrUnexpectedEOF"}},
+	{"wide_literal", `{"pattern":"utf8.RuneError","literal":true,"limit":1000}`, []string{"-F", "utf8.RuneError"}},
 	{"wide_regex", `{"pattern":"func \\w+Reader\\(","limit":1000}`, []string{`func \w+Reader\(`}},
 	{"selective_literal", `{"pattern":"hashMightPanic","literal":true,"limit":1000}`, []string{"-F", "hashMightPanic"}},
 	{"selective_regex", `{"pattern":"func \\(\\w+ \\*Reader\\) ReadRune","limit":1000}`, []string{`func \(\w+ \*Reader\) ReadRune`}},

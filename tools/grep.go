@@ -123,16 +123,12 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
-	if !explicitFile && !idx.Warm() && !idx.Building() {
+	if !explicitFile {
 		// The filter is built once per index, in the background, for every
 		// later search of every task; this search does not wait for it.
-		all := files
-		if len(paths) != len(w.Files()) {
-			if all, err = grepFiles(idx, w.Files(), nil); err != nil {
-				return Result{}, fmt.Errorf("grep: %w", err)
-			}
+		if err := StartGrepFilter(w, idx); err != nil {
+			return Result{}, fmt.Errorf("grep: %w", err)
 		}
-		idx.Start(all, w.Seq())
 	}
 	seq := w.Seq()
 	trusted := r.syncIndex()
@@ -172,6 +168,24 @@ func (r *Registry) syncIndex() bool {
 	}
 	idx.Synced(last)
 	return true
+}
+
+// StartGrepFilter starts building idx, the grep filter shared by every task
+// on ws, in the background (a no-op while a build runs or once it is
+// warm). The server may call it when a workspace opens, so the first grep
+// of the first task can already skip files; grep calls it otherwise. The
+// build yields to every search and stops at idx.Close.
+func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
+	if idx.Warm() || idx.Building() {
+		return nil
+	}
+	seq := ws.Seq()
+	files, err := grepFiles(idx, ws.Files(), nil)
+	if err != nil {
+		return fmt.Errorf("grep filter: %w", err)
+	}
+	idx.Start(files, seq)
+	return nil
 }
 
 // grepFiles names paths for the search engine: printed name, root handle
