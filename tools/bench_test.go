@@ -1,3 +1,5 @@
+//go:build unix
+
 package tools
 
 import (
@@ -6,98 +8,36 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/benchcorpus"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
 )
 
-// benchCorpus returns a tree of exactly n files made of copies of the Go
-// source tree (GOROOT/src), cached under os.UserCacheDir()/agentls-bench so
-// later runs reuse it. $AGENTLS_BENCH_CORPUS replaces it when set. Only
-// benchmarks call it: `go test` without -bench never builds a corpus.
+// benchCorpus is a tree of exactly n files made of copies of GOROOT/src
+// (see benchcorpus.GoSource). Only benchmarks call it: `go test` without
+// -bench never builds a corpus.
 func benchCorpus(b *testing.B, n int) string {
 	b.Helper()
-	if dir := os.Getenv("AGENTLS_BENCH_CORPUS"); dir != "" {
-		return dir
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		b.Fatalf("no cache folder for the benchmark corpus: %v", err)
-	}
-	dir := filepath.Join(cache, "agentls-bench", fmt.Sprintf("gosrc-%d", n))
-	done := dir + ".complete" // beside the tree, so it holds exactly n files
-	if _, err := os.Stat(done); err == nil {
-		return dir
-	}
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
-	}
-	src := filepath.Join(goroot, "src")
-	var rels []string
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(src, p)
-			rels = append(rels, rel)
-		}
-		return nil
-	})
-	if err != nil || len(rels) == 0 {
-		b.Fatalf("list %s: %v (%d files)", src, err, len(rels))
-	}
 	start := time.Now()
-	os.RemoveAll(dir)
-	for made := 0; made < n; {
-		for _, rel := range rels {
-			if made == n {
-				break
-			}
-			dst := filepath.Join(dir, fmt.Sprintf("copy%d", made/len(rels)), rel)
-			if err := copyFile(filepath.Join(src, rel), dst); err != nil {
-				b.Fatalf("build the corpus: %v", err)
-			}
-			made++
-		}
-	}
-	if err := os.WriteFile(done, nil, 0o644); err != nil {
+	dir, built, err := benchcorpus.GoSource(n)
+	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("built the %d-file corpus in %s in %v", n, dir, time.Since(start).Round(time.Second))
+	if built {
+		b.Logf("built the %d-file corpus in %s in %v", n, dir, time.Since(start).Round(time.Second))
+	}
 	return dir
-}
-
-func copyFile(src, dst string) error {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // benchQueries are searched by agentls and rg alike: "wide" ones have
@@ -116,17 +56,22 @@ var benchQueries = []struct {
 }
 
 // BenchmarkGrep runs the grep tool over a 53,000-file tree side by side
-// with rg on the same tree in the same run (page cache warm for both).
-// ms/query is the figure to read; each row's name says what one op pays:
+// with rg on the same tree, interleaved: each op runs every variant once,
+// in turn, so load from other processes falls on all of them alike (page
+// cache warm for all). Each figure is the median over the ops, wall time
+// (-ms) and CPU time (-cpu-ms: user+system of this process, or of the rg
+// child):
 //
-//   - first/agentls: the first grep of a task when nothing is built yet:
-//     a new, empty filter (its background build starts and yields to the
-//     search) and a new tool registry on the open workspace.
-//   - first+walk/agentls: the same, plus opening the workspace, which walks
-//     the tree and reads its ignore files (rg walks the tree too): what the
-//     very first grep after the server starts pays, counting the walk.
-//   - warm/agentls: a grep once the shared filter is built.
+//   - first: the first grep of a task when nothing is built yet: a new,
+//     empty filter (its background build starts and yields to the search)
+//     and a new tool registry on the open workspace.
+//   - walk+first: the same, plus opening the workspace, which walks the tree
+//     and reads its ignore files (rg walks the tree too): what the very
+//     first grep after the server starts pays, counting the walk.
+//   - warm: a grep once the shared filter is built.
 //   - rg: `rg --no-config -n --no-heading PATTERN .`, a process per query.
+//
+// first/rg and rg/warm are the ratios of the median wall times.
 func BenchmarkGrep(b *testing.B) {
 	dir := benchCorpus(b, 53000)
 	ctx := context.Background()
@@ -135,87 +80,101 @@ func BenchmarkGrep(b *testing.B) {
 		b.Fatalf("corpus %s: %v", dir, err)
 	}
 	defer ws.Close()
-	rg, rgErr := exec.LookPath("rg")
-	if rgErr == nil {
-		out, _ := exec.Command(rg, "--no-config", "--files", dir).Output()
-		b.Logf("corpus %s: %d files in the workspace, %d listed by rg --files; %d CPUs, GOMAXPROCS %d",
-			dir, len(ws.Files()), bytes.Count(out, []byte{'\n'}), runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Fatal("rg is not installed (make install installs ripgrep)")
 	}
+	out, _ := exec.Command(rg, "--no-config", "--files", dir).Output()
+	b.Logf("corpus %s: %d files in the workspace, %d listed by rg --files; %d CPUs, GOMAXPROCS %d",
+		dir, len(ws.Files()), bytes.Count(out, []byte{'\n'}), runtime.NumCPU(), runtime.GOMAXPROCS(0))
 
 	shared := grep.NewIndex(0)
 	defer shared.Close()
 	start := time.Now()
-	files, err := grepFiles(shared, ws.Files(), nil)
-	if err != nil {
+	if err := StartGrepFilter(ws, shared); err != nil {
 		b.Fatal(err)
 	}
-	shared.Synced(ws.Seq())
-	if err := shared.Build(ctx, files); err != nil {
-		b.Fatal(err)
-	}
+	shared.Wait()
 	n, size := shared.Stats()
 	b.Logf("shared filter: %d files, %.1f MB of bit sets, built in %v", n, float64(size)/1e6, time.Since(start).Round(time.Millisecond))
 
 	for _, q := range benchQueries {
-		b.Run(q.name+"/first/agentls", func(b *testing.B) {
+		b.Run(q.name, func(b *testing.B) {
+			var first, walk, warm, rgs, firstCPU, warmCPU, rgCPU []time.Duration
+			warmReg := New(Env{Workspace: ws, Index: shared})
+			defer warmReg.Close()
 			for i := 0; i < b.N; i++ {
-				b.StopTimer()
+				// first
 				idx := grep.NewIndex(0)
-				b.StartTimer()
+				c0, t0 := cpuTime(), time.Now()
 				r := New(Env{Workspace: ws, Index: idx})
 				runGrep(b, r, q.args)
-				b.StopTimer()
+				first, firstCPU = append(first, time.Since(t0)), append(firstCPU, cpuTime()-c0)
 				r.Close()
 				idx.Close()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
-		})
-		b.Run(q.name+"/first+walk/agentls", func(b *testing.B) {
-			for i := 0; i < b.N; i++ {
+
+				// walk+first
+				t0 = time.Now()
 				w, err := workspace.New(ctx, workspace.Options{Roots: []string{dir}})
 				if err != nil {
 					b.Fatal(err)
 				}
-				idx := grep.NewIndex(0)
-				r := New(Env{Workspace: w, Index: idx})
+				idx = grep.NewIndex(0)
+				r = New(Env{Workspace: w, Index: idx})
 				runGrep(b, r, q.args)
-				b.StopTimer()
+				walk = append(walk, time.Since(t0))
 				r.Close()
 				idx.Close()
 				w.Close()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
-		})
-		b.Run(q.name+"/warm/agentls", func(b *testing.B) {
-			r := New(Env{Workspace: ws, Index: shared})
-			defer r.Close()
-			for i := 0; i < b.N; i++ {
-				runGrep(b, r, q.args)
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
-		})
-		b.Run(q.name+"/rg", func(b *testing.B) {
-			if rgErr != nil {
-				b.Fatal("rg is not installed (make install installs ripgrep)")
-			}
-			args := append([]string{"--no-config", "-n", "--no-heading"}, q.rg...)
-			args = append(args, ".")
-			for i := 0; i < b.N; i++ {
-				cmd := exec.Command(rg, args...)
+
+				// warm
+				c0, t0 = cpuTime(), time.Now()
+				runGrep(b, warmReg, q.args)
+				warm, warmCPU = append(warm, time.Since(t0)), append(warmCPU, cpuTime()-c0)
+
+				// rg
+				args := append([]string{"--no-config", "-n", "--no-heading"}, q.rg...)
+				cmd := exec.Command(rg, append(args, ".")...)
 				cmd.Dir = dir
 				cmd.Stdout = io.Discard
+				t0 = time.Now()
 				if err := cmd.Run(); err != nil {
 					var ee *exec.ExitError
 					if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 						b.Fatalf("rg: %v", err)
 					}
 				}
+				rgs = append(rgs, time.Since(t0))
+				rgCPU = append(rgCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/query")
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(ms(median(first)), "first-ms")
+			b.ReportMetric(ms(median(walk)), "walk+first-ms")
+			b.ReportMetric(ms(median(warm)), "warm-ms")
+			b.ReportMetric(ms(median(rgs)), "rg-ms")
+			b.ReportMetric(ms(median(firstCPU)), "first-cpu-ms")
+			b.ReportMetric(ms(median(warmCPU)), "warm-cpu-ms")
+			b.ReportMetric(ms(median(rgCPU)), "rg-cpu-ms")
+			b.ReportMetric(float64(median(first))/float64(median(rgs)), "first/rg")
+			b.ReportMetric(float64(median(rgs))/float64(median(warm)), "rg/warm")
 		})
 	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// cpuTime is the user+system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runGrep runs one grep call and fails the benchmark unless every file in

@@ -86,7 +86,8 @@ func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
 	if size > maxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
 	}
-	// One extra byte tells a file that grew from one that did not.
+	// Room for one more byte: a file that reports size 0 (procfs-like) or
+	// grows while it is read is read to its end.
 	if cap(*buf) < size+1 {
 		*buf = make([]byte, size+1+size/4)
 	}
@@ -104,6 +105,9 @@ func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
 			break
 		}
 		n += m
+		if n == size && size > 0 {
+			break // what fstat promised: no second read to learn it ended
+		}
 		if n == len(b) {
 			// It grew: read to the end with a larger buffer.
 			if n > maxFileBytes {
