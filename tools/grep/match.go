@@ -414,15 +414,6 @@ func (m *Matcher) Literals() (lits []string, fold, pure bool) {
 	return lits, m.fold, m.pure
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // asciiFold reports whether ASCII case folding finds every case variant of
 // s: s is ASCII and none of its letters has a non-ASCII variant (U+212A
 // KELVIN SIGN folds to k, U+017F LONG S to s).
