@@ -251,7 +251,7 @@ func TestGrepWarmIndexStaysCurrent(t *testing.T) {
 	}
 	r := newReg(t, Env{Workspace: ws})
 	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
-	<-r.warmDone
+	r.env.Index.Wait()
 	if !r.env.Index.Warm() {
 		t.Fatal("index not warm after the first search")
 	}
