@@ -168,6 +168,11 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		h.ws, h.index, h.wsRoots = ws, grep.NewIndex(0), roots
+		// The search filter builds in the background from now on, shared
+		// by every task of the workspace; a search never waits for it.
+		if err := tools.StartGrepFilter(ws, h.index); err != nil {
+			h.logger().Warn("search filter not started", "error", err)
+		}
 		return ws, nil
 	}
 	for _, r := range h.wsRoots {
@@ -276,6 +281,9 @@ func (h *Host) Close() {
 		h.logger().Warn("tasks still running at exit", "after", h.opts.DrainTimeout)
 	}
 	h.syncMu.Lock()
+	if h.index != nil {
+		_ = h.index.Close()
+	}
 	if h.ws != nil {
 		_ = h.ws.Close()
 	}
