@@ -30,10 +30,13 @@ type turnPort struct {
 	s *acpSession
 
 	mu    sync.Mutex
-	n     int                              // tool calls started
-	open  []openCall                       // started and not finished, oldest first
-	texts int                              // agent_message_chunk updates sent
-	diffs map[string][]sdk.ToolCallContent // by tool call: the diffs of its edits
+	n     int        // tool calls started
+	open  []openCall // started and not finished, oldest first
+	texts int        // agent_message_chunk updates sent
+	// checking: the task is validating; its model text is the check's
+	// verdict, not the answer.
+	checking bool
+	diffs    map[string][]sdk.ToolCallContent // by tool call: the diffs of its edits
 }
 
 type openCall struct {
@@ -49,13 +52,26 @@ func newTurnPort(a *Agent, s *acpSession) *turnPort {
 // Event implements agent.Sink.
 func (p *turnPort) Event(e agent.Event) {
 	switch e.Kind {
+	case agent.EventState:
+		p.mu.Lock()
+		p.checking = e.State == agent.StateValidating
+		p.mu.Unlock()
 	case agent.EventText:
 		if e.Text == "" {
 			return
 		}
 		p.mu.Lock()
-		p.texts++
+		checking := p.checking
+		if !checking {
+			p.texts++
+		}
 		p.mu.Unlock()
+		if checking {
+			// The independent check's verdict is the agent's own
+			// reasoning about its work, not part of the answer.
+			p.a.update(p.s.id, sdk.UpdateAgentThoughtText(e.Text))
+			return
+		}
 		p.a.update(p.s.id, sdk.UpdateAgentMessageText(e.Text))
 	case agent.EventPlan:
 		if e.Plan != nil {
@@ -66,6 +82,12 @@ func (p *turnPort) Event(e agent.Event) {
 	case agent.EventToolFinished:
 		p.toolFinished(e)
 	case agent.EventUsage:
+		p.mu.Lock()
+		checking := p.checking
+		p.mu.Unlock()
+		if checking {
+			return // the check's own small context, not the session's
+		}
 		s := p.s.host.Settings()
 		size := s.ContextWindow
 		if size <= 0 {
