@@ -216,7 +216,7 @@ func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 				name = rel(abs)
 				in.Embedded[abs] = res.Text
 			}
-			refs = append(refs, fmt.Sprintf("%s:\n```\n%s\n```", name, strings.TrimRight(res.Text, "\n")))
+			refs = append(refs, fmt.Sprintf("- %s:\n```\n%s\n```", name, strings.TrimRight(res.Text, "\n")))
 		case b.Image != nil:
 			return in, fmt.Errorf("images are not supported by agentls")
 		case b.Audio != nil:
