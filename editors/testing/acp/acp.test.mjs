@@ -8,7 +8,7 @@
 // model's OPENAI_BASE_URL / OPENAI_API_KEY / AGENTLS_MODEL.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
@@ -315,12 +315,16 @@ test("an edit task streams its plan and a diff and writes through the client", a
   assert.match(textOf(session1, "agent_thought_chunk", from), /PASS/, "the check's verdict is a thought");
 });
 
-test("slash commands /tasks and /report are answered by the face", async () => {
+test("slash commands /tasks and /report are answered by the face; /tasks lists the command line's tasks too", async () => {
+  // A task of another face (the command line) in the same workspace store.
+  const cli = spawnSync(BIN, ["run", "--workspace", WS, "ACPQ1 from the command line: What does Greet return?"], { env: process.env, encoding: "utf8", timeout: 30000 });
+  assert.equal(cli.status, 0, cli.stderr);
   let from = of(session1).length;
   assert.equal((await prompt(server.agent, session1, "/tasks")).stopReason, "end_turn");
   const tasks = textOf(session1, "agent_message_chunk", from);
-  assert.match(tasks, /ACPQ1/);
+  assert.match(tasks, /ACPQ1: What does Greet return/);
   assert.match(tasks, /ACPEDIT/);
+  assert.match(tasks, /ACPQ1 from the command line/);
   from = of(session1).length;
   await prompt(server.agent, session1, "/report");
   assert.match(textOf(session1, "agent_message_chunk", from), /ACPEDIT/);
