@@ -353,6 +353,19 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	a.syncBuffers(ctx, s, in)
 
+	// A turn answered "cancelled" before its task ended: the follow-up
+	// waits for that task's end (a follow-up needs an ended task).
+	s.mu.Lock()
+	last := s.lastTask
+	s.mu.Unlock()
+	if lt := s.host.Task(last); lt != nil {
+		select {
+		case <-lt.Done():
+		case <-ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+	}
+
 	s.mu.Lock()
 	if s.running != nil {
 		s.mu.Unlock()
