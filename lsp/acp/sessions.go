@@ -150,8 +150,8 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 }
 
 // LoadSession implements sdk.AgentLoader: the session's tasks are replayed
-// from the store as session/update (each prompt, its plan, its edits as
-// diffs, its answer) before the reply; the next prompt follows up the last
+// from the store as session/update (each prompt, its plan, its tool calls,
+// its edits as diffs, its answer) before the reply; the next prompt follows up the last
 // task that ended, with the earlier prompts and answers in the model's
 // context.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
@@ -205,6 +205,28 @@ func (a *Agent) replay(ctx context.Context, s *acpSession, st *store.Store, t st
 	if err == nil {
 		if rec.Plan != nil && len(rec.Plan.Items) > 0 {
 			a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*rec.Plan)}})
+		}
+		for i, tc := range rec.ToolCalls {
+			if tc.Name == "update_plan" || toolKind(tc.Name) == sdk.ToolKindEdit {
+				continue // the plan and the diffs below show these
+			}
+			args, raw := parseArgs(string(tc.Args))
+			status := sdk.ToolCallStatusCompleted
+			if tc.IsError {
+				status = sdk.ToolCallStatusFailed
+			}
+			call := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-call-%d", t.ID, i+1)),
+				Title: toolTitle(tc.Name, args), Kind: toolKind(tc.Name), Status: status}
+			if abs, ok := absPath(s.root, args.Path); ok {
+				call.Locations = []sdk.ToolCallLocation{{Path: abs}}
+			}
+			if raw != nil {
+				call.RawInput = raw
+			}
+			if line := session.FirstLine(tc.Summary, 200); line != "" {
+				call.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(line))}
+			}
+			a.update(s.id, sdk.SessionUpdate{ToolCall: call})
 		}
 		for i, fc := range store.FileChanges(rec.Edits) {
 			abs, ok := absPath(s.root, fc.Path)

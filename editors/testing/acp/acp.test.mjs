@@ -306,6 +306,8 @@ test("an edit task streams its plan and a diff and writes through the client", a
   assert.ok(diff.newText.includes("// Package main greets the world.\npackage main\n"));
   const done = ups.filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId).at(-1);
   assert.equal(done.status, "completed");
+  const usage = ups.filter((u) => u.sessionUpdate === "usage_update");
+  assert.ok(usage.length > 0 && usage.every((u) => u.size > 0 && u.used > 0), "usage_update with the context in use and its size");
   const w = writes.find((x) => x.path === MAIN);
   assert.ok(w, "fs/write_text_file for main.go");
   assert.equal(w.content, diff.newText);
@@ -400,6 +402,7 @@ test("a session loaded after the server restarted replays its history and contin
   assert.deepEqual(users.map((t) => t.split(":")[0]), ["ACPQ1", "ACPEDIT"]);
   assert.ok(replay.some((u) => u.sessionUpdate === "agent_message_chunk" && /Hello, /.test(u.content.text)), "the answer replayed");
   assert.ok(replay.some((u) => u.sessionUpdate === "tool_call" && (u.content || []).some((c) => c.type === "diff" && c.path === MAIN)), "the edit replayed as a diff");
+  assert.ok(replay.every((u) => u.sessionUpdate !== "tool_call" || u.status === "completed" || u.status === "failed"), "replayed calls have ended");
   const mark = of(session1).length;
   const res = await prompt(server.agent, session1, "ACPFOLLOW: what did I ask you last?");
   assert.equal(res.stopReason, "end_turn");
