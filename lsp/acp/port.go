@@ -73,6 +73,10 @@ func (p *turnPort) Event(e agent.Event) {
 			return
 		}
 		p.a.update(p.s.id, sdk.UpdateAgentMessageText(e.Text))
+	case agent.EventThought:
+		if e.Text != "" {
+			p.a.update(p.s.id, sdk.UpdateAgentThoughtText(e.Text))
+		}
 	case agent.EventPlan:
 		if e.Plan != nil {
 			p.a.update(p.s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*e.Plan)}})

@@ -279,6 +279,7 @@ test("a question in ask mode is answered, reading the file through the client", 
   const res = await prompt(server.agent, session1, "ACPQ1: What does Greet return?", [link]);
   assert.equal(res.stopReason, "end_turn");
   assert.match(textOf(session1), /returns "Hello, " followed by the name/);
+  assert.match(textOf(session1, "agent_thought_chunk"), /concatenates a prefix and the name/, "the model's reasoning streams as thoughts");
   assert.ok(reads.includes(MAIN), `fs/read_text_file asked for ${MAIN}; reads: ${reads}`);
 });
 
