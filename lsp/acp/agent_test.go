@@ -240,3 +240,26 @@ func TestImagePromptIsRefused(t *testing.T) {
 		t.Fatalf("image prompt: %v", err)
 	}
 }
+
+func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
+	c := &testClient{answer: "allow_always"}
+	conn, root, id := connect(t, c)
+	prompt(t, conn, id, "ALLOWALWAYS1: make a marker")
+	prompt(t, conn, id, "ALLOWALWAYS2: make another marker")
+	_, perms := c.snapshot()
+	if len(perms) != 1 {
+		t.Fatalf("%d permission requests; want 1 (the second `touch` is allowed by the remembered prefix)", len(perms))
+	}
+	for _, f := range []string{"allowed-one", "allowed-two"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s: %v (an allowed command did not run)", f, err)
+		}
+	}
+	ws, err := session.ReadWorkspaceSettings(filepath.Join(root, ".agentls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws.AllowCommands) != 1 || ws.AllowCommands[0] != "touch" {
+		t.Errorf(".agentls/settings.json allowCommands = %q; want [touch]", ws.AllowCommands)
+	}
+}
