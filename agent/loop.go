@@ -620,6 +620,8 @@ func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, err
 		switch e.Kind {
 		case llm.EventText:
 			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: e.Text})
+		case llm.EventReasoning:
+			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: e.Text})
 		case llm.EventRetry:
 			ev := e
 			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventRetry, Retry: &ev})
