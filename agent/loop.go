@@ -232,7 +232,7 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 		StopReason: StopReason(rec.StopReason), Answer: rec.Answer, Error: rec.Error,
 		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
-	plan, err := storedPlan(rec)
+	plan, err := StoredPlan(rec)
 	if err != nil {
 		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
 	}

@@ -144,7 +144,7 @@ func TestTaskIsPersistedRowByRow(t *testing.T) {
 	if rec.NextSeq != len(want) {
 		t.Errorf("NextSeq %d; want %d", rec.NextSeq, len(want))
 	}
-	if plan, err := storedPlan(rec); err != nil || plan == nil || rec.PlanSeq != 1 || plan.Items[0].Text != "change a.txt" {
+	if plan, err := StoredPlan(rec); err != nil || plan == nil || rec.PlanSeq != 1 || plan.Items[0].Text != "change a.txt" {
 		t.Errorf("plan %s (%d updates): %v", rec.Plan, rec.PlanSeq, err)
 	}
 	var names []string

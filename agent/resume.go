@@ -100,7 +100,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 			return nil, fmt.Errorf("resume %s: %w", taskID, err)
 		}
 	}
-	plan, err := storedPlan(rec)
+	plan, err := StoredPlan(rec)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", taskID, err)
 	}

@@ -219,7 +219,7 @@ func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 	if got := roles(after.Messages); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored after the resume: %s", got)
 	}
-	afterPlan, err := storedPlan(after)
+	afterPlan, err := StoredPlan(after)
 	if after.State != store.StateCompleted || after.LLMCalls != 3 || err != nil || afterPlan == nil || afterPlan.Open() != 0 || after.PlanSeq != 2 {
 		t.Errorf("task after the resume: state %s, %d model calls, plan %s (%d updates, %v)", after.State, after.LLMCalls, after.Plan, after.PlanSeq, err)
 	}

@@ -67,8 +67,8 @@ func planUpdate(p tools.Plan) (store.PlanUpdate, error) {
 	return store.PlanUpdate{Plan: b, Open: p.Open()}, nil
 }
 
-// storedPlan decodes the last plan of a stored task; nil when it has none.
-func storedPlan(rec *store.TaskRecord) (*tools.Plan, error) {
+// StoredPlan decodes the last plan of a stored task; nil when it has none.
+func StoredPlan(rec *store.TaskRecord) (*tools.Plan, error) {
 	if rec.Plan == nil {
 		return nil, nil
 	}

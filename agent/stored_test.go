@@ -77,14 +77,14 @@ func TestPlanRoundTrip(t *testing.T) {
 	if u.Open != 1 {
 		t.Errorf("planUpdate(...).Open = %d; want 1", u.Open)
 	}
-	got, err := storedPlan(&store.TaskRecord{Plan: u.Plan, PlanSeq: 1})
+	got, err := StoredPlan(&store.TaskRecord{Plan: u.Plan, PlanSeq: 1})
 	if err != nil || got == nil || !reflect.DeepEqual(*got, p) {
 		t.Errorf("storedPlan = %+v, %v; want %+v", got, err, p)
 	}
-	if got, err := storedPlan(&store.TaskRecord{}); got != nil || err != nil {
+	if got, err := StoredPlan(&store.TaskRecord{}); got != nil || err != nil {
 		t.Errorf("storedPlan of a task without plan = %+v, %v; want nil, nil", got, err)
 	}
-	if _, err := storedPlan(&store.TaskRecord{Plan: json.RawMessage(`{"items":"x"}`), PlanSeq: 2}); err == nil {
+	if _, err := StoredPlan(&store.TaskRecord{Plan: json.RawMessage(`{"items":"x"}`), PlanSeq: 2}); err == nil {
 		t.Error("storedPlan of a plan that is not a plan succeeded; want an error")
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/internal/benchcorpus"
+	"github.com/agentls/agentls/workspace/benchcorpus"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
 )

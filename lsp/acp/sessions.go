@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/agent/store"
 )
@@ -203,8 +204,8 @@ func (a *Agent) replay(ctx context.Context, s *acpSession, st *store.Store, t st
 	a.update(s.id, sdk.UpdateUserMessageText(t.Prompt))
 	rec, err := st.LoadTask(ctx, t.ID)
 	if err == nil {
-		if rec.Plan != nil && len(rec.Plan.Items) > 0 {
-			a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*rec.Plan)}})
+		if plan, err := agent.StoredPlan(rec); err == nil && plan != nil && len(plan.Items) > 0 {
+			a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*plan)}})
 		}
 		for i, tc := range rec.ToolCalls {
 			if tc.Name == "update_plan" || toolKind(tc.Name) == sdk.ToolKindEdit {
