@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/workspace/benchcorpus"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/benchcorpus"
 )
 
 // benchCorpus is a tree of exactly n files made of copies of GOROOT/src
