@@ -32,6 +32,7 @@ import (
 const (
 	ModeAsk  = "ask"
 	ModeEdit = "edit"
+	ModePlan = "plan"
 )
 
 // cancelGrace bounds how long a cancelled turn waits for its task to end
@@ -230,9 +231,11 @@ func mcpNote(n int) map[string]any {
 func modeState(current string) *sdk.SessionModeState {
 	ask := "Answer questions; read and search only"
 	edit := "Change files and run commands, asking permission as configured"
+	plan := "Explore read-only and end with a plan; nothing is written and no command runs. Switch to Edit and say \"go ahead\" to execute it"
 	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(current), AvailableModes: []sdk.SessionMode{
 		{Id: ModeAsk, Name: "Ask", Description: &ask},
 		{Id: ModeEdit, Name: "Edit", Description: &edit},
+		{Id: ModePlan, Name: "Plan", Description: &plan},
 	}}
 }
 
@@ -283,9 +286,9 @@ func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (
 		return sdk.SetSessionModeResponse{}, err
 	}
 	switch string(p.ModeId) {
-	case ModeAsk, ModeEdit:
+	case ModeAsk, ModeEdit, ModePlan:
 	default:
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q: ask or edit", p.ModeId)})
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q: ask, edit or plan", p.ModeId)})
 	}
 	s.mu.Lock()
 	s.mode = string(p.ModeId)
@@ -372,8 +375,11 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a turn is already running in this session; cancel it first"})
 	}
 	kind := agent.KindEdit
-	if s.mode == ModeAsk {
+	switch s.mode {
+	case ModeAsk:
 		kind = agent.KindAsk
+	case ModePlan:
+		kind = agent.KindPlan
 	}
 	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
 	port := newTurnPort(a, s)
