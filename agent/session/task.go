@@ -22,6 +22,7 @@ type Task struct {
 	h    *Host
 	done chan struct{} // closed once the outcome is set
 	out  *Outcome
+	git  *taskGit // the workspace's git state before and after the task
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -29,6 +30,9 @@ type Outcome struct {
 	Result  *agent.Result
 	Report  string // absolute path of the markdown report; "" when not written
 	Summary string // one line: what the task did and what it cost
+	// Git is the git state of the workspace (its first root) before and
+	// after the task, and the files it edited that the user had modified.
+	Git *GitState
 }
 
 // Wait waits for the task's outcome (its report written) or ctx's end.
@@ -85,7 +89,8 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	t := &Task{h: h, done: make(chan struct{})}
+	// Read before the task starts: the files the user had modified.
+	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0])}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
 		g := guard.Load()
@@ -109,7 +114,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// (a cancel) joins the task's changes: the report is written again.
 	at.OnLateChange(func() {
 		if res := at.Result(); res != nil {
-			if _, err := h.writeReport(ws, at, res); err != nil {
+			if _, err := h.writeReport(ws, t, res); err != nil {
 				h.logger().Warn("task report not rewritten", "task", at.ID(), "error", err)
 			}
 		}
@@ -119,8 +124,9 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		defer h.running.Done()
 		<-at.Done()
 		res := at.Result()
-		out := &Outcome{Result: res, Summary: Summary(res)}
-		path, err := h.writeReport(ws, at, res)
+		t.git.end(context.WithoutCancel(ctx))
+		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state()}
+		path, err := h.writeReport(ws, t, res)
 		if err != nil {
 			h.logger().Warn("task report not written", "task", at.ID(), "error", err)
 		}
@@ -203,6 +209,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		if pe := port.Editor(ws); pe != nil {
 			ed = pe
 		}
+		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
 		ap := &approver{h: h, port: port, stateDir: ws.StateDir(), settings: s, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
@@ -244,7 +251,7 @@ func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
 }
 
 // writeReport writes the report of a task that ended.
-func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Result) (string, error) {
+func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result) (string, error) {
 	if res == nil {
 		return "", errors.New("the task has no result")
 	}
@@ -253,7 +260,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Re
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := llm.Redact(Report(res, t.Started()), h.Secrets()...)
+	text := llm.Redact(Report(res, t.Started())+GitSection(t.git.state()), h.Secrets()...)
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
