@@ -44,7 +44,11 @@ func taskMessage(spec TaskSpec, prev *Result, lessons []Lesson) string {
 	if len(lessons) > 0 {
 		b.WriteString("Lessons from earlier failed tasks on the same subject:\n")
 		for _, l := range lessons {
-			fmt.Fprintf(&b, "- %s\n", l.Text)
+			if l.Worked == "" {
+				fmt.Fprintf(&b, "- %s\n", l.Text)
+				continue
+			}
+			fmt.Fprintf(&b, "- Earlier a similar task failed: %s\n  Later a similar task succeeded: %s\n", l.Text, l.Worked)
 		}
 		b.WriteString("\n")
 	}
