@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -142,5 +143,39 @@ func TestReadIgnoresRepositoryFSMonitor(t *testing.T) {
 	Read(context.Background(), dir)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("core.fsmonitor of the repository ran")
+	}
+}
+
+// BenchmarkRead measures what a task's start and end pay for the git state
+// of a small repository with one modified file.
+func BenchmarkRead(b *testing.B) {
+	dir := b.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	for i := 0; i < 50; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", i)), []byte("x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"add", "."}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "files"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f1.txt"), []byte("changed\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if st := Read(context.Background(), dir); !st.Repo || len(st.Modified) != 1 {
+			b.Fatalf("Read = %+v", st)
+		}
 	}
 }
