@@ -120,6 +120,7 @@ func TestReportShowsGitStateAndWarnsBeforeEditingUserChanges(t *testing.T) {
 	writeFile(t, root, "b.txt", "b\n")
 	writeFile(t, root, ".gitignore", ".agentls/\n")
 	writeFile(t, root, "AGENTS.md", "Keep a.txt short.\n")
+	writeFile(t, root, ".github/copilot-instructions.md", "Write plain text.\n")
 	gitIn(t, root, "init", "-q", "-b", "feature/x")
 	gitIn(t, root, "add", ".")
 	gitIn(t, root, "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "Add a and b")
@@ -140,7 +141,7 @@ func TestReportShowsGitStateAndWarnsBeforeEditingUserChanges(t *testing.T) {
 	if strings.Join(g.Overlaps, ",") != "a.txt" {
 		t.Errorf("overlaps = %v; want [a.txt]", g.Overlaps)
 	}
-	for _, s := range []string{"instructions used: AGENTS.md\n", "## Git", "- before: feature/x at " + g.Before.Head + " (Add a and b)", "`·M` a.txt",
+	for _, s := range []string{"instructions used: AGENTS.md, .github/copilot-instructions.md\n", "## Git", "- before: feature/x at " + g.Before.Head + " (Add a and b)", "`·M` a.txt",
 		"edited by the task on top of the user's uncommitted changes: a.txt"} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q:\n%s", s, report)
