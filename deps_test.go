@@ -98,6 +98,7 @@ var leafRules = []struct {
 }{
 	{pkg: "workspace/...", why: "the workspace (files under a root handle) is the bottom of the stack"},
 	{pkg: "agent/redact", why: "redaction is used by every package that writes text down"},
+	{pkg: "agent/gitstate", why: "git state is read by the session host and knows nothing of tasks or tools"},
 	{pkg: "agent/store", only: []string{"agent/redact"},
 		why: "the session store keeps its own types; the agent converts to and from them"},
 	{pkg: "agent/llm", only: []string{"agent/redact"},

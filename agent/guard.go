@@ -44,6 +44,12 @@ func (g *Guard) done() {
 // Check returns nil only while the task is executing and ctx is live.
 func (g *Guard) Check(ctx context.Context) error { return g.task.checkRunning(ctx) }
 
+// Warn shows text in the task's progress as a note (EventNote), e.g. a
+// warning a tool wrapper raises before an edit is applied.
+func (g *Guard) Warn(text string) {
+	g.task.sink.emit(Event{TaskID: g.task.id, Kind: EventNote, Text: text})
+}
+
 // TaskID returns the guarded task's ID.
 func (g *Guard) TaskID() string { return g.task.id }
 

@@ -283,6 +283,11 @@ type run struct {
 
 	// resumePlan is the resumed task's last plan, decoded by Resume.
 	resumePlan *tools.Plan
+
+	// lessons are the lessons of earlier failed tasks the task was shown;
+	// instr the project instruction files in its system prompt.
+	lessons []Lesson
+	instr   instructions
 }
 
 func (x *run) main(ctx context.Context) {
@@ -300,9 +305,10 @@ func (x *run) main(ctx context.Context) {
 	if x.resume != nil && len(x.resume.Messages) > 0 {
 		first = x.restore(ctx)
 	} else {
-		lessons := relevantLessons(ctx, x.cfg.Store, x.t.spec)
-		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)}, msgMeta{}, nil)
-		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)}, msgMeta{}, nil)
+		x.lessons = relevantLessons(ctx, x.cfg.Store, x.t.spec)
+		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
+		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
+		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, x.lessons)}, msgMeta{}, nil)
 		for _, m := range x.t.spec.Resume {
 			x.appendMsg(m, msgMeta{}, nil)
 		}
@@ -827,6 +833,7 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 		Files: x.t.changes.list(), Plan: x.t.Plan(), PlanUpdates: x.planUpdates,
 		ModelCalls: x.turns, Usage: x.usage, ModelTime: x.modelTime, ToolTime: x.toolTime,
 		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes, Commands: x.commands,
+		Instructions: x.instr.files,
 	}
 	if err != nil {
 		res.Error = err.Error()

@@ -29,6 +29,7 @@ type SessionStore interface {
 	RecordEdit(taskID string, e store.Edit) error
 	RecordApproval(taskID string, a store.Approval) error
 	AddLesson(l store.Lesson) error
+	AddWorked(w store.Worked) error
 	SearchLessons(ctx context.Context, about string, limit int) ([]store.Lesson, error)
 	LoadTask(ctx context.Context, id string) (*store.TaskRecord, error)
 	TaskFiles(ctx context.Context, taskID string) ([]store.FileChange, error)
@@ -197,6 +198,13 @@ func (x *run) finishStore(res *Result) {
 	}))
 	if res.Status == StateFailed {
 		x.t.storeErr(st.AddLesson(x.lessonOf(res)))
+	}
+	if res.Status == StateCompleted {
+		// What worked, for the lessons of the failed tasks this one was shown.
+		text := workedOf(res)
+		for _, l := range x.lessons {
+			x.t.storeErr(st.AddWorked(store.Worked{LessonID: l.ID, TaskID: x.t.id, Text: text}))
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()

@@ -8,7 +8,9 @@ import (
 // systemPrompt is the first message of every request. It depends only on
 // the workspace root and the task kind, so the request prefix (system
 // prompt, tool definitions, earlier turns) stays byte-identical across the
-// turns of a task and across tasks of a session (L23).
+// turns of a task and across tasks of a session (L23). The loop appends
+// the project instructions (instructions.go), read once at the task's
+// start, so the prefix stays identical across the turns of a task.
 func systemPrompt(root string, kind Kind) string {
 	var b strings.Builder
 	b.WriteString("You are agentls, a coding agent working inside the user's editor.\n")
@@ -49,7 +51,11 @@ func taskMessage(spec TaskSpec, prev *Result, lessons []Lesson) string {
 	if len(lessons) > 0 {
 		b.WriteString("Lessons from earlier failed tasks on the same subject:\n")
 		for _, l := range lessons {
-			fmt.Fprintf(&b, "- %s\n", l.Text)
+			if l.Worked == "" {
+				fmt.Fprintf(&b, "- %s\n", l.Text)
+				continue
+			}
+			fmt.Fprintf(&b, "- Earlier a similar task failed: %s\n  Later a similar task succeeded: %s\n", l.Text, l.Worked)
 		}
 		b.WriteString("\n")
 	}

@@ -98,6 +98,9 @@ type Result struct {
 	// Commands are the commands the task ran (run_command), in order, with
 	// their exit status, for the report.
 	Commands []tools.CommandOutput `json:"commands,omitempty"`
+	// Instructions are the project instruction files (AGENTS.md, ...) the
+	// model was given in its system prompt.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 
 // Task is one unit of agent work. Everything a task owns lives here (L25):

@@ -22,6 +22,7 @@ type Task struct {
 	h    *Host
 	done chan struct{} // closed once the outcome is set
 	out  *Outcome
+	git  *taskGit // the workspace's git state before and after the task
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -33,6 +34,9 @@ type Outcome struct {
 	// give the model's price (CostKnown).
 	Cost      float64
 	CostKnown bool
+	// Git is the git state of the workspace (its first root) before and
+	// after the task, and the files it edited that the user had modified.
+	Git *GitState
 }
 
 // Wait waits for the task's outcome (its report written) or ctx's end.
@@ -89,7 +93,8 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	t := &Task{h: h, done: make(chan struct{})}
+	// Read before the task starts: the files the user had modified.
+	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0])}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
 		g := guard.Load()
@@ -113,7 +118,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// (a cancel) joins the task's changes: the report is written again.
 	at.OnLateChange(func() {
 		if res := at.Result(); res != nil {
-			if _, err := h.writeReport(ws, at, res, settings); err != nil {
+			if _, err := h.writeReport(ws, t, res, settings); err != nil {
 				h.logger().Warn("task report not rewritten", "task", at.ID(), "error", err)
 			}
 		}
@@ -123,11 +128,12 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		defer h.running.Done()
 		<-at.Done()
 		res := at.Result()
-		out := &Outcome{Result: res, Summary: Summary(res)}
+		t.git.end(context.WithoutCancel(ctx))
+		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state()}
 		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
 			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
 		}
-		path, err := h.writeReport(ws, at, res, settings)
+		path, err := h.writeReport(ws, t, res, settings)
 		if err != nil {
 			h.logger().Warn("task report not written", "task", at.ID(), "error", err)
 		}
@@ -210,6 +216,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		if pe := port.Editor(ws); pe != nil {
 			ed = pe
 		}
+		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
 		ap := &approver{h: h, port: port, stateDir: ws.StateDir(), settings: s, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
@@ -251,7 +258,7 @@ func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
 }
 
 // writeReport writes the report of a task that ended.
-func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Result, s Settings) (string, error) {
+func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, s Settings) (string, error) {
 	if res == nil {
 		return "", errors.New("the task has no result")
 	}
@@ -260,7 +267,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *agent.Task, res *agent.Re
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started())
+	text := Report(res, t.Started()) + GitSection(t.git.state())
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

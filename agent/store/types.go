@@ -200,6 +200,20 @@ type Lesson struct {
 	At     time.Time
 	// Rank is the bm25 score of a search hit (lower is better); 0 otherwise.
 	Rank float64
+	// Worked is what the latest later task on the same subject did to
+	// succeed, and WorkedTaskID that task; "" when none has yet (search
+	// hits only).
+	Worked       string
+	WorkedTaskID string
+}
+
+// Worked is what a task that succeeded did, linked to the lesson of an
+// earlier failed task on the same subject.
+type Worked struct {
+	LessonID int64
+	TaskID   string // the task that succeeded, or ""
+	Text     string
+	At       time.Time
 }
 
 // TaskRecord is everything stored about one task, for resume and reports.

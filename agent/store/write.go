@@ -241,6 +241,22 @@ func (s *Store) AddLesson(l Lesson) error {
 	})
 }
 
+// AddWorked links what a successful task did to the lesson of an earlier
+// failed one (w.LessonID). A lesson deleted meanwhile makes it a no-op.
+func (s *Store) AddWorked(w Worked) error {
+	at := s.now(w.At)
+	var task any
+	if w.TaskID != "" {
+		task = w.TaskID
+	}
+	return s.enqueue("add what worked", func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO lesson_worked(lesson_id, task_id, text, created_at)
+			SELECT id, ?, ?, ? FROM lessons WHERE id = ?`,
+			task, s.redact(w.Text), ms(at), w.LessonID)
+		return err
+	})
+}
+
 // execOne runs an update that must touch exactly one row.
 func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
 	res, err := tx.ExecContext(ctx, q, args...)
