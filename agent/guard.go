@@ -58,6 +58,19 @@ func (g *Guard) TaskID() string { return g.task.id }
 // known by name only.
 func (g *Guard) Changes() []Change { return g.task.changes.snapshot() }
 
+// RecordCommandChange notes that a command the task ran changed path:
+// from before to after when both texts are known (known), created it
+// (created), or, with known false, changed it in a way agentls cannot
+// restore (listed by name only).
+func (g *Guard) RecordCommandChange(path, before, after string, known, created bool) {
+	if !known {
+		g.task.changes.touch(path)
+		return
+	}
+	g.task.changes.record(path, before, after)
+	g.task.recordEdit(path, before, after, created)
+}
+
 // RecordChange notes that the task changed path from before to after; the
 // result shows one unified diff per file.
 func (g *Guard) RecordChange(path, before, after string) {

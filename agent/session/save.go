@@ -99,19 +99,59 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// savingTool is run_command with the task's buffers synced to disk first.
+// savingTool is run_command with the task's buffers synced to disk first
+// and what the command changed made part of the task's changes.
 type savingTool struct {
 	tools.Tool
-	sync func(ctx context.Context) string
+	sync  func(ctx context.Context) string
+	ws    *workspace.Workspace
+	guard *agent.Guard
 }
 
 func (t savingTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	note := t.sync(ctx)
+	run := t.ws.StartCommand(ctx, t.guard.TaskID())
 	res, err := t.Tool.Run(ctx, args)
+	deltas, _ := run.End(context.WithoutCancel(ctx))
+	if changed := commandChanges(t.ws, t.guard, deltas); changed != "" {
+		res.Text += "\n" + changed
+	}
 	if note != "" {
 		res.Text = note + "\n" + res.Text
 	}
 	return res, err
+}
+
+// commandChanges makes what a command changed part of the task's changes:
+// listed, diffed and undoable when agentls knew the file's text before
+// (it had read or written it), listed by name otherwise. It returns a line
+// for the model that names them.
+func commandChanges(ws *workspace.Workspace, g *agent.Guard, deltas []workspace.FileDelta) string {
+	var names []string
+	for _, d := range deltas {
+		p := d.Path.String()
+		after := ""
+		if d.Kind != workspace.Removed {
+			if f, err := ws.ReadDisk(d.Path); err == nil {
+				after = f.Text
+			}
+		}
+		switch d.Kind {
+		case workspace.Created:
+			g.RecordCommandChange(p, "", after, true, true)
+			names = append(names, p+" (created)")
+		case workspace.Removed:
+			g.RecordCommandChange(p, d.Before, "", d.HaveBefore, false)
+			names = append(names, p+" (removed)")
+		default:
+			g.RecordCommandChange(p, d.Before, after, d.HaveBefore, false)
+			names = append(names, p+" (changed)")
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "files the command changed (now part of this task's changes): " + strings.Join(names, ", ")
 }
 
 // savingCheck is the check command with the task's buffers synced first.

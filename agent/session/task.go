@@ -232,7 +232,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		out := reg.Tools()
 		for i, tool := range out {
 			if tool.Name() == "run_command" {
-				out[i] = savingTool{Tool: tool, sync: sync}
+				out[i] = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
 			}
 		}
 		return out
