@@ -190,7 +190,9 @@ export interface ResultView {
 /** resultView turns the agentls.run reply into one notification. */
 export function resultView(r: RunResult): ResultView {
   const text = (r.summary || r.answer || '').trim();
-  const files = r.changedFiles && r.changedFiles.length > 0 ? ` (changed: ${r.changedFiles.join(', ')})` : '';
+  // The server's summary already names the files it changed ("changed main.go").
+  const named = (r.changedFiles ?? []).every((f) => text.includes(f));
+  const files = r.changedFiles && r.changedFiles.length > 0 && !named ? ` (changed: ${r.changedFiles.join(', ')})` : '';
   switch (r.status) {
     case 'completed':
       return { severity: 'info', message: `agentls: ${text || 'done'}${files}` };

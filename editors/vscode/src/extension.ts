@@ -519,13 +519,13 @@ function showResult(r: RunResult): void {
   });
 }
 
-// The answer documents, by URI: agentls-answer:/task-ID.md.
+// The answer documents, by URI: agentls-answer:/answer-ID.md.
 const answers = new Map<string, string>();
 const answerChanged = new vscode.EventEmitter<vscode.Uri>();
 
 /** showAnswer opens the whole answer of a task in the markdown preview. */
 async function showAnswer(r: RunResult): Promise<void> {
-  const uri = vscode.Uri.from({ scheme: answerScheme, path: `/task-${r.taskId}.md` });
+  const uri = vscode.Uri.from({ scheme: answerScheme, path: `/answer-${r.taskId}.md` });
   answers.set(uri.toString(), answerMarkdown({ ...r, prompt: prompts.get(r.taskId) }));
   answerChanged.fire(uri);
   await openPreview(uri);
@@ -849,7 +849,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentls.showTasks', guard(cmdShowTasks)),
     vscode.commands.registerCommand('agentls.refreshTasks', guard(async () => tasksView.refresh())),
     vscode.commands.registerCommand('agentls.showAnswer', guard(cmdShowAnswer)),
-    vscode.commands.registerCommand('agentls.showReport', guard(cmdShowReportOf)),
+    vscode.commands.registerCommand('agentls.openReport', guard(cmdShowReportOf)),
     vscode.commands.registerCommand('agentls.showLastReport', guard(cmdShowLastReport)),
     vscode.commands.registerCommand('agentls.setApiKey', guard(cmdSetApiKey)),
     vscode.commands.registerCommand('agentls.restartServer', guard(restartClient)),

@@ -112,6 +112,7 @@ test('resultView: one notification per status', () => {
   const cases = [
     { in: { taskId: 't1', status: 'completed' as const, summary: 'renamed Foo', changedFiles: ['a.go'] }, sev: 'info', msg: 'agentls: renamed Foo (changed: a.go)' },
     { in: { taskId: 't1', status: 'completed' as const, answer: 'It parses.' }, sev: 'info', msg: 'agentls: It parses.' },
+    { in: { taskId: 't1', status: 'completed' as const, summary: 'completed in 3.5s: changed main.go: Added a comment.', changedFiles: ['main.go'] }, sev: 'info', msg: 'agentls: completed in 3.5s: changed main.go: Added a comment.' },
     { in: { taskId: 't2', status: 'cancelled' as const }, sev: 'warning', msg: 'agentls: task cancelled' },
     { in: { taskId: 't3', status: 'failed' as const, stopReason: 'max_calls' }, sev: 'error', msg: 'agentls: task failed: max_calls' },
     // The real server's summaries start with the status: not said twice.
