@@ -496,7 +496,8 @@ export function keyPromptNeeded(o: { stored?: string; env: Record<string, string
 }
 
 function norm(s: string): string {
-  return s.replace(/^agentls:\s*/i, '').replace(/^agentls\.run:\s*/i, '').replace(/^task\s+/i, '').replace(/\s+/g, ' ').trim();
+  // "agentls: X", "agentls.undo: X" (a command's error) and "task X" say X.
+  return s.replace(/^agentls(?:\.\w+)?:\s*/i, '').replace(/^task\s+/i, '').replace(/\s+/g, ' ').trim();
 }
 
 /**

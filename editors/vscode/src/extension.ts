@@ -622,7 +622,8 @@ class TasksView implements vscode.TreeDataProvider<Node> {
       it.tooltip = `${t.prompt}\n\ntask ${t.id} · ${t.state}${t.started ? ` · started ${t.started}` : ''}`;
       it.iconPath = taskIcon(t);
       it.contextValue = `task.${isRunning(t.state) ? 'running' : t.state}${t.mode === 'plan' ? '.plan' : ''}`;
-      it.command = { command: 'agentls.showAnswer', title: 'Show answer', arguments: [n] };
+      // A finished task opens its answer; a running one has nothing to show yet.
+      if (!isRunning(t.state)) it.command = { command: 'agentls.showAnswer', title: 'Show answer', arguments: [n] };
       return it;
     }
     const it = new vscode.TreeItem(n.item.text, vscode.TreeItemCollapsibleState.None);

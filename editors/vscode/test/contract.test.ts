@@ -254,6 +254,7 @@ test('covered: a server message that repeats our reply is said once', () => {
   const summary = 'failed (model_error) after 0.1 s: the API key was rejected (401) [1 model calls, 0 tokens]';
   assert.ok(covered(`agentls: ${summary}`, [summary]));
   assert.ok(covered('agentls: no API key: set it', ['agentls.run: no API key: set it']));
+  assert.ok(covered('agentls: no stored task "x"', ['agentls.undo: no stored task "x"']));
   assert.ok(!covered('agentls: the editor did not answer an approval question', [summary]));
   assert.ok(!covered('agentls: x', []));
   assert.ok(!covered('agentls: ', ['']));

@@ -9,7 +9,7 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: nokey,palette,run,quickfix,ask,answer,approval,cancel
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,cancel
 //                     (default: all). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
@@ -27,7 +27,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,quickfix,ask,answer,approval,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -153,7 +153,7 @@ async function main() {
   };
 
   try {
-    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded' });
+    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded', timeout: 90000 });
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     note(true, `workbench ready after ${secs()} s`);
 
@@ -278,6 +278,30 @@ async function main() {
       }, 10000);
       await shot('vscode-tasks-view');
       note(Boolean(rows), `the "agentls tasks" view lists the task with its plan as a checklist: ${(rows || []).join(' | ').slice(0, 220)}`);
+      await page.keyboard.press('Escape');
+    }
+
+    if (want.has('undo')) {
+      // "agentls: Undo task": a QuickPick over agentls.tasks; picking the
+      // edit task reverts its edit in the editor.
+      await clearToasts();
+      await openMain();
+      await palette('agentls: Undo task');
+      await page.keyboard.press('Enter');
+      const item = await poll(async () => {
+        const rows = await page.$$eval('.quick-input-list .monaco-list-row', (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ')));
+        return rows.find((r) => r.includes('Add a header comment')) ? rows : undefined;
+      }, 10000);
+      await shot('08-undo-pick');
+      note(Boolean(item), `Undo task offers the tasks to pick from: ${(item || []).join(' | ').slice(0, 200)}`);
+      if (item) {
+        await page.keyboard.type('Add a header comment', { delay: 5 });
+        await page.waitForTimeout(300);
+        await page.keyboard.press('Enter');
+        const undone = await toastWith('undid task');
+        const reverted = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => !e.innerText.replace(/\u00a0/g, ' ').includes('// Package main greets the world.')), 10000);
+        note(Boolean(undone) && Boolean(reverted), `the edit is reverted in the editor: ${(undone || 'no message').replace(/\s+/g, ' ').slice(0, 160)}`);
+      }
       await page.keyboard.press('Escape');
     }
 
