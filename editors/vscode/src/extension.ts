@@ -430,7 +430,9 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
   };
   runs.set(token, run);
   refreshStatus();
-  log.info(`${command} ${JSON.stringify({ ...arg, prompt: prompt.slice(0, 200) })}`);
+  // What is sent, as sent (a long prompt cut for the log only).
+  const sent = arg as { prompt?: unknown };
+  log.info(`${command} ${JSON.stringify(typeof sent.prompt === 'string' ? { ...arg, prompt: sent.prompt.slice(0, 200) } : arg)}`);
   try {
     const reply = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: taskTitle(prompt), cancellable: true },

@@ -10,7 +10,8 @@
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
 //   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,cancel
-//                     (default: all). nokey needs code-server started without
+//                     (default: all but plan, which needs a server with plan
+//                     mode: add it when the server has it). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
 //   E2E_CLIENT_LOGS   code-server's log folder, where the extension's output
@@ -455,6 +456,28 @@ async function main() {
           const withdrawn = clientLog().split('\n').find((l) => l.includes('approval withdrawn')) || '';
           note(withdrawn !== '', `the extension logged why: ${withdrawn.replace(/^.*\] /, '')}`);
         }
+      }
+    }
+
+    if (want.has('plan')) {
+      // Plan mode (needs a server with mode "plan"): the plan opens in the
+      // preview, the notification offers "Execute plan", which runs the
+      // follow-up {prompt: "go ahead", mode: "edit", followUp: ID}.
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Plan task', 'plan: rename Greet to Hello');
+      const exec = await toastButton('plan ready', 'Execute plan', 30000);
+      const planFrame = await poll(() => frameWith('Rename Greet to Hello in main.go'), 10000);
+      await shot('vscode-plan');
+      note(Boolean(exec), 'a finished plan offers "Execute plan"');
+      note(Boolean(planFrame), 'the plan opens in the preview as a checklist');
+      const sentPlan = clientLog().split('\n').find((l) => l.includes('agentls.run {') && l.includes('plan: rename')) || '';
+      note(sentPlan.includes('"mode":"plan"'), `Plan task sent mode "plan": ${sentPlan.slice(sentPlan.indexOf('agentls.run')).slice(0, 120)}`);
+      if (exec) {
+        await exec.click();
+        const done = await toastWith('Carried out the plan');
+        const followUp = clientLog().split('\n').find((l) => l.includes('agentls.run {"prompt":"go ahead"')) || '';
+        note(Boolean(done) && /"mode":"edit","followUp":"[^"]+"/.test(followUp), `"Execute plan" runs the follow-up edit: ${followUp.slice(followUp.indexOf('agentls.run')).slice(0, 140)}`);
       }
     }
 
