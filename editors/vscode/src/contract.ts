@@ -384,7 +384,9 @@ export function parseTasks(reply: unknown): TaskInfo[] {
     out.push({
       id,
       prompt: typeof o.prompt === 'string' ? o.prompt : '',
-      state: typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
+      // A task an earlier server left in a live state is flagged
+      // "interrupted" (today's servers) or has that state (the contract's).
+      state: o.interrupted === true ? 'interrupted' : typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
       progress: fmtProgress(o.progress ?? o.plan),
       started: typeof o.started === 'string' ? o.started : '',
       duration: fmtDuration(o.duration),

@@ -778,7 +778,7 @@ async function cmdUndoTask(arg?: unknown): Promise<void> {
 }
 
 async function cmdResumeTask(arg?: unknown): Promise<void> {
-  const t = await pickTask(arg, 'Resume', (x) => x.state === 'interrupted' || (!isRunning(x.state) && !['completed', 'failed', 'cancelled'].includes(x.state)));
+  const t = await pickTask(arg, 'Resume', (x) => x.state === 'interrupted');
   if (!t) return;
   await runCommand(ServerCommand.resume, { taskId: t.id }, t.prompt || t.id);
 }

@@ -184,6 +184,8 @@ test('parseTasks reads the agentls.tasks reply of the real server (plan, duratio
   const planned = parseTasks([{ id: 'p1', mode: 'plan', state: 'completed', plan: { items: [{ text: 'Read', status: 'done' }, { text: 'Edit', status: 'pending' }] } }, { id: 'i1', state: 'interrupted' }]);
   assert.deepEqual(planned[0].plan.map((p) => p.state), ['done', 'todo']);
   assert.equal(isRunning(planned[1].state), false, 'an interrupted task is not running');
+  const flagged = parseTasks([{ id: 'old-3', state: 'planning', interrupted: true, duration: 0 }]);
+  assert.equal(flagged[0].state, 'interrupted', 'the interrupted flag wins over the live state the store kept');
 });
 
 test('reportTarget', () => {
