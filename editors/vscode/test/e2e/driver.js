@@ -36,7 +36,7 @@ let failed = 0;
 function note(ok, what) {
   findings.push(`${ok ? 'PASS' : 'FAIL'} ${what}`);
   if (!ok) failed++;
-  process.stderr.write(`${ok ? 'PASS' : 'FAIL'} ${what}\n`);
+  process.stderr.write(`${ok ? 'PASS' : 'FAIL'} [${secs()} s] ${what}\n`);
   return ok;
 }
 const t0 = Date.now();
