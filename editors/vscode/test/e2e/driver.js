@@ -469,7 +469,10 @@ async function main() {
       const exec = await toastButton('plan ready', 'Execute plan', 30000);
       const planFrame = await poll(() => frameWith('Rename Greet to Hello in main.go'), 10000);
       await shot('vscode-plan');
-      note(Boolean(exec), 'a finished plan offers "Execute plan"');
+      // When it fails, say why: an error toast without buttons hides itself
+      // after a while, the output channel keeps it.
+      const why = (clientLog().split('\n').find((l) => l.includes('agentls.run failed')) || 'no failure logged').replace(/^.*\] /, '').slice(0, 200);
+      note(Boolean(exec), `a finished plan offers "Execute plan"${exec ? '' : ` (${why})`}`);
       note(Boolean(planFrame), 'the plan opens in the preview as a checklist');
       const sentPlan = clientLog().split('\n').find((l) => l.includes('agentls.run {') && l.includes('plan: rename')) || '';
       note(sentPlan.includes('"mode":"plan"'), `Plan task sent mode "plan": ${sentPlan.slice(sentPlan.indexOf('agentls.run')).slice(0, 120)}`);
