@@ -46,6 +46,7 @@
 (defvar agentls--conns (make-hash-table :test #'equal) "Project root -> connection.")
 (defvar agentls--progress (make-hash-table :test #'equal) "Token -> plist (:title :message :done).")
 (defvar agentls--seq 0)
+(defvar agentls--shown nil "The last result messages shown.")
 (defvar agentls--pending nil "Tasks this Emacs started that have not replied (request ids).")
 (defvar agentls--question nil "The open approval question: (ID . WITHDRAWN).")
 (defvar-local agentls--version 0)
@@ -55,7 +56,8 @@
 ;;; Connection
 
 (defclass agentls-connection (jsonrpc-process-connection)
-  ((root :initarg :root :accessor agentls--root))
+  ((root :initarg :root :accessor agentls--root)
+   (capabilities :initform nil :accessor agentls--capabilities-of))
   :documentation "A connection to an agentls server for one project root.")
 
 (defun agentls--project-root (&optional dir)
@@ -101,19 +103,27 @@
                               :notification-dispatcher #'agentls--handle-notification
                               :on-shutdown (lambda (c) (remhash (agentls--root c) agentls--conns)))))
     (puthash root conn agentls--conns)
-    (jsonrpc-request conn :initialize
+    (setf (agentls--capabilities-of conn)
+          (plist-get
+           (agentls--request conn :initialize
                      (list :processId (emacs-pid) :rootUri (agentls--uri root)
                            :clientInfo '(:name "Emacs agentls.el")
                            :workspaceFolders (vector (list :uri (agentls--uri root) :name root))
                            :capabilities (agentls--capabilities)
                            :initializationOptions agentls-initialization-options)
-                     :timeout 20)
+                     20)
+           :capabilities))
     (jsonrpc-notify conn :initialized (make-hash-table))
     (dolist (b (buffer-list))
       (with-current-buffer b
         (when (and buffer-file-name (string-prefix-p root (expand-file-name buffer-file-name)))
           (agentls--did-open conn))))
     conn))
+
+(defun agentls--supports (command)
+  "Whether the server advertises COMMAND (e.g. \"agentls.result\")."
+  (let ((ecp (plist-get (agentls--capabilities-of (agentls--connection)) :executeCommandProvider)))
+    (and (member command (append (plist-get ecp :commands) nil)) t)))
 
 (defun agentls-shutdown ()
   "Stop the agentls servers."
@@ -188,31 +198,35 @@
 
 ;;; Server -> client
 
-;; A request answered later (an approval, a confirmed edit): the dispatcher
-;; throws this tag so jsonrpc sends no reply; `agentls--reply' answers.
-(defun agentls--receive-deferrable (orig conn message)
-  (if (cl-typep conn 'agentls-connection)
-      (catch 'agentls--deferred (funcall orig conn message))
-    (funcall orig conn message)))
-(advice-add 'jsonrpc-connection-receive :around #'agentls--receive-deferrable)
-
-(defun agentls--reply (conn id &rest args)
-  (when (jsonrpc-running-p conn) (apply #'jsonrpc--reply conn id args)))
-
+;; A request answered later (an approval, a confirmed edit): its dispatcher
+;; returns at once and jsonrpc's reply to it is dropped (the id is in
+;; `agentls--deferred'); `agentls--defer' answers when the user has. No
+;; non-local exit leaves the process filter, which would strand the
+;; messages that arrived with the request.
+(defvar agentls--deferred nil "Ids of server requests answered later.")
 (defvar agentls--request-id nil "The id of the server request being dispatched.")
-(defun agentls--note-id (orig conn message)
+
+(defun agentls--receive (orig conn message)
   (let ((agentls--request-id (plist-get message :id))) (funcall orig conn message)))
-(advice-add 'jsonrpc-connection-receive :around #'agentls--note-id)
+(advice-add 'jsonrpc-connection-receive :around #'agentls--receive)
+
+(defun agentls--drop-deferred-reply (orig conn id &rest args)
+  (if (and (cl-typep conn 'agentls-connection) (memql id agentls--deferred))
+      (setq agentls--deferred (delq id agentls--deferred))
+    (apply orig conn id args)))
+(advice-add 'jsonrpc--reply :around #'agentls--drop-deferred-reply)
 
 (defun agentls--defer (conn fn)
   "Answer the current server request later: FN runs from a timer and
 returns (:result X), (:error E) or nil (answer nothing)."
   (let ((id agentls--request-id))
+    (push id agentls--deferred)
     (run-at-time 0 nil (lambda ()
                          (let ((reply (condition-case e (funcall fn id)
                                         (error (list :error (list :code -32603 :message (error-message-string e)))))))
-                           (when reply (apply #'agentls--reply conn id reply)))))
-    (throw 'agentls--deferred nil)))
+                           (when (and reply (jsonrpc-running-p conn))
+                             (apply #'jsonrpc--reply conn id reply)))))
+    nil))
 
 (defun agentls--handle-request (conn method params)
   (pcase method
@@ -239,15 +253,28 @@ returns (:result X), (:error E) or nil (answer nothing)."
     ('$/progress (agentls--on-progress params))
     ('$/cancelRequest
      (when (and agentls--question (equal (car agentls--question) (plist-get params :id)))
-       (setcdr agentls--question t)
-       (when (active-minibuffer-window) (abort-recursive-edit))))
+       (agentls--withdraw)))
     ('window/showMessage
      ;; While a task of ours runs, its info messages repeat what its reply
      ;; shows: each result is shown once.
-     (unless (and agentls--pending (>= (or (plist-get params :type) 3) 3))
-       (message "%s" (agentls--one-line (plist-get params :message)))))
+     ;; (the reply follows at once: wait for it, then show what it did not).
+     (let ((msg (agentls--one-line (plist-get params :message))))
+       (if (not agentls--pending)
+           (message "%s" msg)
+         (run-at-time 0.3 nil (lambda () (unless (member msg agentls--shown) (message "%s" msg)))))))
     ('window/logMessage nil)
     (_ nil)))
+
+(defun agentls--withdraw ()
+  "Close the open approval question without an answer."
+  (setcdr agentls--question t)
+  ;; Not from here: a throw out of the process filter would drop the
+  ;; messages that came with this one. A timer runs in the minibuffer's
+  ;; wait for input.
+  (let ((q agentls--question))
+    (run-at-time 0 nil (lambda ()
+                         (when (and (eq q agentls--question) (active-minibuffer-window))
+                           (abort-recursive-edit))))))
 
 (defun agentls--ask (id params)
   "The approval question: `completing-read' over the actions. An empty
@@ -341,10 +368,15 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
          (v (plist-get params :value))
          (p (gethash token agentls--progress)))
     (pcase (plist-get v :kind)
-      ("begin" (setq p (list :title (plist-get v :title) :message (plist-get v :message))))
+      ("begin" (setq p (list :title (plist-get v :title) :message (plist-get v :message)
+                             :token (plist-get params :token))))
       ("end" (setq p nil))
       (_ (when (plist-get v :message) (setq p (plist-put p :message (plist-get v :message))))))
     (if p (puthash token p agentls--progress) (remhash token agentls--progress))
+    ;; A question left open when every task has ended is withdrawn (for a
+    ;; server that does not send $/cancelRequest).
+    (when (and agentls--question (= 0 (hash-table-count agentls--progress)))
+      (agentls--withdraw))
     (force-mode-line-update t)))
 
 (defun agentls--mode-line ()
@@ -371,7 +403,10 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
          (summary (agentls--str (plist-get r :summary)))
          (answer (agentls--str (plist-get r :answer)))
          (plan (plist-get r :plan)))
-    (message "agentls: %s" (agentls--one-line (if (string-empty-p summary) status summary)))
+    (let ((msg (format "agentls: %s" (agentls--one-line (if (string-empty-p summary) status summary)))))
+      (push msg agentls--shown)
+      (setq agentls--shown (seq-take agentls--shown 10))
+      (message "%s" msg))
     (when (and agentls-show-answer (not (equal status "cancelled")))
       (with-current-buffer (get-buffer-create "*agentls answer*")
         (let ((inhibit-read-only t))
@@ -391,19 +426,28 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
             (insert "\nExecute this plan: M-x agentls-execute-plan\n"))
           (when (stringp (plist-get r :report))
             (insert "Report: " (agentls--path (plist-get r :report)) "\n")))
-        (if (fboundp 'markdown-mode) (markdown-mode) (text-mode))
+        (if (require 'markdown-mode nil t) (markdown-mode) (text-mode))
         (setq buffer-read-only t)
         (local-set-key "q" #'quit-window)
         (goto-char (point-min)))
       (display-buffer "*agentls answer*"))))
 
-(defun agentls--exec (command arg &optional sync)
-  "executeCommand COMMAND with ARG: the reply (SYNC) or nil."
+(defun agentls--request (conn method params timeout)
+  "`jsonrpc-request', then the messages that arrived with its reply.
+jsonrpc 1.0's `jsonrpc-request' leaves its process filter by a throw, so
+messages read in the same chunk as the reply (a task's progress end, its
+result) wait for the next output; run the filter again to read them."
+  (unwind-protect (jsonrpc-request conn method params :timeout timeout)
+    (let ((proc (jsonrpc--process conn)))
+      (run-at-time 0 nil (lambda () (when (process-live-p proc) (jsonrpc--process-filter proc "")))))))
+
+(defun agentls--exec (command arg &optional timeout)
+  "executeCommand COMMAND with ARG; its reply."
   (let ((conn (agentls--connection)))
     (agentls--flush-all)
-    (jsonrpc-request conn :workspace/executeCommand
-                     (list :command command :arguments (if arg (vector arg) []))
-                     :timeout (or sync 10))))
+    (agentls--request conn :workspace/executeCommand
+                      (list :command command :arguments (if arg (vector arg) []))
+                      (or timeout 10))))
 
 (defun agentls--region-range ()
   (when (use-region-p)
@@ -501,8 +545,8 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
 (defun agentls-report (task-id)
   "Show TASK-ID's whole answer (agentls.result) or its report file."
   (interactive (list (agentls--read-task "Report of task" nil (and agentls-last-result (plist-get agentls-last-result :taskId)))))
-  (let ((r (condition-case nil (agentls--exec "agentls.result" (list :taskId task-id) 10)
-             (jsonrpc-error nil))))
+  (let ((r (and (agentls--supports "agentls.result")
+                (agentls--exec "agentls.result" (list :taskId task-id) 10))))
     (if r
         (agentls--show-result r)
       (let* ((rep (agentls--exec "agentls.showReport" (list :taskId task-id) 10))

@@ -150,7 +150,7 @@ function M.progress_lines()
     local p = progress[token]
     if not p.done then
       local doing, plan = M.parse_plan(p.message)
-      table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task') .. (p.percentage and string.format(' %d%%', p.percentage) or ''), 70))
+      table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task'):gsub('^agentls: ', '') .. (p.percentage and string.format(' %d%%', p.percentage) or ''), 70))
       if doing ~= '' then table.insert(lines, ui.one_line('  ' .. doing, 70)) end
       for _, it in ipairs(plan) do
         local mark = ({ done = 'x', todo = ' ', skipped = '-', active = '>' })[it.state]
@@ -260,6 +260,7 @@ local function show_message_request(_, params, ctx)
   local choice
   while not choice and not q.withdrawn do
     choice = pick_fn(vim.split(params.message or '', '\n', { plain = true }), titles, {
+      on_cancel = next(runs) ~= nil and function() M.cancel() end or nil,
       withdrawn = function()
         if had_task and not any_task_running() then q.withdrawn = true end
         return q.withdrawn
@@ -541,7 +542,8 @@ function M.run_command(command, args, meta, opts)
       last_result = result
       local msg, level = result_message(result)
       if M.config.notify then log_notify(ui.one_line(msg), level) end
-      if M.config.show_answer and not opts.quiet then M.show_result(result, client) end
+      -- A cancelled task has nothing to read: its one line is enough.
+      if M.config.show_answer and not opts.quiet and result.status ~= 'cancelled' then M.show_result(result, client) end
     end
     if opts.on_done then opts.on_done(err, result) end
   end, bufnr)

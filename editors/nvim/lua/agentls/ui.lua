@@ -54,7 +54,7 @@ function M.progress(lines)
     api.nvim_win_set_config(progress_win, cfg)
   else
     progress_win = api.nvim_open_win(progress_buf, false, cfg)
-    api.nvim_win_set_option(progress_win, 'winhl', 'Normal:NormalFloat')
+    api.nvim_win_set_option(progress_win, 'winhl', 'Normal:Normal,FloatBorder:Comment')
   end
 end
 
@@ -93,6 +93,7 @@ function M.show(title, lines, opts)
     })
     api.nvim_win_set_option(win, 'wrap', true)
     api.nvim_win_set_option(win, 'linebreak', true)
+    api.nvim_win_set_option(win, 'winhl', 'Normal:Normal,FloatBorder:Comment')
   end
   api.nvim_win_set_option(win, 'conceallevel', 2)
   local close = function() close_win(win) end
@@ -110,7 +111,8 @@ end
 -- answers server requests with the handler's return value, so an async
 -- picker such as telescope cannot answer it). Keys: j/k or arrows move,
 -- <CR> chooses, 1-9 choose directly. <Esc>, q and an empty answer do not
--- choose: they say so and ask again. opts.withdrawn() -> true closes the
+-- choose: they say so and ask again. `c` calls opts.on_cancel() (cancel
+-- the task; the server then withdraws the question). opts.withdrawn() -> true closes the
 -- picker with nil (the server withdrew the question).
 function M.pick(prompt_lines, items, opts)
   opts = opts or {}
@@ -119,7 +121,7 @@ function M.pick(prompt_lines, items, opts)
   local first = #lines + 1
   for i, it in ipairs(items) do table.insert(lines, string.format(' %d. %s', i, it)) end
   table.insert(lines, '')
-  table.insert(lines, ' <CR> choose · 1-' .. #items .. ' · j/k move')
+  table.insert(lines, ' <CR> choose · 1-' .. #items .. ' · j/k move' .. (opts.on_cancel and ' · c cancels the task' or ''))
   local hint_line = #lines
   local width = 30
   for _, l in ipairs(lines) do width = math.max(width, vim.fn.strdisplaywidth(l)) end
@@ -137,6 +139,7 @@ function M.pick(prompt_lines, items, opts)
   })
   api.nvim_win_set_option(win, 'wrap', true)
   api.nvim_win_set_option(win, 'cursorline', true)
+  api.nvim_win_set_option(win, 'winhl', 'Normal:Normal,FloatBorder:WarningMsg')
   local ns = api.nvim_create_namespace('agentls_pick')
   local sel = 1
   local function draw()
@@ -172,6 +175,10 @@ function M.pick(prompt_lines, items, opts)
         draw()
       elseif k == '\128ku' then
         sel = (sel - 2) % #items + 1
+        draw()
+      elseif k == 'c' and opts.on_cancel then
+        opts.on_cancel()
+        hint('cancelling the task…')
         draw()
       elseif k == '\27' or k == 'q' then
         hint('choose an action: Esc does not answer (Deny is an action)')
