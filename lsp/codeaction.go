@@ -150,12 +150,12 @@ func isIdentRune(r rune) bool {
 func symbolAt(text string, start, end int) string {
 	if end > start {
 		sel := strings.TrimSpace(text[start:end])
-		if isIdent(sel) && !keywords[sel] {
-			return sel
-		}
 		if strings.ContainsAny(sel, " \t\n") {
 			return ""
 		}
+		// A selection inside an identifier names the whole identifier (ALE
+		// sends the character under the cursor as the range).
+		start += len(text[start:end]) - len(strings.TrimLeft(text[start:end], " \t\n"))
 	}
 	lo, hi := start, start
 	for lo > 0 {

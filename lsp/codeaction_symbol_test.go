@@ -22,6 +22,9 @@ func TestSymbolAtSkipsKeywords(t *testing.T) {
 		{"cursor on Greet", at("Greet", 2), at("Greet", 2), "Greet"},
 		{"selected name", at("name", 0), at("name", 4), "name"},
 		{"cursor on main", at("main", 1), at("main", 1), "main"},
+		{"one character of Greet selected", at("Greet", 0), at("Greet", 1), "Greet"},
+		{"part of name selected", at("name", 1), at("name", 3), "name"},
+		{"Greet selected with the space before it", at("Greet", 0) - 1, at("Greet", 5), "Greet"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
