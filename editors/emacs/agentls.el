@@ -258,12 +258,19 @@ returns (:result X), (:error E) or nil (answer nothing)."
      ;; While a task of ours runs, its info messages repeat what its reply
      ;; shows: each result is shown once.
      ;; (the reply follows at once: wait for it, then show what it did not).
-     (let ((msg (agentls--one-line (plist-get params :message))))
-       (if (not agentls--pending)
-           (message "%s" msg)
-         (run-at-time 0.3 nil (lambda () (unless (member msg agentls--shown) (message "%s" msg)))))))
+     ;; Info is dropped then; a warning waits for the reply and shows
+     ;; unless the result said the same.
+     (let ((msg (agentls--one-line (plist-get params :message)))
+           (type (or (plist-get params :type) 3)))
+       (cond ((not agentls--pending) (message "%s" msg))
+             ((< type 3) (agentls--show-after-reply msg (+ (float-time) 10))))))
     ('window/logMessage nil)
     (_ nil)))
+
+(defun agentls--show-after-reply (msg deadline)
+  (if (and agentls--pending (< (float-time) deadline))
+      (run-at-time 0.2 nil #'agentls--show-after-reply msg deadline)
+    (unless (member msg agentls--shown) (message "%s" msg))))
 
 (defun agentls--withdraw ()
   "Close the open approval question without an answer."

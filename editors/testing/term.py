@@ -12,6 +12,7 @@ import html
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,7 +115,7 @@ class Term:
         if not os.environ.get("AGENTLS_E2E_SHOTS"):
             return  # chromium costs seconds of CPU: only when asked for
         ansi = self.screen(ansi=True)
-        th = threading.Thread(target=render_png, args=(ansi, path))
+        th = threading.Thread(target=_render_serial, args=(ansi, path))
         th.start()
         self._renders.append(th)
 
@@ -211,6 +212,14 @@ def ansi_to_html(text, fg="#d0d0d0", bg="#1c1c1c"):
             % (bg, fg, "".join(out)))
 
 
+_render_lock = threading.Lock()
+
+
+def _render_serial(ansi, path):
+    with _render_lock:  # one chromium at a time: the machine has 2 cores
+        render_png(ansi, path)
+
+
 def render_png(ansi, path, cols=200, rows=50):
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -222,11 +231,26 @@ def render_png(ansi, path, cols=200, rows=50):
         with open(page, "w") as f:
             f.write(ansi_to_html(ansi))
         width, height = int(cols * 8.45) + 12, rows * 18 + 12
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--user-data-dir=" + os.path.join(d, "profile"), "--no-first-run",
-                        "--disable-background-networking", "--disable-component-update",
-                        "--window-size=%d,%d" % (width, height), "--screenshot=" + os.path.abspath(path),
-                        "file://" + page], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        out = os.path.abspath(path)
+        if os.path.exists(out):
+            os.remove(out)
+        # Headless chromium writes the PNG, then can take many seconds to
+        # exit: wait for the file, then end its process group.
+        proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                 "--user-data-dir=" + os.path.join(d, "profile"), "--no-first-run",
+                                 "--disable-background-networking", "--disable-component-update",
+                                 "--window-size=%d,%d" % (width, height), "--screenshot=" + out,
+                                 "file://" + page], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = time.time() + 90
+        while time.time() < deadline and proc.poll() is None:
+            if os.path.exists(out) and os.path.getsize(out) > 0:
+                time.sleep(0.3)
+                break
+            time.sleep(0.2)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
         return os.path.exists(path)
     finally:
         shutil.rmtree(d, ignore_errors=True)
