@@ -434,6 +434,7 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
           (when (stringp (plist-get r :report))
             (insert "Report: " (agentls--path (plist-get r :report)) "\n")))
         (if (require 'markdown-mode nil t) (markdown-mode) (text-mode))
+        (visual-line-mode 1)
         (setq buffer-read-only t)
         (local-set-key "q" #'quit-window)
         (goto-char (point-min)))
