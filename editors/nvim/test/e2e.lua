@@ -221,6 +221,29 @@ local ok_main, err_main = xpcall(function()
     note(listed:find('completed%s+2/2') ~= nil,
       ':AgentTasks shows the edit task\'s plan progress (completed 2/2)')
   end
+
+  -- 7. The handlers of the server's requests agentls/saveDocuments and
+  -- agentls/diagnostics (called as vim.lsp calls them).
+  if want.handlers or want.tasks then
+    local h = agentls._handlers()
+    local uri = vim.uri_from_bufnr(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, { '// unsaved line' })
+    local r = h['agentls/saveDocuments'](nil, { uris = { uri, 'file:///nonexistent/x.go' } }, { client_id = client.id })
+    local disk = table.concat(vim.fn.readfile(vim.api.nvim_buf_get_name(bufnr)), '\n')
+    note(#r.saved == 2 and #r.failed == 0 and disk:find('// unsaved line', 1, true) ~= nil
+      and not vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'agentls/saveDocuments wrote the modified buffer (an unloaded one counts as saved): ' .. vim.json.encode(r))
+    local ns = vim.api.nvim_create_namespace('e2e-other-server')
+    vim.diagnostic.set(ns, bufnr, { { lnum = 5, col = 2, end_lnum = 5, end_col = 7, severity = vim.diagnostic.severity.WARN,
+      message = 'unused thing', source = 'e2e', code = 'U1' } })
+    local d = h['agentls/diagnostics'](nil, { uris = { uri } }, { client_id = client.id })
+    local got = d[1] and d[1].diagnostics[1]
+    note(d[1] and d[1].uri == uri and got and got.range.start.line == 5 and got.range.start.character == 2
+      and got.range['end'].character == 7 and got.severity == 2 and got.message == 'unused thing' and got.code == 'U1',
+      'agentls/diagnostics answers vim.diagnostic in LSP shape: ' .. vim.json.encode(d))
+    local all = h['agentls/diagnostics'](nil, { uris = {} }, { client_id = client.id })
+    note(#all == 1 and all[1].uri == uri, 'agentls/diagnostics with no uris lists every buffer that has some')
+  end
 end, debug.traceback)
 
 if not ok_main then note(false, 'test error: ' .. tostring(err_main)) end

@@ -226,6 +226,14 @@ local get_clients = function(filter)
   return vim.lsp.get_active_clients()
 end
 
+-- col_to_lsp: a byte column of line in the client's offset encoding.
+local function col_to_lsp(line, col, enc)
+  if enc == 'utf-8' then return col end
+  local ok, u32, u16 = pcall(vim.str_utfindex, line, col)
+  if not ok then return col end
+  return enc == 'utf-32' and u32 or u16
+end
+
 -- Server requests that are being answered: the approval picker closes when
 -- its request is withdrawn ($/cancelRequest) or no task runs any more.
 local open_question = nil -- { id?, withdrawn }
@@ -285,8 +293,9 @@ end
 local function save_documents(_, params)
   local saved, failed = {}, {}
   for _, uri in ipairs(type(params) == 'table' and params.uris or {}) do
-    local ok, bufnr = pcall(vim.uri_to_bufnr, uri)
-    if not ok or not vim.api.nvim_buf_is_loaded(bufnr) or not vim.api.nvim_buf_get_option(bufnr, 'modified') then
+    local ok, fname = pcall(vim.uri_to_fname, uri)
+    local bufnr = ok and vim.fn.bufnr(fname) or -1 -- never creates a buffer
+    if bufnr < 0 or not vim.api.nvim_buf_is_loaded(bufnr) or not vim.api.nvim_buf_get_option(bufnr, 'modified') then
       table.insert(saved, uri)
     else
       local wok, werr = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('silent keepalt write!') end)
@@ -300,11 +309,18 @@ local function save_documents(_, params)
   return { saved = saved, failed = failed }
 end
 
--- lsp_diagnostic(d): a vim.diagnostic entry in LSP shape (0-based).
-function M.lsp_diagnostic(d)
+-- lsp_diagnostic(d, bufnr, enc): a vim.diagnostic entry in LSP shape
+-- (0-based lines; byte columns converted to the client's offset encoding).
+function M.lsp_diagnostic(d, bufnr, enc)
+  local function char(lnum, col)
+    if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then return col end
+    local line = vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1] or ''
+    return col_to_lsp(line, math.min(col, #line), enc or 'utf-16')
+  end
+  local el, ec = d.end_lnum or d.lnum, d.end_col or d.col
   local out = {
-    range = { start = { line = d.lnum, character = d.col },
-      ['end'] = { line = d.end_lnum or d.lnum, character = d.end_col or d.col } },
+    range = { start = { line = d.lnum, character = char(d.lnum, d.col) },
+      ['end'] = { line = el, character = char(el, ec) } },
     severity = d.severity,
     message = d.message,
   }
@@ -330,13 +346,18 @@ local function editor_diagnostics(_, params, ctx)
       if not seen[d.bufnr] then seen[d.bufnr] = true; table.insert(bufs, d.bufnr) end
     end
   else
-    for _, uri in ipairs(uris) do table.insert(bufs, vim.uri_to_bufnr(uri)) end
+    for _, uri in ipairs(uris) do
+      local b = vim.fn.bufnr(vim.uri_to_fname(uri))
+      if b > 0 then table.insert(bufs, b) end
+    end
   end
+  local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local enc = c and c.offset_encoding or 'utf-16'
   local out = {}
   for _, b in ipairs(bufs) do
     local list = {}
     for _, d in ipairs(vim.diagnostic.get(b)) do
-      if not own[d.namespace] then table.insert(list, M.lsp_diagnostic(d)) end
+      if not own[d.namespace] then table.insert(list, M.lsp_diagnostic(d, b, enc)) end
     end
     local item = { uri = vim.uri_from_bufnr(b), diagnostics = list }
     if vim.api.nvim_buf_is_loaded(b) then item.version = vim.lsp.util.buf_versions[b] end
@@ -376,13 +397,6 @@ local function find_root(bufnr)
   return best or dir
 end
 
--- col_to_lsp: a byte column of line in the client's offset encoding.
-local function col_to_lsp(line, col, enc)
-  if enc == 'utf-8' then return col end
-  local ok, u32, u16 = pcall(vim.str_utfindex, line, col)
-  if not ok then return col end
-  return enc == 'utf-32' and u32 or u16
-end
 
 local function cmd_env()
   if not M.config.api_key_cmd then return nil end
