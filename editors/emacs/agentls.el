@@ -294,7 +294,8 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
     (unwind-protect
         (while (and (not choice) (not (cdr q)))
           (let ((answer (condition-case nil
-                            (let ((inhibit-quit nil))
+                            ;; The user may be in the minibuffer already (M-x).
+                            (let ((inhibit-quit nil) (enable-recursive-minibuffers t))
                               (completing-read (concat (agentls--one-line (plist-get params :message) 1000) "\nChoose: ")
                                                titles nil t))
                           (quit nil))))
@@ -526,8 +527,9 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
 (defun agentls-cancel (task-id)
   "Cancel TASK-ID (default: the running task)."
   (interactive (list (agentls--read-task "Cancel task" (lambda (tk) (member (agentls--state tk) '("running" "planning" "executing" "validating" "queued"))))))
-  (agentls--exec "agentls.cancel" (list :taskId task-id))
-  (message "agentls: cancelling %s" task-id))
+  ;; Said first: the task's result may arrive while the request waits.
+  (message "agentls: cancelling %s" task-id)
+  (agentls--exec "agentls.cancel" (list :taskId task-id)))
 
 (defun agentls-undo (task-id)
   "Revert every edit of TASK-ID (default: the newest edit task)."

@@ -30,6 +30,21 @@ with open(init, "w") as f:
 (load %s)
 (setq agentls-program (append (json-parse-string %s) nil))
 (agentls-mode 1)
+;; Test helper: cancel the running tasks (window/workDoneProgress/cancel, as
+;; another window or the server could) once a question has been open for
+;; a second or two.
+(defvar e2e-n 0)
+(defvar e2e-tm nil)
+(defun e2e-cancel-when-asked ()
+  (setq e2e-n 0
+        e2e-tm (run-with-timer
+                1 1 (lambda ()
+                      (when (and agentls--question (>= (setq e2e-n (1+ e2e-n)) 2))
+                        (cancel-timer e2e-tm)
+                        (maphash (lambda (_ p)
+                                   (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel
+                                                   (list :token (plist-get p :token))))
+                                 agentls--progress))))))
 (setq inhibit-startup-screen t
       native-comp-async-report-warnings-errors 'silent
       warning-minimum-level :error)
@@ -38,13 +53,21 @@ with open(init, "w") as f:
 t = Term("emacs", "emacs -nw -Q -l %s main.go" % init, ws)
 
 
+PROMPTS = {"agentls-run": r"agentls task: ", "agentls-plan": r"agentls plan: ", "agentls-undo": r"Undo task",
+           "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task"}
+
+
 def mx(command, *answers):
+    """M-x COMMAND, then each answer once its prompt shows (keys typed
+    before the minibuffer is ready would be lost)."""
     t.send("C-g")
+    time.sleep(0.1)
     t.send("M-x")
+    t.wait_for(r"M-x", 3)
     t.type(command)
     t.send("Enter")
     for a in answers:
-        time.sleep(0.15)
+        t.wait_for(PROMPTS.get(command, r"."), 5, allow_blockers=True)
         t.type(a)
         t.send("Enter")
 
@@ -122,8 +145,9 @@ try:
     t.send("M-:")
     # A cancel from elsewhere (another window, the server) while the
     # question is open (after a second or two, so the test sees it).
-    t.type('(setq e2e-n 0 e2e-tm (run-with-timer 1 1 (lambda () (when (and agentls--question (>= (setq e2e-n (1+ e2e-n)) 2)) (cancel-timer e2e-tm) (maphash (lambda (_ p) (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel (list :token (plist-get p :token)))) agentls--progress)))))')
+    t.type("(e2e-cancel-when-asked)")
     t.send("Enter")
+    t.wait_for(r"^\[nil ", 3)  # the timer, printed by M-:
     mx("agentls-run", "Check formatting of the files")
     t.note(t.wait_for(r"gofmt -l \.", 10) is not None, "the second approval shows")
     t.wait_for(r"agentls: .*cancel", 3)
@@ -133,10 +157,13 @@ try:
     t.note("Choose: " not in t.screen(), "the approval question is withdrawn")
 
     # 6. Cancel a running task with agentls-cancel (default: the running task).
+    prev = probe_eval("(plist-get agentls-last-result :taskId)")
     mx("agentls-run", "slow: explain every function")
     t.note(t.wait_for(r"\[agentls", 10) is not None, "the slow task shows progress")
     mx("agentls-cancel", "")
-    t.note(t.wait_for(r"agentls: .*cancelled", 15) is not None, "agentls-cancel ends the running task")
+    t.wait_for(r"agentls: .*cancelled", 5)
+    st = probe_eval("(list (plist-get agentls-last-result :taskId) (plist-get agentls-last-result :status))")
+    t.note(bool(st) and st[0] != prev and st[1] == "cancelled", "agentls-cancel ends the running task (%s; before: %s)" % (st, prev))
 
     # 7. Tasks.
     mx("agentls-tasks")
