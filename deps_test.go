@@ -248,6 +248,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 	broken := []goPackage{
 		{Path: "workspace", Deps: []string{"tools"}, Imports: []string{"tools"}},
 		{Path: "agent/redact"},
+		{Path: "agent/gitstate"},
 		{Path: "agent/store", Deps: []string{"agent/redact", "agent/llm", "tools"}, Imports: []string{"agent/llm", "tools"}},
 		{Path: "agent/llm", Deps: []string{"agent/redact"}, Imports: []string{"agent/redact"}},
 		{Path: "agent/llm/recorder", Deps: []string{"agent/llm", "agent/redact", "tools"}, Imports: []string{"agent/llm", "tools"}},
