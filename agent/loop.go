@@ -308,12 +308,13 @@ func (x *run) main(ctx context.Context) {
 		x.lessons = relevantLessons(ctx, x.cfg.Store, x.t.spec)
 		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
 		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
-		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, x.lessons)}, msgMeta{}, nil)
+		task := taskMessage(x.t.spec, x.prev, x.lessons)
+		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
+			task = x.startFromPlan(x.prev.Plan) + "\n" + task
+		}
+		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: task}, msgMeta{}, nil)
 		for _, m := range x.t.spec.Resume {
 			x.appendMsg(m, msgMeta{}, nil)
-		}
-		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
-			x.startFromPlan(x.prev.Plan)
 		}
 		x.flush(ctx)
 		if x.t.spec.Kind == KindEdit {
@@ -885,9 +886,9 @@ func (x *run) lesson(res *Result) string {
 }
 
 // startFromPlan makes the plan a plan task ended with the checklist of the
-// edit task that executes it: its items, open again, in the task's plan and
-// in the model's context.
-func (x *run) startFromPlan(p tools.Plan) {
+// edit task that executes it: its items, open again, in the task's plan;
+// it returns the text that puts them in the model's context.
+func (x *run) startFromPlan(p tools.Plan) string {
 	cp := copyPlan(p)
 	for i := range cp.Items {
 		cp.Items[i].Status, cp.Items[i].Reason = tools.PlanPending, ""
@@ -906,7 +907,7 @@ func (x *run) startFromPlan(p tools.Plan) {
 		}
 		b.WriteString("\n")
 	}
-	x.appendMsg(llm.Message{Role: llm.RoleUser, Content: b.String()}, msgMeta{}, nil)
+	return b.String()
 }
 
 // plannedFiles lists the files of a plan's items, in order, once each.
