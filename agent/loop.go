@@ -71,6 +71,9 @@ type Config struct {
 	// Registry lists the tasks of every runner of a host; nil means the
 	// runner keeps its own.
 	Registry *Registry
+	// Secrets returns the values the flight recorder hides (the host's
+	// redactor's); nil means none beyond what the model client hides.
+	Secrets func() []string
 }
 
 func (c Config) withDefaults() Config {

@@ -290,7 +290,11 @@ func (x *run) flight() llm.Recorder {
 		x.recOff = true
 		return nil
 	}
-	r, err := flightrec.Open(dir, x.t.id, flightrec.Options{})
+	var secrets []string
+	if x.cfg.Secrets != nil {
+		secrets = x.cfg.Secrets()
+	}
+	r, err := flightrec.Open(dir, x.t.id, flightrec.Options{Secrets: secrets})
 	if err != nil {
 		x.recOff = true
 		x.notes = append(x.notes, fmt.Sprintf("flight recorder off: %v", err))

@@ -223,7 +223,14 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (known: %s)", p.Command, strings.Join(s.commands.names(), ", "))
 	}
 	s.log.Debug("executeCommand", "command", p.Command)
-	return c.run(ctx, &Invocation{Server: s, WorkDoneToken: p.WorkDoneToken}, p.Arguments)
+	res, err := c.run(ctx, &Invocation{Server: s, WorkDoneToken: p.WorkDoneToken}, p.Arguments)
+	if raw, ok := res.(json.RawMessage); ok {
+		res = json.RawMessage(s.redactor.Get(s.Config(), s.getenv).JSON(raw))
+	}
+	if err != nil {
+		err = redactErr(err, s.redact)
+	}
+	return res, err
 }
 
 func (s *Server) codeAction(ctx context.Context, p *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
@@ -231,4 +238,17 @@ func (s *Server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		return []protocol.CommandOrCodeAction{}, nil
 	}
 	return s.codeActions(ctx, s, p)
+}
+
+// redactErr hides secrets in an error's text, keeping a JSON-RPC error's
+// code.
+func redactErr(err error, redact func(string) string) error {
+	var rpc *jsonrpc2.Error
+	if errors.As(err, &rpc) {
+		return jsonrpc2.NewError(rpc.Code, redact(rpc.Message))
+	}
+	if msg := redact(err.Error()); msg != err.Error() {
+		return errors.New(msg)
+	}
+	return err
 }

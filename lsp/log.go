@@ -186,3 +186,54 @@ func messageType(l slog.Level) protocol.MessageType {
 	}
 	return protocol.MessageTypeLog
 }
+
+// redactHandler hides secrets in a record's message and string values
+// before any handler (log file, stderr, window/logMessage) sees it.
+type redactHandler struct {
+	next   slog.Handler
+	redact func(string) string
+}
+
+func (h redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
+
+func (h redactHandler) Handle(ctx context.Context, r slog.Record) error {
+	out := slog.NewRecord(r.Time, r.Level, h.redact(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (h redactHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.redact(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]slog.Attr, len(g))
+		for i, x := range g {
+			out[i] = h.attr(x)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(out...)}
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			return slog.String(a.Key, h.redact(err.Error()))
+		}
+		return slog.String(a.Key, h.redact(fmt.Sprint(v.Any())))
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+func (h redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = h.attr(a)
+	}
+	return redactHandler{h.next.WithAttrs(out), h.redact}
+}
+
+func (h redactHandler) WithGroup(name string) slog.Handler {
+	return redactHandler{h.next.WithGroup(name), h.redact}
+}

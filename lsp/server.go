@@ -133,7 +133,10 @@ type Server struct {
 	roots      []string
 	config     session.Settings
 
-	envProblems []session.Problem // invalid environment values, reported at initialize
+	envProblems []session.Problem
+	// redactor hides the secrets of the current settings in everything the
+	// server sends or logs: replies, messages, progress, the log.
+	redactor session.RedactorCache // invalid environment values, reported at initialize
 
 	docMu     sync.Mutex    // guards docChange
 	docChange chan struct{} // closed and replaced after every document change
@@ -168,7 +171,7 @@ func New(opts ...Option) *Server {
 		s.getenv = envLookup
 	}
 	s.mirror = newClientLogHandler(s.level)
-	s.log = slog.New(teeHandler{s.baseLog, s.mirror})
+	s.log = slog.New(redactHandler{teeHandler{s.baseLog, s.mirror}, s.redact})
 	s.config, s.envProblems = session.FromEnv(s.getenv)
 	s.progress = newTracker(s)
 	s.routes = s.buildRoutes()
@@ -196,6 +199,14 @@ func (s *Server) ClientCapabilities() protocol.ClientCapabilities {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.clientCaps
+}
+
+// redact hides the secrets of the current settings in text.
+func (s *Server) redact(text string) string {
+	if text == "" {
+		return text
+	}
+	return s.redactor.Get(s.Config(), s.getenv).String(text)
 }
 
 // Config returns the current settings.
@@ -493,6 +504,7 @@ func (s *Server) notify(ctx context.Context, send func(ctx context.Context, c pr
 
 // ShowMessage sends window/showMessage.
 func (s *Server) ShowMessage(ctx context.Context, typ protocol.MessageType, message string) {
+	message = s.redact(message)
 	s.notify(ctx, func(ctx context.Context, c protocol.Client) error {
 		return c.ShowMessage(ctx, &protocol.ShowMessageParams{Type: typ, Message: message})
 	})

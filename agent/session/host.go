@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/grep"
@@ -54,6 +55,7 @@ type Host struct {
 	log      *slog.Logger
 	tasks    *agent.Registry // the only registry of tasks
 	commands *tools.Commands // every command the tasks run, killed at Close
+	redactor RedactorCache
 
 	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots
 	ws      *workspace.Workspace
@@ -118,12 +120,11 @@ func (h *Host) logger() *slog.Logger {
 
 // Secrets are the values agentls must never write down or show: the API
 // key of the current settings.
-func (h *Host) Secrets() []string {
-	if k := h.Settings().APIKey(h.opts.Getenv); k != "" {
-		return []string{k}
-	}
-	return nil
-}
+func (h *Host) Secrets() []string { return h.Redactor().Secrets() }
+
+// Redactor hides the Secrets of the current settings; every sink of the
+// host (store, reports) and of its faces passes text through it.
+func (h *Host) Redactor() redact.Redactor { return h.redactor.Get(h.Settings(), h.opts.Getenv) }
 
 // Commands tracks every command the host's tasks run.
 func (h *Host) Commands() *tools.Commands { return h.commands }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -191,6 +190,7 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 		Files:         ws,
 		NoRecord:      !s.Recordings,
 		Registry:      h.tasks,
+		Secrets:       h.Secrets,
 	}
 	if s.CheckCommand != "" {
 		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv}}
@@ -272,7 +272,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
 	}
-	text = llm.Redact(text, h.Secrets()...)
+	text = h.Redactor().String(text)
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}

@@ -1,0 +1,80 @@
+package redact
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// secretName matches environment variable names that mark a secret:
+// OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ...
+var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE)`)
+
+// SecretName reports whether an environment variable's name marks its value
+// as a secret. Commands never get such a variable, and its value is hidden
+// at every sink.
+func SecretName(name string) bool { return secretName.MatchString(name) }
+
+// EnvSecrets returns the values of the variables of environ ("NAME=value")
+// whose names mark secrets, and the user information of every value that
+// is a URL with one (OPENAI_BASE_URL=https://user:pass@host/).
+func EnvSecrets(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || value == "" {
+			continue
+		}
+		if SecretName(name) {
+			out = append(out, value)
+		}
+		out = append(out, URLSecrets(value)...)
+	}
+	return out
+}
+
+// URLSecrets returns what a URL carries as a secret: the password and the
+// user of its user information, and its query values.
+func URLSecrets(raw string) []string {
+	if !strings.Contains(raw, "://") {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if u.User != nil {
+		if p, ok := u.User.Password(); ok {
+			out = append(out, p)
+		}
+		out = append(out, u.User.Username())
+	}
+	for _, vs := range u.Query() {
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// Secrets lists the secrets a Redactor hides.
+func (r Redactor) Secrets() []string { return append([]string(nil), r.secrets...) }
+
+// JSON returns the JSON text b with every secret hidden, also where JSON
+// escaping changed how a secret is written.
+func (r Redactor) JSON(b []byte) []byte {
+	s := string(b)
+	for _, secret := range r.secrets {
+		esc := jsonEscape(secret)
+		for _, form := range []string{secret, esc} {
+			if strings.Contains(s, form) {
+				s = strings.ReplaceAll(s, form, Text)
+			}
+		}
+	}
+	return []byte(s)
+}
+
+func jsonEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`, "<", `\u003c`, ">", `\u003e`, "&", `\u0026`)
+	return r.Replace(s)
+}
