@@ -59,7 +59,11 @@ type Options struct {
 type Agent struct {
 	opts Options
 	log  *slog.Logger
-	conn *sdk.AgentSideConnection
+	// conn is set once, right after the connection is made; the SDK may
+	// call the handlers before, so they reach it through peer(), which
+	// waits for ready.
+	conn  *sdk.AgentSideConnection
+	ready chan struct{}
 
 	mu       sync.Mutex
 	client   sdk.ClientCapabilities
@@ -97,7 +101,7 @@ func New(opts Options) *Agent {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Agent{opts: opts, log: opts.Logger, hosts: map[string]*session.Host{},
+	return &Agent{opts: opts, log: opts.Logger, ready: make(chan struct{}), hosts: map[string]*session.Host{},
 		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}}
 }
 
@@ -107,6 +111,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	a := New(opts)
 	a.conn = sdk.NewAgentSideConnection(a, w, r)
 	a.conn.SetLogger(a.log)
+	close(a.ready)
 	select {
 	case <-a.conn.Done():
 	case <-ctx.Done():
@@ -164,12 +169,18 @@ func (a *Agent) session(id sdk.SessionId) (*acpSession, error) {
 	return s, nil
 }
 
+// peer is the connection to the client, once it is made.
+func (a *Agent) peer() *sdk.AgentSideConnection {
+	<-a.ready
+	return a.conn
+}
+
 // update sends one session/update. Updates are sent on a context of their
 // own: a cancelled turn still reports how its tool calls ended.
 func (a *Agent) update(id string, u sdk.SessionUpdate) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+	if err := a.peer().SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
 		a.log.Debug("session/update not sent", "session", id, "error", err)
 	}
 }
@@ -441,7 +452,7 @@ func (a *Agent) syncBuffers(ctx context.Context, s *acpSession, in promptInput) 
 		}
 		text, ok := in.Embedded[f]
 		if caps.ReadTextFile {
-			resp, err := a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: f})
+			resp, err := a.peer().ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: f})
 			if err != nil {
 				a.log.Debug("fs/read_text_file failed", "path", f, "error", err)
 			} else {

@@ -60,7 +60,7 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 			if c.bom {
 				content = "\ufeff" + content
 			}
-			if _, err := e.p.a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: c.abs, Content: content}); err != nil {
+			if _, err := e.p.a.peer().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: c.abs, Content: content}); err != nil {
 				return fmt.Errorf("fs/write_text_file %s: %w", c.abs, err)
 			}
 			// The editor holds the file now: later reads of the task see

@@ -257,7 +257,7 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		kind := toolKind(q.Request.Tool)
 		tc.Kind = &kind
 	}
-	resp, err := p.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: sdk.SessionId(p.s.id), ToolCall: tc, Options: opts})
+	resp, err := p.a.peer().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: sdk.SessionId(p.s.id), ToolCall: tc, Options: opts})
 	if err != nil {
 		return tools.Deny, fmt.Errorf("permission request: %w", err)
 	}
