@@ -175,9 +175,12 @@ try:
         t.note(t.wait_for(r"PLAN-READY", 20) is not None, "agentls-plan shows the plan")
         t.screenshot(os.path.join(shots, "emacs-plan.png"))
         mx("agentls-execute-plan", "")
+        # The plan's edit asks for confirmation; the server waits for the
+        # answer however long it takes.
+        t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True) is not None,
+               "the executed plan's edit asks for confirmation")
+        t.type("y")
         t.note(t.wait_for(r"EXECUTED", 20, allow_blockers=True) is not None, "agentls-execute-plan runs it")
-        if t.wait_for(r"\(y or n\)", 3, allow_blockers=True):
-            t.type("y")
     else:
         t.pending("plan mode / agentls.result: the server does not advertise agentls.result yet")
     t.watch(0.5)
