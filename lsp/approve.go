@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -42,9 +42,9 @@ type WorkspaceSettings struct {
 // window/showMessageRequest: "Allow once", "Allow for this task", "Always
 // allow `PREFIX`" (commands only; remembered in .agentls/settings.json) and
 // "Deny". agentls.approval "auto" allows and "deny" denies without asking;
-// commands starting with a prefix of agentls.allowCommands or of the
-// settings file never ask (unless they chain other commands with ; && | or
-// redirections). No answer within ServiceOptions.ApprovalTimeout, or a
+// commands covered by a prefix of agentls.allowCommands or of the settings
+// file never ask (tools/shellpolicy: one simple command under the prefix's
+// words, no interpreter or wrapper). No answer within ServiceOptions.ApprovalTimeout, or a
 // client error, denies; when the client has never answered one and lets
 // one go unanswered, later questions of the session are denied at once
 // (and the user is told once how to allow them).
@@ -134,42 +134,18 @@ func (a *Approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 	return tools.Deny, nil
 }
 
-var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+// CommandPrefix is what "Always allow" remembers of a command: the safe
+// word prefix tools/shellpolicy finds ("go test" for "go test ./...", "ls"
+// for "ls -la"), or "" (nothing is offered) when the command is not one
+// simple command or runs arbitrary code ("python3 --version").
+func CommandPrefix(command string) string { return tools.CommandPrefix(command) }
 
-// CommandPrefix is what "Always allow" remembers of a command: the program
-// and, when the next word is a subcommand, that too ("go test" for
-// "go test ./...", "npm run" for "npm run build", "ls" for "ls -la").
-func CommandPrefix(command string) string {
-	f := strings.Fields(command)
-	switch {
-	case len(f) == 0:
-		return ""
-	case len(f) >= 2 && subcommand.MatchString(f[1]):
-		return f[0] + " " + f[1]
-	}
-	return f[0]
-}
-
-// shellControl matches what makes a command line more than one command:
-// separators, pipes, substitutions and redirections.
-var shellControl = regexp.MustCompile("[;&|`<>\n]|\\$\\(")
-
-// CommandAllowed reports whether command starts with one of the prefixes
-// (on a word boundary) and is a single command (no ; && | ` $( or
-// redirection), so "go test" allows "go test ./..." but not
-// "go test ./... && rm -rf ~".
+// CommandAllowed reports whether one of prefixes covers command: it parses
+// as one simple command of literal words (no list, pipe, substitution,
+// redirection, control character...) that starts word by word with the
+// prefix and runs no interpreter or wrapper (tools/shellpolicy).
 func CommandAllowed(command string, prefixes []string) bool {
-	c := strings.Join(strings.Fields(command), " ")
-	if c == "" || shellControl.MatchString(c) {
-		return false
-	}
-	for _, p := range prefixes {
-		p = strings.Join(strings.Fields(p), " ")
-		if p != "" && (c == p || strings.HasPrefix(c, p+" ")) {
-			return true
-		}
-	}
-	return false
+	return shellpolicy.Covered(command, prefixes)
 }
 
 // ReadWorkspaceSettings reads <stateDir>/settings.json; a missing file is
