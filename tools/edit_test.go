@@ -212,3 +212,27 @@ func TestUpdatePlan(t *testing.T) {
 		}
 	}
 }
+
+// TestNoToolWritesTheSettings: write_file and edit_file refuse the state
+// folder, however the path is spelled, and run_command does not run there
+// or in .git.
+func TestNoToolWritesTheSettings(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{".agentls/settings.json": `{"allowCommands":[]}` + "\n", ".git/hooks/.keep": ""})
+	r := newReg(t, Env{Workspace: ws})
+	for _, p := range []string{".agentls/settings.json", "./.agentls/settings.json", "sub/../.agentls/settings.json", ".agentls/new.json"} {
+		if res := call(t, r, "write_file", map[string]any{"path": p, "content": `{"allowCommands":["sh"]}`}); !res.IsError || !strings.Contains(res.Text, "state folder") {
+			t.Errorf("write_file %s: %s", p, res.Text)
+		}
+		if res := call(t, r, "edit_file", map[string]any{"path": p, "old_string": "[]", "new_string": `["sh"]`}); !res.IsError || !strings.Contains(res.Text, "state folder") {
+			t.Errorf("edit_file %s: %s", p, res.Text)
+		}
+	}
+	for _, cwd := range []string{".agentls", ".git/hooks", ".git"} {
+		if res := call(t, r, "run_command", map[string]any{"command": "touch x", "cwd": cwd}); !res.IsError || !strings.Contains(res.Text, "state folder or in .git") {
+			t.Errorf("run_command in %s: %s", cwd, res.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".agentls", "settings.json")); string(b) != `{"allowCommands":[]}`+"\n" {
+		t.Errorf("settings changed: %s", b)
+	}
+}

@@ -159,6 +159,9 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 		if res != nil {
 			return *res, nil
 		}
+		if rel := p.Rel(); r.inStateDir(p) || rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			return errorf("cwd %s: commands do not run in agentls's state folder or in .git; run them from the workspace", p), nil
+		}
 		fi, err := os.Stat(w.Abs(p))
 		if err != nil || !fi.IsDir() {
 			return errorf("cwd %s is not a folder of the workspace", p), nil

@@ -117,7 +117,7 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 			cmd = exec.Command(spec.Argv[0], spec.Argv[1:]...)
 		}
 		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
-		setProcAttr(cmd, supervised && ns)
+		setProcAttr(cmd, supervised, supervised && ns)
 		return cmd, nil
 	}
 	if supervised {

@@ -20,6 +20,19 @@ func BecomeSubreaper() error {
 	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
+// ProtectServer prepares the server process for running commands: it
+// becomes a subreaper (BecomeSubreaper) and makes itself non-dumpable, so
+// its /proc/PID/environ and memory belong to root: a command running as the
+// same non-root user cannot read the API key from there even where the
+// sandbox's PID namespace is not available. (It also disables core dumps
+// of the server and debugger attach by the same user.)
+func ProtectServer() error {
+	if err := BecomeSubreaper(); err != nil {
+		return err
+	}
+	return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+}
+
 // nsState: 0 untried or working, 1 refused by the kernel.
 var nsState atomic.Int32
 
@@ -34,8 +47,13 @@ func namespaceRefused(err error) bool {
 // setProcAttr: its own process group, killed when the server dies; with ns,
 // process 1 of new PID and mount namespaces (in a user namespace that maps
 // only the current user, when not root).
-func setProcAttr(cmd *exec.Cmd, ns bool) {
+func setProcAttr(cmd *exec.Cmd, supervised, ns bool) {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if supervised && !ns {
+		// Outside a PID namespace the supervisor must live long enough to
+		// sweep what the command left: SIGTERM makes it do that and exit.
+		attr.Pdeathsig = syscall.SIGTERM
+	}
 	if ns {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 		if uid := os.Getuid(); uid != 0 {
