@@ -187,11 +187,23 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 	}
 	var status []byte
 	statusDone := make(chan struct{})
+	started := make(chan struct{}) // closed once the command itself runs
 	go func() {
 		defer close(statusDone)
-		if statusR != nil {
-			status, _ = io.ReadAll(io.LimitReader(statusR, 1<<16))
+		if statusR == nil {
+			close(started)
+			return
 		}
+		first := make([]byte, 1)
+		if n, _ := io.ReadFull(statusR, first); n == 1 {
+			if first[0] == sandbox.StartedByte {
+				close(started)
+			} else {
+				status = first
+			}
+		}
+		rest, _ := io.ReadAll(io.LimitReader(statusR, 1<<16))
+		status = append(status, rest...)
 	}()
 
 	var mu sync.Mutex
@@ -218,11 +230,31 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 		mu.Lock()
 		why = reason
 		mu.Unlock()
-		killGroup(pid, false)
 		select {
-		case <-exited:
-		case <-time.After(killGrace):
+		case <-started:
+		default:
+			// Still confining itself: nothing to stop gracefully.
 			killGroup(pid, true)
+			return
+		}
+		killGroup(pid, false)
+		// Repeat SIGTERM during the grace period: a supervisor that is
+		// process 1 of its namespace ignores it until its handler is set.
+		grace := time.NewTimer(killGrace)
+		defer grace.Stop()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-exited:
+				return
+			case <-tick.C:
+				killGroup(pid, false)
+				continue
+			case <-grace.C:
+				killGroup(pid, true)
+			}
+			break
 		}
 	}()
 	_ = cmd.Wait()
@@ -263,3 +295,18 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 // runMarker is the environment variable that marks every process of one
 // command, so the runner can find processes that left its process tree.
 const runMarker = "AGENTLS_RUN_ID"
+
+// SandboxStatus runs `true` as every command is run and returns what it
+// ran under (RunResult.Sandbox): the line to tell the user once at start,
+// e.g. "landlock (workspace-write; ABI 7; no network)" or "none: kernel has
+// no Landlock" (commands then rely on approvals alone).
+func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
+	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second})
+	if err != nil {
+		return "", fmt.Errorf("sandbox probe: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return res.Sandbox, fmt.Errorf("sandbox probe: `true` ended with exit code %d, signal %q", res.ExitCode, res.Signal)
+	}
+	return res.Sandbox, nil
+}

@@ -205,3 +205,14 @@ func (l *lockedOut) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+func TestSandboxStatusSaysWhatCommandsRunUnder(t *testing.T) {
+	abi := landlockABI(t)
+	got, err := SandboxStatus(context.Background(), SandboxOptions{Roots: []string{t.TempDir()}})
+	if err != nil || got != fmt.Sprintf("landlock (workspace-write; ABI %d; no network)", abi) {
+		t.Errorf("SandboxStatus = %q, %v", got, err)
+	}
+	if got, err := SandboxStatus(context.Background(), SandboxOptions{Mode: sandbox.Off}); err != nil || got != "off" {
+		t.Errorf("SandboxStatus(off) = %q, %v", got, err)
+	}
+}

@@ -58,8 +58,12 @@ type Policy struct {
 	Namespaces bool `json:"namespaces,omitempty"`
 }
 
+// StartedByte is written on the status pipe when the command has started,
+// before the Status.
+const StartedByte = 'S'
+
 // Status is what the supervisor reports on its status pipe (fd 3) when the
-// command has ended.
+// command has ended (after StartedByte if it started).
 type Status struct {
 	ExitCode int    `json:"exit"`
 	Signal   string `json:"signal,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -22,6 +23,10 @@ import (
 // report on fd 3. Its exit code is 0 when it reported, 126 when it could
 // not even do that.
 func supervise(args []string) int {
+	// First: as process 1 of a PID namespace, signals without a handler
+	// are ignored.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	status := os.NewFile(3, "status")
 	report := func(st Status) int {
 		if status == nil {
@@ -53,8 +58,6 @@ func supervise(args []string) int {
 			return report(Status{ExitCode: -1, Error: "sandbox: landlock: " + err.Error()})
 		}
 	}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -62,6 +65,10 @@ func supervise(args []string) int {
 		return report(Status{ExitCode: -1, Error: err.Error()})
 	}
 	pid := cmd.Process.Pid
+	if status != nil {
+		status.Write([]byte{StartedByte})
+	}
+	var once sync.Once
 	go func() {
 		// SIGTERM from the server (cancel, timeout) or as parent-death
 		// signal: pass it on to everything, then the sweep kills the rest.
@@ -70,11 +77,13 @@ func supervise(args []string) int {
 			for _, c := range descendants(os.Getpid()) {
 				_ = syscall.Kill(c, syscall.SIGTERM)
 			}
-			go func() {
-				time.Sleep(2 * time.Second)
-				sweep()
-				os.Exit(report(Status{ExitCode: -1, Signal: "SIGKILL", Error: "killed after SIGTERM"}))
-			}()
+			once.Do(func() {
+				go func() {
+					time.Sleep(2 * time.Second)
+					n := sweep()
+					os.Exit(report(Status{ExitCode: -1, Signal: "SIGKILL", Killed: n}))
+				}()
+			})
 		}
 	}()
 	_ = cmd.Wait()
