@@ -80,10 +80,10 @@ func Main() {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
 		os.Exit(supervise(os.Args[2:]))
 	}
-	installed.Store(true)
+	installed.Store(canSupervise)
 }
 
-// Installed reports whether Main ran in this process, so re-executing
+// Installed reports whether Main ran in this process (on Linux), so re-executing
 // os.Executable() with Arg starts a supervisor.
 func Installed() bool { return installed.Load() }
 

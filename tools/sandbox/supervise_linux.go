@@ -19,6 +19,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// canSupervise: supervisors exist on Linux only.
+const canSupervise = true
+
 // supervise is the supervisor: confine, run argv, kill what is left,
 // report on fd 3. Its exit code is 0 when it reported, 126 when it could
 // not even do that.

@@ -8,6 +8,9 @@ import (
 	"os"
 )
 
+// canSupervise: elsewhere commands run directly, in a process group.
+const canSupervise = false
+
 func supervise(args []string) int {
 	fmt.Fprintln(os.Stderr, "agentls: the command sandbox needs Linux")
 	return 126
