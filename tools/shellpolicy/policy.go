@@ -156,8 +156,13 @@ func literalWord(w *syntax.Word) string {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			// Unquoted: no glob, brace or tilde expansion.
-			if strings.ContainsAny(p.Value, "*?[]{}~") {
-				return "has a glob, brace or tilde expansion"
+			if strings.ContainsAny(p.Value, "*?[]{}") {
+				return "has a glob or brace expansion"
+			}
+			// Tilde expands at the start of a word and, in bash, after = or :
+			// ("HEAD~1" stays literal).
+			if (i == 0 && strings.HasPrefix(p.Value, "~")) || strings.Contains(p.Value, "=~") || strings.Contains(p.Value, ":~") {
+				return "has a tilde expansion"
 			}
 			if i == 0 && strings.HasPrefix(p.Value, "#") {
 				return "has a comment"
