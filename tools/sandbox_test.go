@@ -83,6 +83,16 @@ true`, out)
 	if !strings.HasPrefix(res.Sandbox, "landlock (workspace-write") || !strings.Contains(res.Sandbox, fmt.Sprintf("ABI %d", abi)) {
 		t.Errorf("Sandbox = %q", res.Sandbox)
 	}
+	if os.Getuid() == 0 {
+		// A root server's commands lose the capabilities Landlock does not
+		// cover: bit 16 (CAP_SYS_MODULE) and 21 (CAP_SYS_ADMIN) of CapBnd.
+		_, _, caps := runIn(t, "", false, "grep CapBnd /proc/self/status")
+		var bnd uint64
+		fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(caps), "CapBnd:")), "%x", &bnd)
+		if bnd == 0 || bnd&(1<<16) != 0 || bnd&(1<<21) != 0 {
+			t.Errorf("sandboxed root keeps CAP_SYS_MODULE or CAP_SYS_ADMIN: %q", caps)
+		}
+	}
 	for _, ok := range []string{"ws-ok", "tmp-ok", "sub-ok"} {
 		if !strings.Contains(text, ok) {
 			t.Errorf("%s missing: a write the sandbox allows failed:\n%s", ok, text)

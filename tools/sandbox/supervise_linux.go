@@ -57,6 +57,7 @@ func supervise(args []string) int {
 		}
 	}
 	if p.Landlock {
+		dropCapabilities()
 		if err := restrict(p); err != nil {
 			return report(Status{ExitCode: -1, Error: "sandbox: landlock: " + err.Error()})
 		}
@@ -244,4 +245,25 @@ func KernelABI() (int, error) {
 // hooks and config (code git runs later, outside the sandbox).
 func ProtectedPaths(root string) []string {
 	return []string{filepath.Join(root, ".agentls"), filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config")}
+}
+
+// dangerousCaps are the capabilities a command started by a root server
+// loses: what Landlock does not cover (module loading, raw devices and
+// sockets, ptrace, mounts, rebooting, the clock, network and system
+// administration, setting file capabilities).
+var dangerousCaps = []uintptr{
+	unix.CAP_SYS_MODULE, unix.CAP_SYS_RAWIO, unix.CAP_SYS_ADMIN, unix.CAP_SYS_BOOT, unix.CAP_SYS_PTRACE,
+	unix.CAP_SYS_TIME, unix.CAP_NET_ADMIN, unix.CAP_NET_RAW, unix.CAP_MKNOD, unix.CAP_SETFCAP,
+	unix.CAP_MAC_ADMIN, unix.CAP_MAC_OVERRIDE, unix.CAP_AUDIT_CONTROL, unix.CAP_SYSLOG, unix.CAP_BPF,
+	unix.CAP_PERFMON, unix.CAP_SYS_NICE, unix.CAP_SYS_RESOURCE, unix.CAP_LINUX_IMMUTABLE, unix.CAP_WAKE_ALARM,
+	unix.CAP_BLOCK_SUSPEND, unix.CAP_IPC_LOCK, unix.CAP_KILL, unix.CAP_SYS_PACCT, unix.CAP_SYS_CHROOT,
+}
+
+// dropCapabilities removes dangerousCaps from the bounding set, so no
+// program the command executes has them. Errors (an unprivileged
+// supervisor has none of them) are ignored.
+func dropCapabilities() {
+	for _, c := range dangerousCaps {
+		_ = unix.Prctl(unix.PR_CAPBSET_DROP, c, 0, 0, 0)
+	}
 }
