@@ -2,7 +2,9 @@ package agentls_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,5 +79,210 @@ func TestImportDirection(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("go list reported no packages of the module")
+	}
+}
+
+// The layer check above keeps the tower upright; the rules below
+// keep the seams inside it where the design puts them. Paths are relative
+// to the module; "x/..." matches x and every package below it. Only
+// production code is checked (test files may import what they test with).
+
+// leafRules name packages that depend on nothing of the module but the
+// packages listed, directly or through others: they can be read, tested and
+// reused alone.
+var leafRules = []struct {
+	pkg    string
+	except []string // packages matching pkg that the rule does not cover
+	only   []string
+	why    string
+}{
+	{pkg: "workspace/...", why: "the workspace (files under a root handle) is the bottom of the stack"},
+	{pkg: "agent/redact", why: "redaction is used by every package that writes text down"},
+	{pkg: "agent/gitstate", why: "git state is read by the session host and knows nothing of tasks or tools"},
+	{pkg: "agent/store", only: []string{"agent/redact"},
+		why: "the session store keeps its own types; the agent converts to and from them"},
+	{pkg: "agent/llm", only: []string{"agent/redact"},
+		why: "the model client knows nothing of editors, tools or tasks"},
+	{pkg: "agent/llm/...", except: []string{"agent/llm"}, only: []string{"agent/llm", "agent/redact"},
+		why: "the fake model and the flight recorder speak the client's types, and nothing else"},
+}
+
+// importRules forbid direct imports: pkg must not import any of never.
+var importRules = []struct {
+	pkg    string
+	except []string
+	never  []string
+	why    string
+}{
+	{pkg: "lsp/...", never: []string{"tools/grep"},
+		why: "the search index belongs to the agent session; the LSP face only adapts it"},
+	{pkg: "agent/...", except: []string{"agent/session"}, never: []string{"tools/grep"},
+		why: "agent/session alone builds the search index; the loop reaches it through the tools"},
+}
+
+// goPackage is what the rules read of `go list`, paths relative to the module.
+type goPackage struct {
+	Path    string
+	Imports []string // direct imports of the module
+	Deps    []string // every package of the module it depends on
+}
+
+// modulePackages lists the production packages of the module.
+func modulePackages(t *testing.T) []goPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	rel := func(paths []string) []string {
+		var r []string
+		for _, p := range paths {
+			if s, ok := strings.CutPrefix(p, module+"/"); ok {
+				r = append(r, s)
+			}
+		}
+		return r
+	}
+	var pkgs []goPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath    string
+			Imports, Deps []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		path, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			continue // the module root holds only tests
+		}
+		pkgs = append(pkgs, goPackage{Path: path, Imports: rel(p.Imports), Deps: rel(p.Deps)})
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list reported no packages of the module")
+	}
+	return pkgs
+}
+
+// matches reports whether path is covered by pattern (with "/..." for a
+// tree) and not by one of except.
+func matches(pattern string, except []string, path string) bool {
+	if slices.Contains(except, path) {
+		return false
+	}
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return path == tree || strings.HasPrefix(path, tree+"/")
+	}
+	return path == pattern
+}
+
+// leafViolations returns one message per module dependency of a leaf that
+// its rule does not list, and one per rule that matches no package (a rule
+// left behind by a rename would otherwise pass silently).
+func leafViolations(pkgs []goPackage) []string {
+	var out []string
+	for _, r := range leafRules {
+		matched := false
+		for _, p := range pkgs {
+			if !matches(r.pkg, r.except, p.Path) {
+				continue
+			}
+			matched = true
+			for _, d := range p.Deps {
+				if !slices.Contains(r.only, d) && !matches(r.pkg, nil, d) {
+					out = append(out, fmt.Sprintf("%s depends on %s; it may depend only on %s of this module (%s)",
+						p.Path, d, orNothing(r.only), r.why))
+				}
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("leaf rule %q matches no package: update deps_test.go", r.pkg))
+		}
+	}
+	return out
+}
+
+// importViolations returns one message per forbidden direct import.
+func importViolations(pkgs []goPackage) []string {
+	var out []string
+	for _, r := range importRules {
+		matched := false
+		for _, p := range pkgs {
+			if !matches(r.pkg, r.except, p.Path) {
+				continue
+			}
+			matched = true
+			for _, imp := range p.Imports {
+				if slices.Contains(r.never, imp) {
+					out = append(out, fmt.Sprintf("%s imports %s; %s must not (%s)", p.Path, imp, r.pkg, r.why))
+				}
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("import rule %q matches no package: update deps_test.go", r.pkg))
+		}
+	}
+	return out
+}
+
+func orNothing(paths []string) string {
+	if len(paths) == 0 {
+		return "nothing"
+	}
+	return strings.Join(paths, ", ")
+}
+
+// TestPackageDirection checks the leaf and import rules against the
+// module's packages as `go list` reports them.
+func TestPackageDirection(t *testing.T) {
+	pkgs := modulePackages(t)
+	for _, v := range append(leafViolations(pkgs), importViolations(pkgs)...) {
+		t.Error(v)
+	}
+}
+
+// TestPackageRulesCatchViolations feeds the rules a module that breaks
+// each of them, so a rule that could never fail is noticed.
+func TestPackageRulesCatchViolations(t *testing.T) {
+	broken := []goPackage{
+		{Path: "workspace", Deps: []string{"tools"}, Imports: []string{"tools"}},
+		{Path: "agent/redact"},
+		{Path: "agent/gitstate"},
+		{Path: "agent/store", Deps: []string{"agent/redact", "agent/llm", "tools"}, Imports: []string{"agent/llm", "tools"}},
+		{Path: "agent/llm", Deps: []string{"agent/redact"}, Imports: []string{"agent/redact"}},
+		{Path: "agent/llm/recorder", Deps: []string{"agent/llm", "agent/redact", "tools"}, Imports: []string{"agent/llm", "tools"}},
+		{Path: "agent/llm/fakemodel", Deps: []string{"agent/llm", "agent/redact"}, Imports: []string{"agent/llm"}},
+		{Path: "agent", Imports: []string{"tools/grep"}},
+		{Path: "agent/session", Imports: []string{"tools/grep"}},
+		{Path: "lsp/lsptest", Imports: []string{"tools/grep"}},
+	}
+	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
+	for _, want := range []string{
+		"workspace depends on tools",
+		"agent/store depends on agent/llm",
+		"agent/store depends on tools",
+		"agent/llm/recorder depends on tools",
+		"agent imports tools/grep",
+		"lsp/lsptest imports tools/grep",
+	} {
+		if !strings.Contains(got, want+";") {
+			t.Errorf("violations do not report %q:\n%s", want, got)
+		}
+	}
+	for _, clean := range []string{"agent/store depends on agent/redact", "agent/llm/fakemodel depends", "agent/session imports", "agent/llm depends"} {
+		if strings.Contains(got, clean) {
+			t.Errorf("violations report %q, which the rules allow:\n%s", clean, got)
+		}
+	}
+	if n := strings.Count(got, "\n") + 1; n != 6 {
+		t.Errorf("%d violations; want 6:\n%s", n, got)
+	}
+
+	// A rule that matches no package is reported, not passed.
+	if v := importViolations([]goPackage{{Path: "agent/session"}}); !slices.ContainsFunc(v, func(s string) bool {
+		return strings.Contains(s, `"lsp/..." matches no package`)
+	}) {
+		t.Errorf("importViolations of a module without lsp = %q; want the stale rule reported", v)
 	}
 }

@@ -45,6 +45,25 @@ func (c *changeLog) touch(path string) {
 	}
 }
 
+// Change is one file a task changed, with its texts.
+type Change struct {
+	Path          string
+	Before, After string
+	Known         bool // Before and After are known (false: by name only)
+}
+
+// snapshot returns the changes so far, sorted by path.
+func (c *changeLog) snapshot() []Change {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Change, 0, len(c.files))
+	for p, f := range c.files {
+		out = append(out, Change{Path: p, Before: f.before, After: f.after, Known: f.known})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
 func (c *changeLog) count() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

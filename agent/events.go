@@ -16,6 +16,7 @@ const (
 	EventState        EventKind = "state"         // State changed
 	EventPlan         EventKind = "plan"          // Plan replaced (every update_plan)
 	EventText         EventKind = "text"          // Text: a delta of the model's answer
+	EventThought      EventKind = "thought"       // Text: a delta of the model's reasoning (models that stream it)
 	EventToolStarted  EventKind = "tool_started"  // Tool, Args
 	EventToolFinished EventKind = "tool_finished" // Tool, Args, Duration, IsError, Text (first line)
 	EventRetry        EventKind = "retry"         // Retry: a transient model failure being retried
@@ -32,7 +33,7 @@ type Event struct {
 	Time     time.Time
 	State    State         // EventState
 	Plan     *tools.Plan   // EventPlan (a copy)
-	Text     string        // EventText, EventNote, EventToolFinished (summary line)
+	Text     string        // EventText, EventThought, EventNote, EventToolFinished (summary line)
 	Tool     string        // EventToolStarted/Finished: the tool name, never a call id (L9)
 	Args     string        // EventToolStarted/Finished: a one-line summary of the arguments
 	Duration time.Duration // EventToolFinished

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -43,8 +44,32 @@ func (g *Guard) done() {
 // Check returns nil only while the task is executing and ctx is live.
 func (g *Guard) Check(ctx context.Context) error { return g.task.checkRunning(ctx) }
 
+// Warn shows text in the task's progress as a note (EventNote), e.g. a
+// warning a tool wrapper raises before an edit is applied.
+func (g *Guard) Warn(text string) {
+	g.task.sink.emit(Event{TaskID: g.task.id, Kind: EventNote, Text: text})
+}
+
 // TaskID returns the guarded task's ID.
 func (g *Guard) TaskID() string { return g.task.id }
+
+// Changes returns, for each file the task changed so far, its text before
+// the task's first change and after its last; known is false for a file
+// known by name only.
+func (g *Guard) Changes() []Change { return g.task.changes.snapshot() }
+
+// RecordCommandChange notes that a command the task ran changed path:
+// from before to after when both texts are known (known), created it
+// (created), or, with known false, changed it in a way agentls cannot
+// restore (listed by name only).
+func (g *Guard) RecordCommandChange(path, before, after string, known, created bool) {
+	if !known {
+		g.task.changes.touch(path)
+		return
+	}
+	g.task.changes.record(path, before, after)
+	g.task.recordEdit(path, before, after, created)
+}
 
 // RecordChange notes that the task changed path from before to after; the
 // result shows one unified diff per file.
@@ -70,6 +95,9 @@ type guardedApprover struct {
 func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	if err := a.g.Check(ctx); err != nil {
 		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
+	}
+	if k := a.g.task.spec.Kind; k != KindEdit {
+		return tools.Deny, fmt.Errorf("approve %s: a %s task writes nothing and runs no command", req.Summary, k)
 	}
 	t := a.g.task
 	t.mu.Lock()
@@ -170,6 +198,9 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 	if err := e.g.Check(ctx); err != nil {
 		return fmt.Errorf("apply %s: %w", label, err)
 	}
+	if k := e.g.task.spec.Kind; k != KindEdit {
+		return fmt.Errorf("apply %s: a %s task changes no file", label, k)
+	}
 	type snap struct {
 		path          string
 		before, after string
@@ -197,6 +228,19 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 		snaps = append(snaps, s)
 	}
 	if err := e.next.Apply(ctx, label, edits); err != nil {
+		var pending *workspace.PendingError
+		if errors.As(err, &pending) {
+			// The editor may still apply it: if it does, the change joins
+			// the task's changes (result, report, undo) even after its end.
+			go func() {
+				if !pending.Applied() {
+					return
+				}
+				for _, s := range snaps {
+					e.g.task.lateChange(s.path, s.before, s.after, s.ok, s.created)
+				}
+			}()
+		}
 		return err
 	}
 	for _, s := range snaps {

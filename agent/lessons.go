@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"unicode"
@@ -13,9 +14,17 @@ import (
 // about the same thing. Lessons live in the session store (Config.Store):
 // written when a task fails, found with its full-text index (FTS5, bm25,
 // porter stemming) by the words of a new task.
+//
+// When a later task shown a lesson succeeds, what it did is linked to the
+// lesson (Worked), so the next task on the subject learns both why the
+// earlier one failed and how a later one succeeded.
 type Lesson struct {
+	ID     int64 // in the store
 	TaskID string
 	Text   string
+	// Worked is what the latest later task on the same subject did to
+	// succeed; "" when none has yet.
+	Worked string
 }
 
 // maxLessons is how many lessons a new task is shown.
@@ -45,6 +54,34 @@ func (x *run) lessonOf(res *Result) store.Lesson {
 	sort.Strings(names)
 	tags = append(tags, names...)
 	return store.Lesson{TaskID: x.t.id, About: lessonAbout(x.t.spec), Text: x.lesson(res), Tags: strings.Join(tags, " ")}
+}
+
+// workedOf is what a successful task did, in one line: its prompt, the
+// tools it used, the files it changed and the first line of its answer.
+func workedOf(res *Result) string {
+	var used []string
+	for name, st := range res.Tools {
+		used = append(used, fmt.Sprintf("%s×%d", name, st.Calls))
+	}
+	sort.Strings(used)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%q succeeded after %d model call(s)", clip(res.Prompt, 80), res.ModelCalls)
+	if len(used) > 0 {
+		fmt.Fprintf(&b, ", using %s", strings.Join(used, ", "))
+	}
+	if len(res.Files) > 0 {
+		names := make([]string, 0, len(res.Files))
+		for i, f := range res.Files {
+			if i == 5 {
+				names = append(names, fmt.Sprintf("and %d more", len(res.Files)-5))
+				break
+			}
+			names = append(names, f.Path)
+		}
+		fmt.Fprintf(&b, ", changing %s", strings.Join(names, ", "))
+	}
+	fmt.Fprintf(&b, "; its answer began: %s", clip(firstLine(res.Answer, 200), 160))
+	return b.String()
 }
 
 // relevantLessons finds the lessons of earlier failed tasks about what spec
@@ -79,7 +116,7 @@ func relevantLessons(ctx context.Context, st SessionStore, spec TaskSpec) []Less
 		if k < min {
 			continue
 		}
-		out = append(out, Lesson{TaskID: h.TaskID, Text: h.Text})
+		out = append(out, Lesson{ID: h.ID, TaskID: h.TaskID, Text: h.Text, Worked: h.Worked})
 		if len(out) == maxLessons {
 			break
 		}

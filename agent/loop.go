@@ -7,11 +7,10 @@ package agent
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -69,6 +68,9 @@ type Config struct {
 	Recordings string
 	// NoRecord turns the flight recorder off.
 	NoRecord bool
+	// Registry lists the tasks of every runner of a host; nil means the
+	// runner keeps its own.
+	Registry *Registry
 }
 
 func (c Config) withDefaults() Config {
@@ -96,18 +98,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Runner starts tasks and keeps them: one Runner is one session, so a task
-// can follow up an earlier one (L17).
+// Runner starts tasks with one configuration, model and tool set. Its tasks
+// are listed in its Registry; runners that share a registry find each
+// other's tasks, so a task can follow up or resume one another started.
 type Runner struct {
 	cfg   Config
 	model Model
 	tools ToolSet
-
-	prefix string // random, so task IDs of different sessions never collide
-
-	mu    sync.Mutex // guards tasks and seq
-	tasks []*Task    // in start order; the only index of tasks
-	seq   int
 }
 
 // NewRunner returns a runner; model and toolset are required.
@@ -116,39 +113,14 @@ func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
 		// Load the tokenizer's tables (~0.2 s) now, not in the first task.
 		go defaultCounter.count("warm up")
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset, prefix: hex.EncodeToString(b[:])}
-}
-
-// Tasks returns the tasks of the session, oldest first.
-func (r *Runner) Tasks() []*Task {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]*Task(nil), r.tasks...)
-}
-
-// Task returns the task with id, or nil.
-func (r *Runner) Task(id string) *Task {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, t := range r.tasks {
-		if t.id == id {
-			return t
-		}
+	if cfg.Registry == nil {
+		cfg.Registry = NewRegistry()
 	}
-	return nil
+	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
 }
 
-// Cancel cancels the task with id.
-func (r *Runner) Cancel(id string) error {
-	t := r.Task(id)
-	if t == nil {
-		return fmt.Errorf("cancel: no task %q", id)
-	}
-	t.Cancel()
-	return nil
-}
+// Task returns the task with id from the runner's registry, or nil.
+func (r *Runner) Task(id string) *Task { return r.cfg.Registry.Task(id) }
 
 // Run starts a task and waits for its result.
 func (r *Runner) Run(ctx context.Context, spec TaskSpec, sink Sink) (*Result, error) {
@@ -178,9 +150,9 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 	switch spec.Kind {
 	case "":
 		spec.Kind = KindAsk
-	case KindAsk, KindEdit:
+	case KindAsk, KindEdit, KindPlan:
 	default:
-		return nil, fmt.Errorf("start task: unknown kind %q", spec.Kind)
+		return nil, fmt.Errorf("start task: unknown kind %q (want ask, edit or plan)", spec.Kind)
 	}
 	var prev *Result
 	session := ""
@@ -190,18 +162,13 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 			return nil, fmt.Errorf("start task: %w", err)
 		}
 	}
-	r.mu.Lock()
-	r.seq++
-	id := fmt.Sprintf("%s-%d", r.prefix, r.seq)
-	r.mu.Unlock()
+	id := r.cfg.Registry.newID()
 	if session == "" {
 		session = id
 	}
 	t, tctx, cancel := r.newTask(ctx, id, session, spec, sink)
 	t.createTask()
-	r.mu.Lock()
-	r.tasks = append(r.tasks, t)
-	r.mu.Unlock()
+	r.cfg.Registry.add(t)
 	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, prev: prev})
 	return t, nil
 }
@@ -214,6 +181,7 @@ func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec,
 		spec:      spec,
 		sink:      &taskSink{out: sink},
 		done:      make(chan struct{}),
+		start:     time.Now(),
 		state:     StateQueued,
 		changes:   &changeLog{},
 		st:        r.cfg.Store,
@@ -262,10 +230,14 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 	res := &Result{
 		TaskID: rec.ID, Kind: Kind(rec.Kind), Prompt: rec.Prompt, Status: State(rec.State),
 		StopReason: StopReason(rec.StopReason), Answer: rec.Answer, Error: rec.Error,
-		ModelCalls: rec.LLMCalls, Usage: rec.Usage, ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
+		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
-	if rec.Plan != nil {
-		res.Plan, res.PlanUpdates = *rec.Plan, rec.PlanSeq
+	plan, err := StoredPlan(rec)
+	if err != nil {
+		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
+	}
+	if plan != nil {
+		res.Plan, res.PlanUpdates = *plan, rec.PlanSeq
 	}
 	return res, rec.SessionID, nil
 }
@@ -290,12 +262,16 @@ type run struct {
 	calls       []callRecord
 	planUpdates int
 	notes       []string
+	commands    []tools.CommandOutput
 	lastAnswer  string
 	loops       loopDetector
 	graceUsed   bool
 	rounds      map[StopReason]int // nudges given per gate
 	checks      int
 	injected    bool // a message was injected and awaits its model turn (L13)
+	// noChangeAsked: the model of an edit task that changed no file was
+	// asked once whether it meant to.
+	noChangeAsked bool
 
 	// Persistence (Config.Store).
 	seq     int                 // Seq of the task's next stored message
@@ -304,6 +280,14 @@ type run struct {
 	callIDs map[string]int      // tool call IDs recorded so far, and how often
 	rec     *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff  bool                // no flight recording for this task
+
+	// resumePlan is the resumed task's last plan, decoded by Resume.
+	resumePlan *tools.Plan
+
+	// lessons are the lessons of earlier failed tasks the task was shown;
+	// instr the project instruction files in its system prompt.
+	lessons []Lesson
+	instr   instructions
 }
 
 func (x *run) main(ctx context.Context) {
@@ -321,11 +305,15 @@ func (x *run) main(ctx context.Context) {
 	if x.resume != nil && len(x.resume.Messages) > 0 {
 		first = x.restore(ctx)
 	} else {
-		lessons := relevantLessons(ctx, x.cfg.Store, x.t.spec)
-		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind)}, msgMeta{}, nil)
-		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, lessons)}, msgMeta{}, nil)
+		x.lessons = relevantLessons(ctx, x.cfg.Store, x.t.spec)
+		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
+		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
+		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: taskMessage(x.t.spec, x.prev, x.lessons)}, msgMeta{}, nil)
 		for _, m := range x.t.spec.Resume {
 			x.appendMsg(m, msgMeta{}, nil)
+		}
+		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
+			x.startFromPlan(x.prev.Plan)
 		}
 		x.flush(ctx)
 		if x.t.spec.Kind == KindEdit {
@@ -347,7 +335,7 @@ func (x *run) main(ctx context.Context) {
 // its order are fixed for the task (L23).
 func (x *run) offer() {
 	for _, tl := range x.r.tools(x.guard) {
-		if x.t.spec.Kind == KindAsk && !tl.ReadOnly() {
+		if x.t.spec.Kind != KindEdit && !tl.ReadOnly() {
 			continue
 		}
 		x.offered = append(x.offered, tl)
@@ -455,17 +443,18 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		answer := strings.TrimSpace(msg.Content)
 		norm := normalizeAnswer(answer)
 		if norm != "" && norm == x.lastAnswer {
-			// L12: the same whole answer twice: stop now, judged on the
-			// state as it is (no more nudges, no more model calls).
-			if x.t.State() == StateExecuting {
-				if err := x.t.transition(StateValidating); err != nil {
-					return StateFailed, StopRepeatedAnswer, answer, err
-				}
+			// The same whole answer twice: stop now, on the state as it is.
+			// It passes the same gates as any completion (plan, evidence,
+			// check command, validator); a gate that would nudge fails the
+			// task instead, since the model only repeats itself.
+			status, reason, gerr, nudge := x.gate(ctx, answer)
+			if nudge != "" {
+				return StateFailed, reason, answer, errors.New("the model repeated its answer, but: " + firstLine(nudge, 300))
 			}
-			if why := x.basicGate(answer); why != "" {
-				return StateFailed, StopRepeatedAnswer, answer, errors.New("the model repeated its answer, but: " + why)
+			if status == StateCompleted {
+				reason = StopRepeatedAnswer
 			}
-			return StateCompleted, StopRepeatedAnswer, answer, nil
+			return status, reason, answer, gerr
 		}
 		x.lastAnswer = norm
 		status, reason, gerr, nudge := x.gate(ctx, answer)
@@ -489,6 +478,10 @@ func (x *run) limit(r StopReason) int {
 	return x.cfg.Rounds
 }
 
+// claimsChange matches an answer that reports a change made: "I updated
+// Foo", "Fixed the test", "renamed X to Y".
+var claimsChange = regexp.MustCompile(`(?i)\b(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)\b`)
+
 // isFinal reports a response that ends the model's work: no tool call, or
 // only update_plan calls next to a non-empty answer (L13: the last plan
 // update and the answer arrive together).
@@ -511,12 +504,29 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 	if answer == "" {
 		return StateFailed, StopEmptyAnswer, nil, "Your response was empty. Give your final answer, or continue the work with tools."
 	}
+	if x.t.spec.Kind == KindPlan {
+		// A plan task ends with a plan; its items stay open by design and
+		// no check or validator judges a change that was not made.
+		if len(x.t.Plan().Items) == 0 {
+			return StateFailed, StopPlanOpen, nil, "A plan task ends with a plan: call update_plan with the steps (status pending) and the files each would change, then give your answer: what would change and why, and the commands you would run."
+		}
+		return StateCompleted, StopAnswered, nil, ""
+	}
 	if why := x.basicGate(answer); why != "" {
 		reason := StopPlanOpen
 		if openCount(x.t.Plan()) == 0 {
 			reason = StopNoEvidence
 		}
 		return StateFailed, reason, nil, why
+	}
+	if x.t.spec.Kind == KindEdit && x.t.changes.count() == 0 && !x.noChangeAsked {
+		// An edit task that ends without changing a file is asked once
+		// whether a change was meant; the answer after that stands, and the
+		// result says plainly that no file changed.
+		x.noChangeAsked = true
+		if claimsChange.MatchString(answer) {
+			return StateFailed, StopNoChange, nil, "No file was changed in this task, yet your answer reads as if you changed something. If a change is needed, make it now with edit_file or write_file; if none is needed, say so plainly."
+		}
 	}
 	if x.cfg.Check != nil && x.t.changes.count() > 0 {
 		x.checks++
@@ -616,6 +626,8 @@ func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, err
 		switch e.Kind {
 		case llm.EventText:
 			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: e.Text})
+		case llm.EventReasoning:
+			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: e.Text})
 		case llm.EventRetry:
 			ev := e
 			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventRetry, Retry: &ev})
@@ -641,44 +653,53 @@ type outcome struct {
 }
 
 // runCalls runs the calls of one response: consecutive read-only calls in
-// parallel, others one at a time in order (L15), and appends one result per
-// call, in call order. It reports whether a call repeated an earlier call
-// with the same result.
+// parallel, others one at a time in order (L15). Each group's results are
+// appended in call order and stored as soon as the group has finished, so a
+// crash loses only the call in flight: calls that ran keep their real
+// results after a resume. It reports whether a call repeated an earlier
+// call with the same result.
 func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) {
-	outs := make([]outcome, len(calls))
+	repeated := false
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if x.readOnly(calls[i].Name) {
+		parallel := x.readOnly(calls[i].Name)
+		if parallel {
 			for j < len(calls) && x.readOnly(calls[j].Name) {
 				j++
 			}
 		}
+		outs := make([]outcome, j-i)
 		var wg sync.WaitGroup
 		for k := i; k < j; k++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				outs[k] = x.runOne(ctx, calls[k])
+				outs[k-i] = x.runOne(ctx, calls[k])
 			}()
 		}
 		wg.Wait()
+		for k, o := range outs {
+			c := calls[i+k]
+			if o.err != nil {
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				return false, fmt.Errorf("tool %s: %w", c.Name, o.err)
+			}
+			x.account(c, o.res)
+			if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
+				repeated = true
+			}
+			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
+			x.recordToolCall(c, o.res)
+		}
+		if !parallel && j < len(calls) {
+			x.flush(ctx) // a side effect happened: keep its result if the next call crashes
+		}
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
 		i = j
-	}
-	repeated := false
-	for i, c := range calls {
-		o := outs[i]
-		if o.err != nil {
-			return false, fmt.Errorf("tool %s: %w", c.Name, o.err)
-		}
-		x.account(c, o.res)
-		if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
-			repeated = true
-		}
-		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
-		x.recordToolCall(c, o.res)
 	}
 	return repeated, nil
 }
@@ -746,6 +767,9 @@ func (x *run) unavailable(name string) string {
 		names = append(names, o.Name())
 	}
 	msg := fmt.Sprintf("error: tool %q is not available in this %s task; available tools: %s.", name, x.t.spec.Kind, strings.Join(names, ", "))
+	if x.t.spec.Kind == KindPlan {
+		return msg + " This is a plan task: nothing is written and no command runs until the user executes the plan. Put the change in the plan instead (update_plan items with the files they would change) and name the commands you would run in your answer."
+	}
 	if name == "run_command" || name == "bash" || name == "shell" {
 		msg += " To find files use list_files (recursive, respects .gitignore); to search contents use grep."
 	}
@@ -769,6 +793,9 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	rec := callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev}
 	searchRecord(&rec, res.Data)
+	if co, ok := res.Data.(*tools.CommandOutput); ok && co != nil {
+		x.commands = append(x.commands, *co)
+	}
 	x.calls = append(x.calls, rec)
 	for _, p := range res.Changed {
 		x.t.changes.touch(p)
@@ -805,10 +832,17 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 		Status: status, StopReason: reason, Answer: answer,
 		Files: x.t.changes.list(), Plan: x.t.Plan(), PlanUpdates: x.planUpdates,
 		ModelCalls: x.turns, Usage: x.usage, ModelTime: x.modelTime, ToolTime: x.toolTime,
-		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes,
+		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes, Commands: x.commands,
+		Instructions: x.instr.files,
 	}
 	if err != nil {
 		res.Error = err.Error()
+	}
+	if res.Kind == KindPlan {
+		res.PlannedFiles = plannedFiles(res.Plan)
+	}
+	if status == StateCompleted && res.Kind == KindEdit && len(res.Files) == 0 {
+		res.Notes = append(res.Notes, "No file was changed by this task.")
 	}
 	if status == StateCancelled {
 		res.Answer = ""
@@ -848,4 +882,44 @@ func (x *run) lesson(res *Result) string {
 		why += "; last note: " + firstLine(x.notes[len(x.notes)-1], 160)
 	}
 	return fmt.Sprintf("%q failed (%s) after %d model call(s), tried %s: %s", clip(res.Prompt, 80), res.StopReason, res.ModelCalls, strings.Join(sortedStrings(tried), ", "), clip(why, 240))
+}
+
+// startFromPlan makes the plan a plan task ended with the checklist of the
+// edit task that executes it: its items, open again, in the task's plan and
+// in the model's context.
+func (x *run) startFromPlan(p tools.Plan) {
+	cp := copyPlan(p)
+	for i := range cp.Items {
+		cp.Items[i].Status, cp.Items[i].Reason = tools.PlanPending, ""
+	}
+	x.t.mu.Lock()
+	x.t.plan = cp
+	x.t.mu.Unlock()
+	x.recordPlan(cp)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
+	var b strings.Builder
+	b.WriteString("Execute the plan of the previous task. Its items are your checklist; mark each done (or skipped, with the reason) with update_plan as you go:\n")
+	for _, it := range cp.Items {
+		fmt.Fprintf(&b, "- %s: %s", it.ID, it.Text)
+		if len(it.Files) > 0 {
+			fmt.Fprintf(&b, " (files: %s)", strings.Join(it.Files, ", "))
+		}
+		b.WriteString("\n")
+	}
+	x.appendMsg(llm.Message{Role: llm.RoleUser, Content: b.String()}, msgMeta{}, nil)
+}
+
+// plannedFiles lists the files of a plan's items, in order, once each.
+func plannedFiles(p tools.Plan) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, it := range p.Items {
+		for _, f := range it.Files {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

@@ -25,10 +25,11 @@ type SessionStore interface {
 	AppendMessage(taskID string, m store.Message) error
 	ExcludeMessages(taskID, reason string, seqs ...int) error
 	RecordToolCall(taskID string, c store.ToolCall) error
-	RecordPlan(taskID string, p tools.Plan) error
+	RecordPlan(taskID string, p store.PlanUpdate) error
 	RecordEdit(taskID string, e store.Edit) error
 	RecordApproval(taskID string, a store.Approval) error
 	AddLesson(l store.Lesson) error
+	AddWorked(w store.Worked) error
 	SearchLessons(ctx context.Context, about string, limit int) ([]store.Lesson, error)
 	LoadTask(ctx context.Context, id string) (*store.TaskRecord, error)
 	TaskFiles(ctx context.Context, taskID string) ([]store.FileChange, error)
@@ -94,10 +95,10 @@ func (x *run) storeMsg(m llm.Message, meta msgMeta) int {
 	}
 	seq := x.seq
 	x.seq++
-	x.t.storeErr(x.t.st.AppendMessage(x.t.id, store.Message{
-		Message: m, Seq: seq, ModelCall: meta.modelCall, Usage: meta.usage, Duration: meta.duration,
-		Excluded: meta.excluded != "", ExcludedReason: meta.excluded,
-	}))
+	sm := storedMessage(m)
+	sm.Seq, sm.ModelCall, sm.Usage, sm.Duration = seq, meta.modelCall, store.Usage(meta.usage), meta.duration
+	sm.Excluded, sm.ExcludedReason = meta.excluded != "", meta.excluded
+	x.t.storeErr(x.t.st.AppendMessage(x.t.id, sm))
 	return seq
 }
 
@@ -198,6 +199,13 @@ func (x *run) finishStore(res *Result) {
 	if res.Status == StateFailed {
 		x.t.storeErr(st.AddLesson(x.lessonOf(res)))
 	}
+	if res.Status == StateCompleted {
+		// What worked, for the lessons of the failed tasks this one was shown.
+		text := workedOf(res)
+		for _, l := range x.lessons {
+			x.t.storeErr(st.AddWorked(store.Worked{LessonID: l.ID, TaskID: x.t.id, Text: text}))
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	x.t.storeErr(st.Flush(ctx))
@@ -220,7 +228,7 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 		id = fmt.Sprintf("%s#%d", c.ID, n+1)
 	}
 	x.callIDs[c.ID]++
-	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, store.ToolCallFromResult(id, res)))
+	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, toolCallRecord(id, res)))
 }
 
 // recordPlan records a plan update.
@@ -228,7 +236,12 @@ func (x *run) recordPlan(p tools.Plan) {
 	if x.t.st == nil {
 		return
 	}
-	x.t.storeErr(x.t.st.RecordPlan(x.t.id, p))
+	u, err := planUpdate(p)
+	if err != nil {
+		x.t.storeErr(err)
+		return
+	}
+	x.t.storeErr(x.t.st.RecordPlan(x.t.id, u))
 }
 
 // recordEdit records a change the task applied to a file.
@@ -244,7 +257,7 @@ func (t *Task) recordApproval(req tools.ApprovalRequest, d tools.Decision) {
 	if t.st == nil {
 		return
 	}
-	a := store.Approval{Tool: req.Tool, Decision: d, Summary: req.Summary, Command: req.Command, Path: req.Path}
+	a := store.Approval{Tool: req.Tool, Decision: decisionName(d), Summary: req.Summary, Command: req.Command, Path: req.Path}
 	if d == tools.AllowAlways {
 		a.Prefix = req.Command
 	}

@@ -70,11 +70,11 @@ func realTools(ws *workspace.Workspace, a tools.Approver) ToolSet {
 	}
 }
 
-// TestL29_TaskPersistedRowByRow runs an edit task with a plan, a read, a
+// TestTaskIsPersistedRowByRow runs an edit task with a plan, a read, a
 // write (approved) and an answer, and checks every row the store holds,
 // read through a second connection opened after the task ended without any
 // flush by the test (L27: the task's end drained its writes).
-func TestL29_TaskPersistedRowByRow(t *testing.T) {
+func TestTaskIsPersistedRowByRow(t *testing.T) {
 	root, ws := testWorkspace(t, map[string]string{"a.txt": "one\n"})
 	dbPath := filepath.Join(root, ".agentls", "agentls.db")
 	st := openStore(t, dbPath)
@@ -130,7 +130,7 @@ func TestL29_TaskPersistedRowByRow(t *testing.T) {
 	hist := r.Task(res.TaskID).History()
 	for i, w := range want {
 		m := rec.Messages[i]
-		if m.Seq != i || m.Role != w.role || m.ModelCall != w.modelCall || len(m.ToolCalls) != w.calls || m.Name != w.tool || m.Excluded {
+		if m.Seq != i || m.Role != string(w.role) || m.ModelCall != w.modelCall || len(m.ToolCalls) != w.calls || m.Name != w.tool || m.Excluded {
 			t.Errorf("message %d: seq %d role %s modelCall %v calls %d name %q excluded %v; want %+v",
 				i, m.Seq, m.Role, m.ModelCall, len(m.ToolCalls), m.Name, m.Excluded, w)
 		}
@@ -144,8 +144,8 @@ func TestL29_TaskPersistedRowByRow(t *testing.T) {
 	if rec.NextSeq != len(want) {
 		t.Errorf("NextSeq %d; want %d", rec.NextSeq, len(want))
 	}
-	if rec.Plan == nil || rec.PlanSeq != 1 || rec.Plan.Items[0].Text != "change a.txt" {
-		t.Errorf("plan %+v (%d updates)", rec.Plan, rec.PlanSeq)
+	if plan, err := StoredPlan(rec); err != nil || plan == nil || rec.PlanSeq != 1 || plan.Items[0].Text != "change a.txt" {
+		t.Errorf("plan %s (%d updates): %v", rec.Plan, rec.PlanSeq, err)
 	}
 	var names []string
 	for _, c := range rec.ToolCalls {
@@ -160,17 +160,17 @@ func TestL29_TaskPersistedRowByRow(t *testing.T) {
 	if len(rec.Edits) != 1 || rec.Edits[0].Path != "a.txt" || rec.Edits[0].Before != "one\n" || rec.Edits[0].After != "two\n" {
 		t.Errorf("edits %+v", rec.Edits)
 	}
-	if len(rec.Approvals) != 1 || rec.Approvals[0].Tool != "write_file" || rec.Approvals[0].Decision != tools.AllowOnce || rec.Approvals[0].Path != "a.txt" {
+	if len(rec.Approvals) != 1 || rec.Approvals[0].Tool != "write_file" || rec.Approvals[0].Decision != store.DecisionAllowOnce || rec.Approvals[0].Path != "a.txt" {
 		t.Errorf("approvals %+v", rec.Approvals)
 	}
-	if ctxMsgs := rec.Context(); ValidHistory(ctxMsgs) != "" {
+	if ctxMsgs := StoredHistory(rec); ValidHistory(ctxMsgs) != "" {
 		t.Errorf("stored context is not a valid history: %s", ValidHistory(ctxMsgs))
 	}
 }
 
-// TestL19_TruncatedResponseStoredExcluded: a response cut at max_tokens
+// TestTruncatedResponseIsStoredExcluded: a response cut at max_tokens
 // counts as a model call in the store but is excluded from the context.
-func TestL19_TruncatedResponseStoredExcluded(t *testing.T) {
+func TestTruncatedResponseIsStoredExcluded(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	cut := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "half an ans"}, FinishReason: llm.FinishLength}
 	m := &scriptModel{resps: []*llm.Response{cut, answer("whole answer")}}
@@ -190,8 +190,8 @@ func TestL19_TruncatedResponseStoredExcluded(t *testing.T) {
 	if strings.Join(got, " ") != "system: user: assistant:truncated user: assistant:" {
 		t.Errorf("messages %v", got)
 	}
-	if ValidHistory(rec.Context()) != "" || len(rec.Context()) != 4 {
-		t.Errorf("context %+v", rec.Context())
+	if ValidHistory(StoredHistory(rec)) != "" || len(StoredHistory(rec)) != 4 {
+		t.Errorf("context %+v", StoredHistory(rec))
 	}
 }
 
@@ -331,11 +331,11 @@ func TestFlightRecorderPerTask(t *testing.T) {
 	}
 }
 
-// TestL21_CompactionStoredAppendOnly: when the loop compacts the history,
+// TestCompactionIsStoredAppendOnly: when the loop compacts the history,
 // the store marks the dropped turns excluded ("compacted") and appends the
 // compacted history, so the stored context is exactly what the model got,
 // and a resume would continue from it; nothing is deleted.
-func TestL21_CompactionStoredAppendOnly(t *testing.T) {
+func TestCompactionIsStoredAppendOnly(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	big := strings.Repeat("x", 1600)
 	var resps []*llm.Response
@@ -368,7 +368,7 @@ func TestL21_CompactionStoredAppendOnly(t *testing.T) {
 	}
 	reqs := m.requests()
 	last := reqs[len(reqs)-1].Messages
-	got := rec.Context()
+	got := StoredHistory(rec)
 	if !sameMessages(got[:len(got)-1], last) || got[len(got)-1].Content != "read them all" {
 		t.Errorf("stored context (%d messages) is not the last request (%d) plus the answer", len(got), len(last))
 	}

@@ -8,7 +8,9 @@ import (
 // systemPrompt is the first message of every request. It depends only on
 // the workspace root and the task kind, so the request prefix (system
 // prompt, tool definitions, earlier turns) stays byte-identical across the
-// turns of a task and across tasks of a session (L23).
+// turns of a task and across tasks of a session (L23). The loop appends
+// the project instructions (instructions.go), read once at the task's
+// start, so the prefix stays identical across the turns of a task.
 func systemPrompt(root string, kind Kind) string {
 	var b strings.Builder
 	b.WriteString("You are agentls, a coding agent working inside the user's editor.\n")
@@ -24,6 +26,11 @@ Rules:
 		b.WriteString(`- Keep a plan with update_plan (you may call it in the same response as your first tools). Mark items done as you finish them; an item that needs no change is closed as "skipped" with the reason "already satisfied".
 - Change files with edit_file or write_file. Steps that depend on each other go in separate responses, in order.
 - You are done when every plan item is done or skipped and the change is complete; then reply with a summary and no tool call.
+`)
+	} else if kind == KindPlan {
+		b.WriteString(`- This is a plan task: explore with the read-only tools, then plan. Nothing is written and no command runs in this task; the user executes the plan afterwards.
+- Make the plan with update_plan: one item per step, status pending, and for each item the files it would change.
+- End with an answer that says what would change and why, file by file, and the commands you would run to check it; call no tool in that answer.
 `)
 	} else {
 		b.WriteString("- This is a question: you may only read. Do not try to change files.\n")
@@ -44,7 +51,11 @@ func taskMessage(spec TaskSpec, prev *Result, lessons []Lesson) string {
 	if len(lessons) > 0 {
 		b.WriteString("Lessons from earlier failed tasks on the same subject:\n")
 		for _, l := range lessons {
-			fmt.Fprintf(&b, "- %s\n", l.Text)
+			if l.Worked == "" {
+				fmt.Fprintf(&b, "- %s\n", l.Text)
+				continue
+			}
+			fmt.Fprintf(&b, "- Earlier a similar task failed: %s\n  Later a similar task succeeded: %s\n", l.Text, l.Worked)
 		}
 		b.WriteString("\n")
 	}

@@ -26,6 +26,16 @@ func (r *Result) Report() string {
 	b.WriteString("| model calls | input tokens | output tokens | cached | time in model | time in tools | wall |\n|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| %d | %d | %d | %d | %s | %s | %s |\n\n", r.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CachedTokens,
 		r.ModelTime.Round(time.Millisecond), r.ToolTime.Round(time.Millisecond), r.Duration.Round(time.Millisecond))
+	if len(r.Instructions) > 0 {
+		names := make([]string, len(r.Instructions))
+		for i, f := range r.Instructions {
+			names[i] = f.Path
+			if f.Cut {
+				names[i] += " (cut)"
+			}
+		}
+		fmt.Fprintf(&b, "instructions used: %s\n\n", strings.Join(names, ", "))
+	}
 	if len(r.Plan.Items) > 0 {
 		fmt.Fprintf(&b, "## Plan (%d updates)\n\n", r.PlanUpdates)
 		for _, it := range r.Plan.Items {

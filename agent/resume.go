@@ -83,7 +83,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 	}
 	spec := TaskSpec{Kind: Kind(rec.Kind), Prompt: rec.Prompt, FollowUp: rec.FollowUpOf}
 	switch spec.Kind {
-	case KindAsk, KindEdit:
+	case KindAsk, KindEdit, KindPlan:
 	default:
 		return nil, fmt.Errorf("resume %s: unknown kind %q", taskID, rec.Kind)
 	}
@@ -100,22 +100,16 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 			return nil, fmt.Errorf("resume %s: %w", taskID, err)
 		}
 	}
-	t, tctx, cancel := r.newTask(ctx, taskID, rec.SessionID, spec, sink)
-	r.mu.Lock()
-	for i, o := range r.tasks {
-		if o.id == taskID {
-			if !o.State().Terminal() {
-				r.mu.Unlock()
-				cancel(nil)
-				return nil, fmt.Errorf("resume %s: the task is running", taskID)
-			}
-			r.tasks = append(r.tasks[:i], r.tasks[i+1:]...)
-			break
-		}
+	plan, err := StoredPlan(rec)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", taskID, err)
 	}
-	r.tasks = append(r.tasks, t)
-	r.mu.Unlock()
-	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, resume: rec, prev: prev})
+	t, tctx, cancel := r.newTask(ctx, taskID, rec.SessionID, spec, sink)
+	if !r.cfg.Registry.add(t) {
+		cancel(nil)
+		return nil, fmt.Errorf("resume %s: the task is running", taskID)
+	}
+	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, resume: rec, resumePlan: plan, prev: prev})
 	return t, nil
 }
 
@@ -132,15 +126,15 @@ func (x *run) restore(ctx context.Context) State {
 		if m.Excluded {
 			continue
 		}
-		mm := m.Message
+		mm := historyMessage(m)
 		mm.Reasoning = ""
 		msgs = append(msgs, mm)
 		x.hseq = append(x.hseq, m.Seq)
 	}
 	x.t.mu.Lock()
 	x.t.history = msgs
-	if rec.Plan != nil {
-		x.t.plan = copyPlan(*rec.Plan)
+	if x.resumePlan != nil {
+		x.t.plan = copyPlan(*x.resumePlan)
 	}
 	x.t.mu.Unlock()
 	x.planUpdates = rec.PlanSeq
@@ -154,7 +148,7 @@ func (x *run) restore(ctx context.Context) State {
 
 	// Totals so far, so budgets and the result count the whole task.
 	x.turns = rec.LLMCalls
-	x.usage = rec.Usage
+	x.usage = llm.Usage(rec.Usage)
 	x.modelTime = rec.ModelTime
 	x.toolTime = rec.ToolTime
 	for _, c := range rec.ToolCalls {

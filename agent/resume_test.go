@@ -20,18 +20,18 @@ import (
 )
 
 // crashChildEnv carries "<workspace root>\n<model URL>" to the child process
-// of TestL18_L29_ResumeAfterKill.
+// of TestResumeAfterKillRepairsTheDanglingCall.
 const crashChildEnv = "AGENTLS_TEST_CRASH_CHILD"
 
 // crashPrompt is the task the child runs and the parent resumes.
 const crashPrompt = "make a.txt say two, then run the slow check"
 
-// TestCrashChild is the child process of TestL18_L29_ResumeAfterKill: it
+// TestCrashChild is the child process of TestResumeAfterKillRepairsTheDanglingCall: it
 // runs an edit task against the parent's fake model until it is killed.
 func TestCrashChild(t *testing.T) {
 	spec := os.Getenv(crashChildEnv)
 	if spec == "" {
-		t.Skip("the child process of TestL18_L29_ResumeAfterKill")
+		t.Skip("the child process of TestResumeAfterKillRepairsTheDanglingCall")
 	}
 	root, url, _ := strings.Cut(spec, "\n")
 	ctx := context.Background()
@@ -53,14 +53,14 @@ func TestCrashChild(t *testing.T) {
 	t.Fatalf("the task ended before the process was killed: %+v", task.Result())
 }
 
-// TestL18_L29_ResumeAfterKill: a child process runs an edit task against the
+// TestResumeAfterKillRepairsTheDanglingCall: a child process runs an edit task against the
 // fake model; it is SIGKILLed while a tool call (a sleeping command) runs.
 // The parent reopens the store: the task is listed as interrupted, with
 // every message up to the dangling call. Resume completes it against the
 // same fake model: the request after the restart holds exactly one
 // (synthetic) result for the dangling call, reports the file the user
 // changed meanwhile, and the store holds every message once, Seq gapless.
-func TestL18_L29_ResumeAfterKill(t *testing.T) {
+func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
@@ -219,10 +219,11 @@ func TestL18_L29_ResumeAfterKill(t *testing.T) {
 	if got := roles(after.Messages); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored after the resume: %s", got)
 	}
-	if after.State != store.StateCompleted || after.LLMCalls != 3 || after.Plan == nil || after.Plan.Open() != 0 || after.PlanSeq != 2 {
-		t.Errorf("task after the resume: state %s, %d model calls, plan %+v (%d updates)", after.State, after.LLMCalls, after.Plan, after.PlanSeq)
+	afterPlan, err := StoredPlan(after)
+	if after.State != store.StateCompleted || after.LLMCalls != 3 || err != nil || afterPlan == nil || afterPlan.Open() != 0 || after.PlanSeq != 2 {
+		t.Errorf("task after the resume: state %s, %d model calls, plan %s (%d updates, %v)", after.State, after.LLMCalls, after.Plan, after.PlanSeq, err)
 	}
-	if v := ValidHistory(after.Context()); v != "" {
+	if v := ValidHistory(StoredHistory(after)); v != "" {
 		t.Errorf("stored context: %s", v)
 	}
 	if live, _ := st.Interrupted(ctx); len(live) != 0 {

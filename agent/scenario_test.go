@@ -84,6 +84,7 @@ type expectation struct {
 	Clarifications *int        `json:"clarifications"`
 	CachedTokens   bool        `json:"cachedTokens"` // some input tokens were cached
 	Requests       []reqExpect `json:"requests"`     // requests of this task, 1-based within it
+	Instructions   []string    `json:"instructions"` // the instruction files given, "(cut)" after a cut one
 }
 
 type reqExpect struct {
@@ -94,6 +95,10 @@ type reqExpect struct {
 	NoTools       bool     `json:"noTools"`       // a validator call: no tools offered
 	ToolsOffered  []string `json:"toolsOffered"`  // exactly these tools, in order
 	ToolResultFor string   `json:"toolResultFor"` // a tool message answers this call id
+	// SystemContains and SystemNotContains are checked on the system
+	// message alone.
+	SystemContains    []string `json:"systemContains"`
+	SystemNotContains []string `json:"systemNotContains"`
 }
 
 // figureRow is one line of the per-task figures table (L11, L22).
@@ -247,8 +252,10 @@ func runScenario(t *testing.T, name, path string) {
 							cancelAt.Store(int64(len(rec.all())) + 1)
 							cancelled = time.Now()
 							cancelMu.Unlock()
-							if err := runner.Cancel(e.TaskID); err != nil {
-								t.Errorf("cancel: %v", err)
+							if task := runner.Task(e.TaskID); task != nil {
+								task.Cancel()
+							} else {
+								t.Errorf("cancel: no task %q", e.TaskID)
 							}
 						}()
 					})
@@ -278,7 +285,17 @@ func runScenario(t *testing.T, name, path string) {
 		if len(mine) != res.ModelCalls {
 			t.Errorf("%s: model server got %d requests; result says %d model calls", label, len(mine), res.ModelCalls)
 		}
+		system := "" // the system prompt of the task's first request
 		for _, r := range mine {
+			if len(r.Chat.Tools) > 0 && len(r.Chat.Messages) > 0 {
+				// The stable prefix: the system prompt is byte-identical
+				// across the turns of a task (L23).
+				if system == "" {
+					system = r.Chat.Messages[0].Content
+				} else if r.Chat.Messages[0].Content != system {
+					t.Errorf("%s: request %d changed the system prompt:\n%s\nwas:\n%s", label, r.N, r.Chat.Messages[0].Content, system)
+				}
+			}
 			if p := ValidHistory(fromWire(r.Chat.Messages)); p != "" {
 				t.Errorf("%s: request %d sent an invalid history: %s", label, r.N, p)
 			}
@@ -379,6 +396,19 @@ func runScenario(t *testing.T, name, path string) {
 				}
 			}
 		}
+		if e.Instructions != nil {
+			var got []string
+			for _, f := range res.Instructions {
+				name := f.Path
+				if f.Cut {
+					name += " (cut)"
+				}
+				got = append(got, name)
+			}
+			if strings.Join(got, ",") != strings.Join(e.Instructions, ",") {
+				t.Errorf("%s: instructions %v; want %v", label, got, e.Instructions)
+			}
+		}
 		for _, rq := range e.Requests {
 			if rq.N < 1 || rq.N > len(mine) {
 				t.Errorf("%s: no request %d (got %d)", label, rq.N, len(mine))
@@ -403,6 +433,16 @@ func checkRequest(t *testing.T, label string, c openai.ChatCompletionRequest, rq
 	for _, s := range rq.NotContains {
 		if strings.Contains(all, s) {
 			t.Errorf("%s: a message contains %q", label, s)
+		}
+	}
+	for _, s := range rq.SystemContains {
+		if c.Messages[0].Role != "system" || !strings.Contains(c.Messages[0].Content, s) {
+			t.Errorf("%s: the system message lacks %q", label, s)
+		}
+	}
+	for _, s := range rq.SystemNotContains {
+		if strings.Contains(c.Messages[0].Content, s) {
+			t.Errorf("%s: the system message contains %q", label, s)
 		}
 	}
 	last := c.Messages[len(c.Messages)-1].Content

@@ -74,4 +74,5 @@ const (
 	StopPlanOpen         StopReason = "plan_open"         // the model kept answering with plan items open
 	StopNoEvidence       StopReason = "no_evidence"       // "nothing found" without a real search, rounds spent (L8)
 	StopEmptyAnswer      StopReason = "empty_answer"      // the model kept answering with nothing
+	StopNoChange         StopReason = "no_change"         // an edit task claimed a change it never made, after being asked
 )

@@ -16,6 +16,11 @@ type Kind string
 const (
 	KindAsk  Kind = "ask"  // answer a question: read-only tools only
 	KindEdit Kind = "edit" // change the workspace
+	// KindPlan explores with read-only tools and ends with a plan: the
+	// checklist, the files it would change and the commands it would run.
+	// Nothing is written and no command runs (enforced by the tool set and
+	// the guard, not by the prompt).
+	KindPlan Kind = "plan"
 )
 
 // Diagnostic is one problem the editor reported at the task's range.
@@ -87,6 +92,15 @@ type Result struct {
 	Duration    time.Duration       `json:"duration"`
 	Tools       map[string]ToolStat `json:"tools,omitempty"`
 	Notes       []string            `json:"notes,omitempty"` // messages the loop injected, in order
+	// PlannedFiles are the files a plan task's plan would change (its
+	// items' files, in order, once each).
+	PlannedFiles []string `json:"plannedFiles,omitempty"`
+	// Commands are the commands the task ran (run_command), in order, with
+	// their exit status, for the report.
+	Commands []tools.CommandOutput `json:"commands,omitempty"`
+	// Instructions are the project instruction files (AGENTS.md, ...) the
+	// model was given in its system prompt.
+	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 
 // Task is one unit of agent work. Everything a task owns lives here (L25):
@@ -97,6 +111,7 @@ type Task struct {
 	cancel context.CancelFunc
 	sink   *taskSink
 	done   chan struct{}
+	start  time.Time
 
 	st        SessionStore // nil: not persisted
 	sessionID string       // the session in the store: the first task of a follow-up chain
@@ -110,6 +125,35 @@ type Task struct {
 	pending []tools.ApprovalRequest // approvals the task waits on
 
 	persistErr error // the first error of the session store, reported in the notes
+	late       bool  // a change the editor applied after the task gave up waiting
+	onLate     []func()
+}
+
+// OnLateChange registers f to run when a change the editor answered late
+// (after a cancel, or after the task ended) joins the task's changes.
+func (t *Task) OnLateChange(f func()) {
+	t.mu.Lock()
+	t.onLate = append(t.onLate, f)
+	t.mu.Unlock()
+}
+
+// lateChange adds a change the editor applied after the task stopped waiting
+// for it: it is listed in the result, stored for undo, and the listeners
+// are told.
+func (t *Task) lateChange(path, before, after string, known, created bool) {
+	if known {
+		t.changes.record(path, before, after)
+		t.recordEdit(path, before, after, created)
+	} else {
+		t.changes.touch(path)
+	}
+	t.mu.Lock()
+	t.late = true
+	fs := append([]func(){}, t.onLate...)
+	t.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // SessionID returns the ID of the task's session: tasks that follow up one
@@ -119,6 +163,9 @@ func (t *Task) SessionID() string { return t.sessionID }
 // ID returns the task's identifier: unique across sessions
 // ("<runner>-<n>", e.g. "3fa2c1d0-2").
 func (t *Task) ID() string { return t.id }
+
+// Started returns when the task was started.
+func (t *Task) Started() time.Time { return t.start }
 
 // Spec returns what the task was started with.
 func (t *Task) Spec() TaskSpec { return t.spec }
@@ -168,7 +215,12 @@ func (t *Task) Wait(ctx context.Context) (*Result, error) {
 func (t *Task) Result() *Result {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.result
+	if t.result == nil || !t.late {
+		return t.result
+	}
+	r := *t.result
+	r.Files = t.changes.list()
+	return &r
 }
 
 // transition moves the task to a new state if the table allows it.

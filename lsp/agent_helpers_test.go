@@ -192,3 +192,8 @@ func readFile(t testing.TB, path string) string {
 	}
 	return string(b)
 }
+
+func readFileErr(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return string(b), err
+}

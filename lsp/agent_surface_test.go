@@ -12,8 +12,8 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	sess "github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
@@ -105,7 +105,7 @@ func TestAlwaysAllowIsRemembered(t *testing.T) {
 	if n := len(a.c.Snapshot().MessageRequests); n != 1 {
 		t.Errorf("asked %d times; want once", n)
 	}
-	s, err := lsp.ReadWorkspaceSettings(filepath.Join(a.root, ".agentls"))
+	s, err := sess.ReadWorkspaceSettings(filepath.Join(a.root, ".agentls"))
 	if err != nil || strings.Join(s.AllowCommands, ",") != "ls" {
 		t.Errorf("settings = %+v, %v", s, err)
 	}
@@ -114,23 +114,6 @@ func TestAlwaysAllowIsRemembered(t *testing.T) {
 	body := readFile(t, uri.URI(list[1].Report).FsPath())
 	if !strings.Contains(body, "## Commands run") || !strings.Contains(body, "`ls -a`") || !strings.Contains(body, "exit code 0") {
 		t.Errorf("report:\n%s", body)
-	}
-}
-
-func TestCommandPrefixAndAllowed(t *testing.T) {
-	for cmd, want := range map[string]string{"go test ./...": "go test", "npm run build": "", "python3 --version": "", "ls -la": "ls", "make": "make", "": ""} {
-		if got := lsp.CommandPrefix(cmd); got != want {
-			t.Errorf("CommandPrefix(%q) = %q; want %q", cmd, got, want)
-		}
-	}
-	allow := []string{"go test", "go build"}
-	for cmd, want := range map[string]bool{
-		"go test ./...": true, "go  test": true, "go build ./cmd/x": true, "go testing": false, "go vet ./...": false,
-		"go test ./... && rm -rf ~": false, "go test $(curl x)": false, "go test > /etc/passwd": false, "go test | sh": false, "go test ./...\ntouch pwned": false, "go test -exec sh ./...": false,
-	} {
-		if got := lsp.CommandAllowed(cmd, allow); got != want {
-			t.Errorf("CommandAllowed(%q) = %v; want %v", cmd, got, want)
-		}
 	}
 }
 
@@ -213,7 +196,7 @@ func TestCommandArgumentErrors(t *testing.T) {
 		want    string
 	}{
 		{lsp.CommandRun, map[string]any{}, `"prompt" must be a non-empty string`},
-		{lsp.CommandRun, map[string]any{"prompt": "x", "mode": "write"}, `"mode" must be "ask" or "edit"`},
+		{lsp.CommandRun, map[string]any{"prompt": "x", "mode": "write"}, `"mode" must be "ask", "edit" or "plan"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "promt": "y"}, `unknown field "promt"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "range": map[string]any{}}, `"range" needs "uri"`},
 		{lsp.CommandRun, map[string]any{"prompt": "x", "followUp": "nope"}, `"nope"`},
@@ -233,27 +216,6 @@ func TestCommandArgumentErrors(t *testing.T) {
 		}
 		if tc.command == lsp.CommandRun && !strings.Contains(err.Error(), "expected {\"prompt\": string") && !strings.Contains(err.Error(), "nope") && !strings.Contains(err.Error(), "not in the workspace (") {
 			t.Errorf("%s: error %v does not say what is expected", tc.command, err)
-		}
-	}
-}
-
-func TestDecideMode(t *testing.T) {
-	for prompt, want := range map[string]agent.Kind{
-		"What does Foo return?":            agent.KindAsk,
-		"where is the config parsed":       agent.KindAsk,
-		"explain this function":            agent.KindAsk,
-		"how do I add a flag?":             agent.KindAsk,
-		"Is this thread safe?":             agent.KindAsk,
-		"fix the failing test":             agent.KindEdit,
-		"add a --verbose flag":             agent.KindEdit,
-		"can you rename Foo to Greet?":     agent.KindEdit,
-		"make Foo say hi":                  agent.KindEdit,
-		"the build is broken, repair it":   agent.KindEdit,
-		"Could you refactor this please?":  agent.KindEdit,
-		"list the tests that touch config": agent.KindAsk,
-	} {
-		if got := lsp.DecideMode(prompt); got != want {
-			t.Errorf("DecideMode(%q) = %s; want %s", prompt, got, want)
 		}
 	}
 }
@@ -347,10 +309,13 @@ func TestCodeActions(t *testing.T) {
 	for _, x := range acts {
 		titles = append(titles, x.Title+"/"+x.Kind)
 	}
-	if strings.Join(titles, "|") != "Explain selection with agent/|Fix with agent: missing return/quickfix" {
+	if strings.Join(titles, "|") != "Explain selection with agent/|Fix with agent: missing return/quickfix|Plan with agent: missing return/quickfix" {
 		t.Errorf("titles = %q", titles)
 	}
-	fix := acts[len(acts)-1]
+	if plan := acts[len(acts)-1].Command.Arguments[0]; plan.Mode != "plan" || len(plan.Diagnostics) != 1 {
+		t.Errorf("plan action = %+v", plan)
+	}
+	fix := acts[len(acts)-2]
 	if args := fix.Command.Arguments[0]; args.Mode != "edit" || len(args.Diagnostics) != 1 || args.Diagnostics[0].Text() != "missing return" ||
 		args.Diagnostics[0].Source != "compiler" || len(fix.Diagnostics) != 1 {
 		t.Errorf("fix action = %+v", fix)

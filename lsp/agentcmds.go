@@ -5,10 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
-	"time"
 	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
@@ -16,7 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -101,12 +98,12 @@ type RunArgs struct {
 	Prompt string `json:"prompt"`
 	// Mode is "ask" or "edit"; empty: decided from the prompt (a question
 	// that asks for no edit is "ask").
-	Mode     string `json:"mode,omitempty"`
-	URI      string `json:"uri,omitempty"`
+	Mode     string `json:"mode,omitempty" expect:"\"ask\"|\"edit\"|\"plan\""`
+	URI      string `json:"uri,omitempty" expect:"DocumentUri"`
 	Range    *Range `json:"range,omitempty"`
-	FollowUp string `json:"followUp,omitempty"`
+	FollowUp string `json:"followUp,omitempty" expect:"taskId"`
 	// Diagnostics are problems the editor shows at the range (optional).
-	Diagnostics []DiagnosticArg `json:"diagnostics,omitempty"`
+	Diagnostics []DiagnosticArg `json:"diagnostics,omitempty" expect:"Diagnostic[]"`
 }
 
 // Validate checks the arguments after decoding.
@@ -115,9 +112,11 @@ func (a *RunArgs) Validate() error {
 		return errors.New(`"prompt" must be a non-empty string`)
 	}
 	switch a.Mode {
-	case "", "ask", "edit":
+	case "", "ask", "edit", "plan":
+	case "dry-run":
+		a.Mode = "plan"
 	default:
-		return fmt.Errorf(`"mode" must be "ask" or "edit", got %q`, a.Mode)
+		return fmt.Errorf(`"mode" must be "ask", "edit" or "plan", got %q`, a.Mode)
 	}
 	if a.Range != nil {
 		if a.URI == "" {
@@ -135,7 +134,7 @@ func (a *RunArgs) Validate() error {
 	return nil
 }
 
-// TaskIDArgs is the argument of agentls.cancel and agentls.showReport.
+// TaskIDArgs is the argument of the commands that name one task.
 type TaskIDArgs struct {
 	TaskID string `json:"taskId"`
 }
@@ -160,152 +159,135 @@ type RunReply struct {
 	TaskID       string   `json:"taskId"`
 	Status       string   `json:"status"` // completed | failed | cancelled
 	Summary      string   `json:"summary"`
-	Answer       string   `json:"answer"`
-	ChangedFiles []string `json:"changedFiles"` // workspace-relative
+	Answer       string   `json:"answer"` // the whole answer, never cut
+	ChangedFiles []string `json:"changedFiles"`
 	StopReason   string   `json:"stopReason"`
 	LLMCalls     int      `json:"llmCalls"`
 	Usage        Usage    `json:"usage"`
 	Report       string   `json:"report,omitempty"` // file URI of the markdown report
+	Mode         string   `json:"mode"`             // ask | edit | plan
+	// Plan is the task's checklist as it ended; for a plan task, the plan
+	// to execute with agentls.run {"mode": "edit", "followUp": taskId}.
+	Plan         []tools.PlanItem `json:"plan"`
+	PlannedFiles []string         `json:"plannedFiles,omitempty"` // files a plan task's plan would change
 }
 
 // TaskInfo is one entry of the agentls.tasks reply.
-type TaskInfo struct {
-	ID       string       `json:"id"`
-	Prompt   string       `json:"prompt"`
-	Mode     string       `json:"mode"`
-	State    string       `json:"state"`
-	Plan     PlanProgress `json:"plan"`
-	Started  time.Time    `json:"started"`
-	Duration int64        `json:"duration"` // milliseconds, so far for a running task
-	Report   string       `json:"report,omitempty"`
+type TaskInfo = session.TaskInfo
+
+// StoredTaskInfo is TaskInfo (kept for clients of the earlier name).
+type StoredTaskInfo = session.TaskInfo
+
+// CancelReply is the reply of agentls.cancel.
+type CancelReply struct {
+	TaskID    string `json:"taskId"`
+	Cancelled bool   `json:"cancelled"` // false when the task had already ended
+	State     string `json:"state"`
 }
 
-// PlanProgress is how far a task's plan is.
-type PlanProgress struct {
-	Done  int      `json:"done"`  // items done or skipped
-	Total int      `json:"total"` // items
-	Items []string `json:"items"` // "[x] text", one per item
+// ReportReply is the reply of agentls.showReport.
+type ReportReply struct {
+	TaskID string `json:"taskId"`
+	Report string `json:"report"` // file URI
+	Shown  bool   `json:"shown"`  // window/showDocument succeeded
 }
 
-// Expected-argument descriptions, for InvalidParams messages.
-const (
-	runExpect    = `{"prompt": string, "mode"?: "ask"|"edit", "uri"?: DocumentUri, "range"?: Range, "followUp"?: taskId, "diagnostics"?: Diagnostic[]}`
-	taskIDExpect = `{"taskId": string}`
-)
+// ResultReply is the reply of agentls.result: what a task answered, whole.
+type ResultReply struct {
+	TaskID       string   `json:"taskId"`
+	Status       string   `json:"status"`
+	Summary      string   `json:"summary"`
+	Answer       string   `json:"answer"`
+	ChangedFiles []string `json:"changedFiles"`
+	Report       string   `json:"report,omitempty"` // file URI
+}
 
-// Typed commands of the service. Code actions build their commands with
-// RunCommand.New, so the name is never a loose string.
+// The agentls commands: one declaration each (name, argument and result
+// types). Code actions build their commands with RunCommand.New, so a name
+// is never a loose string.
 var (
-	// RunCommand is agentls.run.
-	RunCommand = &Command[RunArgs]{Name: CommandRun, Expect: runExpect}
-	// CancelCommand is agentls.cancel.
-	CancelCommand = &Command[TaskIDArgs]{Name: CommandCancel, Expect: taskIDExpect}
-	// TasksCommand is agentls.tasks.
-	TasksCommand = &Command[struct{}]{Name: CommandTasks, Expect: `no argument, or {}`}
-	// ShowReportCommand is agentls.showReport.
-	ShowReportCommand = &Command[TaskIDArgs]{Name: CommandShowReport, Expect: taskIDExpect}
+	RunCommand        = &Command[RunArgs, *RunReply]{Name: "agentls.run"}
+	CancelCommand     = &Command[TaskIDArgs, CancelReply]{Name: "agentls.cancel"}
+	TasksCommand      = &Command[TasksArgs, []TaskInfo]{Name: "agentls.tasks"}
+	ShowReportCommand = &Command[TaskIDArgs, ReportReply]{Name: "agentls.showReport"}
+	ResultCommand     = &Command[TaskIDArgs, ResultReply]{Name: "agentls.result"}
+	ResumeCommand     = &Command[TaskIDArgs, *RunReply]{Name: "agentls.resume"}
+	UndoCommand       = &Command[TaskIDArgs, UndoReply]{Name: "agentls.undo"}
+	StatsCommand      = &Command[StatsArgs, StatsReply]{Name: "agentls.stats"}
 )
 
-// Commands returns the service's commands: agentls.run, agentls.cancel,
-// agentls.tasks and agentls.showReport.
+// Names of the agentls commands (the public contract).
+var (
+	CommandRun        = RunCommand.Name
+	CommandCancel     = CancelCommand.Name
+	CommandTasks      = TasksCommand.Name
+	CommandShowReport = ShowReportCommand.Name
+	CommandResult     = ResultCommand.Name
+	CommandResume     = ResumeCommand.Name
+	CommandUndo       = UndoCommand.Name
+	CommandStats      = StatsCommand.Name
+)
+
+// Commands returns the service's commands, each bound to its handler.
 func (s *Service) Commands() []CommandHandler {
-	run := *RunCommand
-	run.Run = s.runCommand
-	cancel := *CancelCommand
-	cancel.Run = s.cancelCommand
-	list := *TasksCommand
-	list.Run = func(context.Context, *Invocation, struct{}) (any, error) { return jsonReply(s.TaskList()) }
-	report := *ShowReportCommand
-	report.Run = s.showReportCommand
-	return []CommandHandler{&run, &cancel, &list, &report}
-}
-
-// jsonReply encodes v with encoding/json (the reply's shape is exactly its
-// json tags).
-func jsonReply(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode reply: %w", err)
-	}
-	return json.RawMessage(b), nil
-}
-
-// taskEntry is the service's record of one task started through the editor.
-type taskEntry struct {
-	spec    agent.TaskSpec
-	runner  *agent.Runner
-	client  *llm.Client
-	ws      *workspace.Workspace
-	started time.Time
-	cancel  context.CancelFunc
-
-	ready chan struct{} // closed once id and task are set
-	id    string
-	task  *agent.Task
-
-	mu         sync.Mutex // guards the fields below
-	commands   []tools.CommandOutput
-	ended      time.Time
-	result     *agent.Result
-	reportPath string
-}
-
-type entryKey struct{}
-
-// entryOf returns the task entry a task's context carries.
-func entryOf(ctx context.Context) *taskEntry {
-	e, _ := ctx.Value(entryKey{}).(*taskEntry)
-	return e
-}
-
-func (e *taskEntry) addCommand(co tools.CommandOutput) {
-	e.mu.Lock()
-	e.commands = append(e.commands, co)
-	e.mu.Unlock()
-}
-
-// label names the task in edits and approvals.
-func (e *taskEntry) label() string {
-	select {
-	case <-e.ready:
-		return e.id
-	default:
-		return "task"
+	return []CommandHandler{
+		bind(RunCommand, s.runCommand),
+		bind(CancelCommand, s.cancelCommand),
+		bind(TasksCommand, s.tasksCommand),
+		bind(ShowReportCommand, s.showReportCommand),
+		bind(ResultCommand, s.resultCommand),
+		bind(ResumeCommand, s.resumeCommand),
+		bind(UndoCommand, s.undoCommand),
+		bind(StatsCommand, s.statsCommand),
 	}
 }
 
-func (s *Service) runCommand(ctx context.Context, inv *Invocation, a RunArgs) (any, error) {
-	ws, err := s.Workspace(ctx)
+// bind is the declaration c with run as its handler.
+func bind[A, R any](c *Command[A, R], run func(context.Context, *Invocation, A) (R, error)) *Command[A, R] {
+	b := *c
+	b.Run = run
+	return &b
+}
+
+func requestFailed(format string, args ...any) error {
+	return jsonrpc2.Errorf(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), format, args...)
+}
+
+// hostError maps a host error onto the reply's error: an unknown or running
+// task is the caller's mistake (InvalidParams), anything else a failure.
+func hostError(command string, err error) error {
+	if errors.Is(err, session.ErrUnknownTask) || errors.Is(err, session.ErrRunning) {
+		return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", command, err)
+	}
+	return requestFailed("%s: %v", command, err)
+}
+
+func (s *Service) runCommand(ctx context.Context, inv *Invocation, a RunArgs) (*RunReply, error) {
+	h := s.hostNow()
+	ws, err := h.Workspace(ctx)
 	if err != nil {
 		s.srv.ShowMessage(ctx, protocol.MessageTypeError, "agentls: "+err.Error())
-		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), "agentls.run: "+err.Error())
+		return nil, requestFailed("%s: %v", CommandRun, err)
 	}
 	spec, err := s.TaskSpec(ctx, ws, a)
 	if err != nil {
 		return nil, err
 	}
-	reply, err := s.RunTask(ctx, inv, spec)
-	if err != nil {
-		return nil, err
-	}
-	return jsonReply(reply)
+	return s.runTask(ctx, inv, spec)
 }
 
-// TaskSpec turns agentls.run's arguments into a task: the mode (decided
-// from the prompt when absent) and the editor context (file, lines,
-// selected text, the identifier at the cursor, diagnostics in the range)
-// read from the open buffer, else the disk.
+// TaskSpec turns agentls.run's arguments into a task: the mode (left to
+// the host when absent) and the editor context (file, lines, selected text,
+// the identifier at the cursor, diagnostics in the range) read from the
+// open buffer, else the disk.
 func (s *Service) TaskSpec(ctx context.Context, ws *workspace.Workspace, a RunArgs) (agent.TaskSpec, error) {
 	spec := agent.TaskSpec{Prompt: strings.TrimSpace(a.Prompt), FollowUp: a.FollowUp, Kind: agent.Kind(a.Mode)}
-	if a.Mode == "" {
-		spec.Kind = DecideMode(a.Prompt)
-	}
 	if a.URI == "" {
 		return spec, nil
 	}
 	name, err := filenameOf(uri.URI(a.URI))
 	if err != nil {
-		return spec, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: uri: %v; expected %s", CommandRun, err, runExpect)
+		return spec, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: uri: %v; expected %s", CommandRun, err, RunCommand.Expect())
 	}
 	p, err := ws.Resolve(name)
 	if err != nil {
@@ -365,31 +347,6 @@ func clipText(s string, n int) string {
 	return s[:n] + "\n[... selection cut]"
 }
 
-var (
-	editVerbs     = regexp.MustCompile(`(?i)\b(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|apply|edit|modify|rewrite|format|clean ?up|optimi[sz]e|improve|simplify|extract|inline|migrate|upgrade|bump|port|translate|document|comment out|uncomment|set|turn|split|merge|introduce|append|prepend|drop)\b`)
-	questionStart = regexp.MustCompile(`(?i)^\s*(what|why|how|where|which|who|whom|whose|when|is|are|was|were|does|do|did|can|could|should|would|will|has|have|explain|describe|summari[sz]e|tell me|show me|list|find|locate|search|look up|where's|what's|how's|why's)\b`)
-	// Requests that look like questions but ask for a change.
-	editQuestion = regexp.MustCompile(`(?i)^\s*(can|could|would|will) you (please )?(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|edit|modify|rewrite|format)\b`)
-)
-
-// DecideMode picks the task kind of a prompt sent without a mode: "ask"
-// when it is a question and asks for no edit, else "edit". A verb inside a
-// question ("how do I add a flag?") does not make it an edit; a request
-// phrased as a question ("can you fix the test?") does.
-func DecideMode(prompt string) agent.Kind {
-	p := strings.TrimSpace(prompt)
-	question := strings.HasSuffix(p, "?") || questionStart.MatchString(p)
-	switch {
-	case editQuestion.MatchString(p):
-		return agent.KindEdit
-	case question:
-		return agent.KindAsk
-	case editVerbs.MatchString(p):
-		return agent.KindEdit
-	}
-	return agent.KindEdit
-}
-
 // titleOf is the progress title: "agentls: " and the prompt's first words.
 func titleOf(prompt string) string {
 	words := strings.Fields(prompt)
@@ -408,92 +365,55 @@ func titleOf(prompt string) string {
 	return "agentls: " + b.String()
 }
 
-// RunTask runs one task to its end and returns the reply of agentls.run:
-// progress (the client's token, else a created one, else messages),
-// cancellation by $/cancelRequest (ctx), window/workDoneProgress/cancel and
-// agentls.cancel, the report written to .agentls/tasks/ID.md, and a
-// window/showMessage with the summary before it returns. It is the
-// pipeline every command that starts a task uses (agentls.run, and
-// agentls.resume with spec.Resume set).
-func (s *Service) RunTask(ctx context.Context, inv *Invocation, spec agent.TaskSpec) (*RunReply, error) {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), "agentls is shutting down")
-	}
-	s.running.Add(1)
-	s.mu.Unlock()
-	defer s.running.Done()
-
-	fail := func(err error) (*RunReply, error) {
-		s.srv.ShowMessage(ctx, protocol.MessageTypeError, "agentls: "+err.Error())
-		return nil, jsonrpc2.NewError(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), CommandRun+": "+err.Error())
-	}
-	cfg := s.srv.Config()
-	client, err := s.modelClient(cfg)
-	if err != nil {
-		return fail(err)
-	}
-	ws, err := s.Workspace(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	runner, err := s.runnerFor(ws, cfg, spec.FollowUp)
-	if err != nil {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CommandRun, err)
-	}
-
+// runTask runs one task (spec.ResumeID set: a resume) to its end and returns
+// the reply: progress (the client's token, else a created one, else
+// messages), cancellation by $/cancelRequest (ctx),
+// window/workDoneProgress/cancel and agentls.cancel, and a
+// window/showMessage with the summary before it returns.
+func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskSpec) (*RunReply, error) {
+	h := s.hostNow()
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e := &taskEntry{spec: spec, runner: runner, client: client, ws: ws, started: time.Now(), cancel: cancel, ready: make(chan struct{})}
-	tctx = context.WithValue(tctx, entryKey{}, e)
-
-	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(spec.Prompt), "starting ("+string(spec.Kind)+")", cancel)
-	sink := newProgressSink(wd, s.OnEvent)
-	task, err := runner.Start(tctx, spec, sink)
+	title := spec.Prompt
+	if spec.ResumeID != "" {
+		title = "resume " + spec.ResumeID + ": " + spec.Prompt
+	}
+	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(title), "starting", cancel)
+	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns)}
+	t, err := h.Start(tctx, spec, port)
 	if err != nil {
 		wd.End("not started: " + err.Error())
+		var noKey *session.ErrNoAPIKey
+		if errors.As(err, &noKey) || !isArgumentError(err) {
+			s.srv.ShowMessage(ctx, protocol.MessageTypeError, "agentls: "+err.Error())
+			return nil, requestFailed("%s: %v", CommandRun, err)
+		}
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CommandRun, err)
 	}
-	e.id, e.task = task.ID(), task
-	sink.setID(e.id)
-	close(e.ready)
-	s.mu.Lock()
-	s.tasks[e.id] = e
-	s.order = append(s.order, e.id)
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		cancel()
-	}
-	s.log().Info("task started", "task", e.id, "kind", spec.Kind, "prompt", clipText(spec.Prompt, 200))
-
-	<-task.Done()
-	res := task.Result()
-	reportPath, rerr := writeReport(ws.StateDir(), e, res, s.secrets()...)
-	if rerr != nil {
-		s.log().Warn("task report not written", "task", e.id, "error", rerr)
-	}
-	e.mu.Lock()
-	e.ended, e.result, e.reportPath = time.Now(), res, reportPath
-	e.mu.Unlock()
-	if s.OnTaskEnd != nil {
-		s.OnTaskEnd(res, reportPath)
-	}
-	reply := replyOf(res, reportPath)
-	s.log().Info("task ended", "task", e.id, "status", res.Status, "stopReason", res.StopReason,
-		"modelCalls", res.ModelCalls, "duration", res.Duration)
+	out, _ := t.Wait(context.WithoutCancel(ctx))
+	reply := replyOf(out)
 
 	// The summary goes out before the reply (Emacs clients show or drop
 	// messages that follow it): the progress end, and a message.
 	wd.End(reply.Summary)
 	if wd.Token() != nil {
-		s.srv.ShowMessage(ctx, statusMessageType(res.Status), "agentls: "+reply.Summary)
+		s.srv.ShowMessage(ctx, statusMessageType(out.Result.Status), "agentls: "+reply.Summary)
 	}
-	if reportPath != "" && cfg.ShowReport {
-		s.srv.showDocument(ctx, uri.File(reportPath))
+	if out.Report != "" && h.Settings().ShowReport {
+		s.srv.showDocument(ctx, uri.File(out.Report))
 	}
 	return reply, nil
+}
+
+// isArgumentError reports whether a task could not start because of what
+// the caller asked (an unknown follow-up, a bad mode), not because of the
+// server's state.
+func isArgumentError(err error) bool {
+	if errors.As(err, new(*session.PromptTooLargeError)) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasPrefix(msg, "start task:") || strings.HasPrefix(msg, "resume ")
 }
 
 func statusMessageType(st agent.State) protocol.MessageType {
@@ -506,172 +426,91 @@ func statusMessageType(st agent.State) protocol.MessageType {
 	return protocol.MessageTypeError
 }
 
-func replyOf(res *agent.Result, reportPath string) *RunReply {
+func replyOf(out *session.Outcome) *RunReply {
+	res := out.Result
 	r := &RunReply{
 		TaskID:       res.TaskID,
 		Status:       string(res.Status),
-		Summary:      Summary(res),
+		Summary:      out.Summary,
 		Answer:       res.Answer,
 		ChangedFiles: []string{},
 		StopReason:   string(res.StopReason),
+		Mode:         string(res.Kind),
+		Plan:         append([]tools.PlanItem{}, res.Plan.Items...),
+		PlannedFiles: res.PlannedFiles,
 		LLMCalls:     res.ModelCalls,
 		Usage:        Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedTokens: res.Usage.CachedTokens},
 	}
 	for _, f := range res.Files {
 		r.ChangedFiles = append(r.ChangedFiles, f.Path)
 	}
-	if reportPath != "" {
-		r.Report = string(uri.File(reportPath))
+	if out.Report != "" {
+		r.Report = string(uri.File(out.Report))
 	}
 	return r
 }
 
-// Summary is one line about a task's end: what it did and what it cost.
-func Summary(res *agent.Result) string {
-	took := res.Duration.Round(100 * time.Millisecond)
-	var what string
-	switch res.Status {
-	case agent.StateCompleted:
-		if len(res.Files) > 0 {
-			names := make([]string, 0, len(res.Files))
-			for i, f := range res.Files {
-				if i == 5 {
-					names = append(names, fmt.Sprintf("and %d more", len(res.Files)-5))
-					break
-				}
-				names = append(names, f.Path)
-			}
-			what = fmt.Sprintf("completed in %s: changed %s", took, strings.Join(names, ", "))
-			if answer := firstLineOf(res.Answer, 120); answer != "" {
-				what += ": " + answer
-			}
-		} else {
-			what = fmt.Sprintf("completed in %s: %s", took, firstLineOf(res.Answer, 120))
-		}
-	case agent.StateCancelled:
-		what = fmt.Sprintf("cancelled after %s", took)
-		if len(res.Files) > 0 {
-			what += fmt.Sprintf(" (%d file(s) changed before)", len(res.Files))
-		}
-	default:
-		what = fmt.Sprintf("failed (%s) after %s", res.StopReason, took)
-		if res.Error != "" {
-			what += ": " + firstLineOf(res.Error, 160)
-		}
+func (s *Service) cancelCommand(_ context.Context, _ *Invocation, a TaskIDArgs) (CancelReply, error) {
+	h := s.Host()
+	t := h.Task(a.TaskID)
+	if t == nil {
+		return CancelReply{}, s.unknownTask(a.TaskID)
 	}
-	return fmt.Sprintf("%s [%d model calls, %d tokens]", what, res.ModelCalls, res.Usage.InputTokens+res.Usage.OutputTokens)
-}
-
-// firstLineOf is the first non-empty line of s, cut to n runes.
-func firstLineOf(s string, n int) string {
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#>*- "))
-		if line == "" {
-			continue
-		}
-		if utf8.RuneCountInString(line) > n {
-			r := []rune(line)
-			return string(r[:n-1]) + "…"
-		}
-		return line
-	}
-	return "(no answer)"
-}
-
-func (s *Service) entry(id string) (*taskEntry, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.tasks[id]
-	if !ok {
-		known := strings.Join(s.order, ", ")
-		if known == "" {
-			known = "none yet"
-		}
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no task %q in this session (tasks: %s)", id, known)
-	}
-	return e, nil
-}
-
-// CancelReply is the reply of agentls.cancel.
-type CancelReply struct {
-	TaskID    string `json:"taskId"`
-	Cancelled bool   `json:"cancelled"` // false when the task had already ended
-	State     string `json:"state"`
-}
-
-func (s *Service) cancelCommand(_ context.Context, _ *Invocation, a TaskIDArgs) (any, error) {
-	e, err := s.entry(a.TaskID)
+	cancelled, err := h.Cancel(a.TaskID)
 	if err != nil {
-		return nil, err
+		return CancelReply{}, hostError(CommandCancel, err)
 	}
-	st := e.task.State()
-	if st.Terminal() {
-		return jsonReply(CancelReply{TaskID: e.id, Cancelled: false, State: string(st)})
-	}
-	e.cancel()
-	s.log().Info("task cancelled", "task", e.id, "by", CommandCancel)
-	return jsonReply(CancelReply{TaskID: e.id, Cancelled: true, State: string(e.task.State())})
+	return CancelReply{TaskID: a.TaskID, Cancelled: cancelled, State: string(t.State())}, nil
 }
 
-// TaskList lists the session's tasks, oldest first.
-func (s *Service) TaskList() []TaskInfo {
-	s.mu.Lock()
-	entries := make([]*taskEntry, 0, len(s.order))
-	for _, id := range s.order {
-		entries = append(entries, s.tasks[id])
+// unknownTask is the error for a task id this server did not start.
+func (s *Service) unknownTask(id string) error {
+	var ids []string
+	for _, t := range s.Host().Tasks() {
+		ids = append(ids, t.ID())
 	}
-	s.mu.Unlock()
-	out := make([]TaskInfo, 0, len(entries))
-	for _, e := range entries {
-		plan := e.task.Plan()
-		pp := PlanProgress{Total: len(plan.Items), Items: []string{}}
-		for _, it := range plan.Items {
-			if it.Status == tools.PlanDone || it.Status == tools.PlanSkipped {
-				pp.Done++
-			}
-			pp.Items = append(pp.Items, planLine(it))
-		}
-		e.mu.Lock()
-		end := e.ended
-		report := e.reportPath
-		e.mu.Unlock()
-		if end.IsZero() {
-			end = time.Now()
-		}
-		info := TaskInfo{
-			ID: e.id, Prompt: e.spec.Prompt, Mode: string(e.spec.Kind), State: string(e.task.State()),
-			Plan: pp, Started: e.started.UTC().Truncate(time.Millisecond), Duration: end.Sub(e.started).Milliseconds(),
-		}
-		if report != "" {
-			info.Report = string(uri.File(report))
-		}
-		out = append(out, info)
+	known := strings.Join(ids, ", ")
+	if known == "" {
+		known = "none yet"
+	}
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "no task %q in this session (tasks: %s)", id, known)
+}
+
+// TaskList lists the tasks of this server, oldest first, and those the
+// session store keeps from earlier runs.
+func (s *Service) TaskList() []TaskInfo {
+	out, err := s.hostNow().List(context.Background(), session.Filter{})
+	if err != nil {
+		s.log().Warn("task list", "error", err)
 	}
 	return out
 }
 
-// ReportReply is the reply of agentls.showReport.
-type ReportReply struct {
-	TaskID string `json:"taskId"`
-	Report string `json:"report"` // file URI
-	Shown  bool   `json:"shown"`  // window/showDocument succeeded
-}
-
-func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (any, error) {
-	e, err := s.entry(a.TaskID)
-	if err != nil {
-		return nil, err
+func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ReportReply, error) {
+	h := s.hostNow()
+	if t := h.Task(a.TaskID); t != nil && !t.State().Terminal() {
+		return ReportReply{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is still running; its report is written when it ends", CommandShowReport, a.TaskID)
 	}
-	e.mu.Lock()
-	path, ended := e.reportPath, !e.ended.IsZero()
-	e.mu.Unlock()
-	switch {
-	case !ended:
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is still running; its report is written when it ends", CommandShowReport, e.id)
-	case path == "":
-		return nil, jsonrpc2.Errorf(jsonrpc2.Code(protocol.LSPErrorCodesRequestFailed), "%s: the report of task %s could not be written (see the log)", CommandShowReport, e.id)
+	path := h.ReportIfWritten(ctx, a.TaskID)
+	if path == "" {
+		if _, err := h.Result(ctx, a.TaskID); err != nil {
+			return ReportReply{}, hostError(CommandShowReport, err)
+		}
+		return ReportReply{}, requestFailed("%s: the report of task %s was not written (see the log)", CommandShowReport, a.TaskID)
 	}
 	u := uri.File(path)
 	shown := s.srv.showDocument(ctx, u)
-	return jsonReply(ReportReply{TaskID: e.id, Report: string(u), Shown: shown})
+	return ReportReply{TaskID: a.TaskID, Report: string(u), Shown: shown}, nil
+}
+
+func (s *Service) resultCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ResultReply, error) {
+	r, err := s.hostNow().Result(ctx, a.TaskID)
+	if err != nil {
+		return ResultReply{}, hostError(CommandResult, err)
+	}
+	reply := ResultReply{TaskID: r.TaskID, Status: r.Status, Summary: r.Summary, Answer: r.Answer, ChangedFiles: r.ChangedFiles}
+	if r.Report != "" {
+		reply.Report = string(uri.File(r.Report))
+	}
+	return reply, nil
 }

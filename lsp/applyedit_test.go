@@ -19,7 +19,7 @@ func TestApplyEditThroughHarness(t *testing.T) {
 		File    string `json:"file"`
 		Version int32  `json:"version"`
 	}
-	edit := &lsp.Command[editArgs]{Name: "test.edit", Run: func(ctx context.Context, inv *lsp.Invocation, a editArgs) (any, error) {
+	edit := &lsp.Command[editArgs, any]{Name: "test.edit", Run: func(ctx context.Context, inv *lsp.Invocation, a editArgs) (any, error) {
 		v := a.Version
 		te := &protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 0}, End: protocol.Position{Line: 0, Character: 1}}, NewText: "界"}
 		return inv.Server.Client().ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Edit: protocol.WorkspaceEdit{

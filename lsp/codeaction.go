@@ -18,6 +18,7 @@ const (
 	TitleAskAbout   = "Ask agent about `%s`"
 	TitleExplain    = "Explain selection with agent"
 	TitleFixPrefix  = "Fix with agent: "
+	TitlePlanPrefix = "Plan with agent: "
 	maxTitleMessage = 80
 )
 
@@ -104,6 +105,13 @@ func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeAc
 			Range:       &rr,
 			Diagnostics: []DiagnosticArg{arg},
 		}, []protocol.Diagnostic{d})
+		add(TitlePlanPrefix+cutLine(msg, maxTitleMessage), protocol.CodeActionKindQuickFix, RunArgs{
+			Prompt:      "Plan how to fix this problem: " + msg,
+			Mode:        "plan",
+			URI:         u,
+			Range:       &rr,
+			Diagnostics: []DiagnosticArg{arg},
+		}, []protocol.Diagnostic{d})
 	}
 	return out, nil
 }
@@ -150,12 +158,12 @@ func isIdentRune(r rune) bool {
 func symbolAt(text string, start, end int) string {
 	if end > start {
 		sel := strings.TrimSpace(text[start:end])
-		if isIdent(sel) {
-			return sel
-		}
 		if strings.ContainsAny(sel, " \t\n") {
 			return ""
 		}
+		// A selection inside an identifier names the whole identifier (ALE
+		// sends the character under the cursor as the range).
+		start += len(text[start:end]) - len(strings.TrimLeft(text[start:end], " \t\n"))
 	}
 	lo, hi := start, start
 	for lo > 0 {
@@ -172,11 +180,33 @@ func symbolAt(text string, start, end int) string {
 		}
 		hi += n
 	}
-	if sym := text[lo:hi]; isIdent(sym) {
+	if sym := text[lo:hi]; isIdent(sym) && !keywords[sym] {
 		return sym
 	}
 	return ""
 }
+
+// keywords are words no one asks about as a symbol: Go's keywords and the
+// common keywords of the other languages editors open (Python, JavaScript /
+// TypeScript, Rust, C/C++, Java). symbolAt never names one, so the code
+// action "Ask agent about `func`" is not offered.
+var keywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+		break case chan const continue default defer else fallthrough for func go goto if
+		import interface map package range return select struct switch type var
+		and as assert async await class def del elif except finally from global in is
+		lambda nonlocal not or pass raise try while with yield None True False
+		catch delete do export extends function instanceof let new this throw typeof void
+		null undefined true false enum implements private protected public static super
+		fn impl let mut pub use mod crate self Self trait where loop match ref unsafe dyn move
+		auto char double extern float int long register short signed sizeof unsigned union
+		volatile namespace template typename virtual
+		abstract boolean byte final native synchronized throws transient`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // isIdent reports whether s is one identifier that does not start with a
 // digit.

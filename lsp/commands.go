@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -14,19 +15,9 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// Names of the agentls commands (the public contract; their handlers are
-// registered by the packages that implement them).
-const (
-	CommandRun        = "agentls.run"
-	CommandCancel     = "agentls.cancel"
-	CommandTasks      = "agentls.tasks"
-	CommandShowReport = "agentls.showReport"
-	CommandResume     = "agentls.resume"
-	CommandUndo       = "agentls.undo"
-)
-
 // CommandHandler is one entry of the command registry. The only
-// implementation is *Command[A], so every command has typed arguments.
+// implementation is *Command[A, R], so every command has typed arguments
+// and a typed result.
 type CommandHandler interface {
 	// CommandName is the name clients pass to workspace/executeCommand.
 	CommandName() string
@@ -41,25 +32,27 @@ type Invocation struct {
 	WorkDoneToken protocol.ProgressToken
 }
 
-// Command is a workspace/executeCommand command whose argument is one JSON
-// object decoded into A (unknown fields are an error). When A or *A has a
-// method Validate() error, it is called after decoding. Bad arguments are
-// answered with InvalidParams naming the command and what it expects.
-type Command[A any] struct {
+// Command declares one workspace/executeCommand command: its name, its
+// argument type A (one JSON object, unknown fields refused; when A or *A
+// has a method Validate() error it is called after decoding) and its result
+// type R (the reply, encoded with its json tags). Bad arguments are answered
+// with InvalidParams naming the command and what it expects, a text derived
+// from A (see expectOf).
+type Command[A, R any] struct {
 	Name string
-	// Expect describes the argument object for error messages, e.g.
-	// `{"prompt": string, "mode"?: "ask"|"edit"}`.
-	Expect string
 	// Run runs the command. ctx ends when the client cancels the request
-	// ($/cancelRequest) or the connection ends. The result is the reply.
-	Run func(ctx context.Context, inv *Invocation, args A) (any, error)
+	// ($/cancelRequest) or the connection ends.
+	Run func(ctx context.Context, inv *Invocation, args A) (R, error)
 }
 
 // CommandName implements CommandHandler.
-func (c *Command[A]) CommandName() string { return c.Name }
+func (c *Command[A, R]) CommandName() string { return c.Name }
+
+// Expect describes the argument object, for error messages and docs.
+func (c *Command[A, R]) Expect() string { return expectOf(reflect.TypeFor[A]()) }
 
 // Decode decodes the arguments of an executeCommand request into A.
-func (c *Command[A]) Decode(args []protocol.LSPAny) (A, error) {
+func (c *Command[A, R]) Decode(args []protocol.LSPAny) (A, error) {
 	var a A
 	switch len(args) {
 	case 0:
@@ -86,17 +79,14 @@ func (c *Command[A]) Decode(args []protocol.LSPAny) (A, error) {
 	return a, nil
 }
 
-func (c *Command[A]) argError(err error) error {
-	msg := fmt.Sprintf("%s: invalid argument: %v", c.Name, strings.TrimPrefix(err.Error(), "json: "))
-	if c.Expect != "" {
-		msg += "; expected " + c.Expect
-	}
+func (c *Command[A, R]) argError(err error) error {
+	msg := fmt.Sprintf("%s: invalid argument: %v; expected %s", c.Name, strings.TrimPrefix(err.Error(), "json: "), c.Expect())
 	return jsonrpc2.NewError(jsonrpc2.InvalidParams, msg)
 }
 
 // New builds a protocol.Command that runs this command with args, for code
 // actions and the like, so a command name is never a loose string.
-func (c *Command[A]) New(title string, args A) (protocol.Command, error) {
+func (c *Command[A, R]) New(title string, args A) (protocol.Command, error) {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return protocol.Command{}, fmt.Errorf("encode %s arguments: %w", c.Name, err)
@@ -104,12 +94,87 @@ func (c *Command[A]) New(title string, args A) (protocol.Command, error) {
 	return protocol.Command{Title: title, Command: c.Name, Arguments: []protocol.LSPAny{protocol.LSPAny(raw)}}, nil
 }
 
-func (c *Command[A]) run(ctx context.Context, inv *Invocation, args []protocol.LSPAny) (any, error) {
+func (c *Command[A, R]) run(ctx context.Context, inv *Invocation, args []protocol.LSPAny) (any, error) {
 	a, err := c.Decode(args)
 	if err != nil {
 		return nil, err
 	}
-	return c.Run(ctx, inv, a)
+	r, err := c.Run(ctx, inv, a)
+	if err != nil {
+		return nil, err
+	}
+	// encoding/json, so the reply's shape is exactly R's json tags.
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s reply: %w", c.Name, err)
+	}
+	return json.RawMessage(b), nil
+}
+
+// expectOf describes the JSON object a struct type decodes from:
+// `{"prompt": string, "mode"?: "ask"|"edit"}`. A field's `expect` tag
+// replaces its type's description; omitempty fields are optional (?).
+func expectOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return jsonKind(t)
+	}
+	var parts []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		opt := ""
+		if strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero") {
+			opt = "?"
+		}
+		desc := f.Tag.Get("expect")
+		if desc == "" {
+			desc = jsonKind(f.Type)
+		}
+		parts = append(parts, fmt.Sprintf("%q%s: %s", name, opt, desc))
+	}
+	if len(parts) == 0 {
+		return "no argument, or {}"
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return jsonKind(t.Elem()) + "[]"
+	case reflect.Map:
+		return "object"
+	case reflect.Struct:
+		if t.Name() != "" {
+			return t.Name()
+		}
+		return "object"
+	}
+	return "any"
 }
 
 // commandRegistry holds the commands by name.
@@ -122,10 +187,16 @@ func newCommandRegistry() *commandRegistry {
 	return &commandRegistry{byName: map[string]CommandHandler{}}
 }
 
-func (r *commandRegistry) add(c CommandHandler) {
+// add registers c; a second handler for a name already registered is a
+// programming error, reported instead of silently replacing the first.
+func (r *commandRegistry) add(c CommandHandler) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.byName[c.CommandName()]; dup {
+		return fmt.Errorf("command %s is registered twice", c.CommandName())
+	}
 	r.byName[c.CommandName()] = c
-	r.mu.Unlock()
+	return nil
 }
 
 func (r *commandRegistry) get(name string) (CommandHandler, bool) {

@@ -11,27 +11,28 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	sess "github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
 func TestConfigApply(t *testing.T) {
-	def := lsp.DefaultConfig()
+	def := sess.Defaults()
 	for _, tc := range []struct {
 		name     string
 		raw      string
-		want     func(c *lsp.Config)
+		want     func(c *sess.Settings)
 		problems []string // fields with problems
 	}{
 		{"null", `null`, nil, nil},
 		{"empty", `{}`, nil, nil},
 		{"all fields", `{"model":"m1","baseURL":"http://127.0.0.1:8080/v1","apiKeyEnv":"MY_KEY","logLevel":"debug","approval":"auto","allowCommands":["go test"],"checkCommand":"go vet ./...","validate":"on","maxTurns":12,"showReport":true}`,
-			func(c *lsp.Config) {
+			func(c *sess.Settings) {
 				c.Model, c.BaseURL, c.APIKeyEnv, c.LogLevel, c.Approval = "m1", "http://127.0.0.1:8080/v1", "MY_KEY", "debug", "auto"
 				c.AllowCommands, c.CheckCommand, c.Validate, c.MaxTurns, c.ShowReport = []string{"go test"}, "go vet ./...", "on", 12, true
 			}, nil},
-		{"wrapped in section", `{"agentls":{"model":"m2"}}`, func(c *lsp.Config) { c.Model = "m2" }, nil},
-		{"bad approval keeps default", `{"approval":"sometimes","model":"m3"}`, func(c *lsp.Config) { c.Model = "m3" }, []string{"approval"}},
+		{"wrapped in section", `{"agentls":{"model":"m2"}}`, func(c *sess.Settings) { c.Model = "m2" }, nil},
+		{"bad approval keeps default", `{"approval":"sometimes","model":"m3"}`, func(c *sess.Settings) { c.Model = "m3" }, []string{"approval"}},
 		{"bad maxTurns", `{"maxTurns":0}`, nil, []string{"maxTurns"}},
 		{"maxTurns wrong type", `{"maxTurns":"ten"}`, nil, []string{"maxTurns"}},
 		{"bad baseURL", `{"baseURL":"ftp://x"}`, nil, []string{"baseURL"}},
@@ -68,20 +69,20 @@ func TestConfigApply(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	env := map[string]string{lsp.EnvModel: "llama3", lsp.EnvBaseURL: "http://127.0.0.1:11434/v1", lsp.EnvAPIKey: "sk-env-secret"}
-	c, problems := lsp.ConfigFromEnv(func(k string) string { return env[k] })
+	env := map[string]string{sess.EnvModel: "llama3", sess.EnvBaseURL: "http://127.0.0.1:11434/v1", sess.EnvAPIKey: "sk-env-secret"}
+	c, problems := sess.FromEnv(func(k string) string { return env[k] })
 	if c.Model != "llama3" || c.BaseURL != "http://127.0.0.1:11434/v1" || len(problems) != 0 {
 		t.Errorf("ConfigFromEnv = %+v, %v", c, problems)
 	}
 	if c.APIKey(func(k string) string { return env[k] }) != "sk-env-secret" {
-		t.Errorf("APIKey does not read %s", lsp.EnvAPIKey)
+		t.Errorf("APIKey does not read %s", sess.EnvAPIKey)
 	}
 	if strings.Contains(fmt.Sprint(c), "sk-env-secret") {
 		t.Error("Config holds the key")
 	}
-	env[lsp.EnvBaseURL] = "not a url"
-	c, problems = lsp.ConfigFromEnv(func(k string) string { return env[k] })
-	if c.BaseURL != lsp.DefaultBaseURL || len(problems) != 1 || problems[0].Field != lsp.EnvBaseURL {
+	env[sess.EnvBaseURL] = "not a url"
+	c, problems = sess.FromEnv(func(k string) string { return env[k] })
+	if c.BaseURL != sess.DefaultBaseURL || len(problems) != 1 || problems[0].Field != sess.EnvBaseURL {
 		t.Errorf("bad OPENAI_BASE_URL: %+v, %v; want the default kept and a problem", c, problems)
 	}
 }
@@ -91,16 +92,16 @@ func TestConfigFromEnv(t *testing.T) {
 // an API key sent as a setting is never echoed or logged.
 func TestConfigOverLSP(t *testing.T) {
 	secret := "sk-never-echo-this"
-	var seen []lsp.Config
+	var seen []sess.Settings
 	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{"model": "init-model", "maxTurns": -3, "apiKey": secret}},
-		lsp.WithConfigHandler(func(c lsp.Config) { seen = append(seen, c) }))
+		lsp.WithConfigHandler(func(c sess.Settings) { seen = append(seen, c) }))
 	st := s.c.Await(2*time.Second, "a warning about maxTurns", func(st *lsptest.State) bool { return st.HasShowMessage("maxTurns") })
 	for _, m := range st.ShowMessages {
 		if strings.Contains(m.Message, "maxTurns") && m.Type != protocol.MessageTypeWarning {
 			t.Errorf("config warning type = %v; want Warning", m.Type)
 		}
 	}
-	if c := s.srv.Config(); c.Model != "init-model" || c.MaxTurns != lsp.DefaultMaxTurns {
+	if c := s.srv.Config(); c.Model != "init-model" || c.MaxTurns != sess.DefaultMaxTurns {
 		t.Errorf("config after initialize = %+v; want model set and maxTurns default kept", c)
 	}
 	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{

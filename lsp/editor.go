@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.lsp.dev/protocol"
@@ -24,14 +25,12 @@ import (
 // never overwritten. After an applied edit, Apply waits (bounded) for the
 // didChange that echoes it, so the next read sees the new text.
 type Editor struct {
-	svc *Service
-	ws  *workspace.Workspace
+	svc  *Service
+	ws   *workspace.Workspace
+	sink *progressSink // the task's progress; nil outside a task (undo)
 }
 
 var _ workspace.Editor = (*Editor)(nil)
-
-// NewEditor returns the editor for ws of the service's client.
-func (s *Service) NewEditor(ws *workspace.Workspace) *Editor { return &Editor{svc: s, ws: ws} }
 
 // Apply implements workspace.Editor: all files or none.
 func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
@@ -98,14 +97,48 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		ed.ws.ExpectEdit(fe.Path, newText, label)
 	}
 
-	// The request is not tied to the task's context: once sent, the client
-	// may apply it, so the task waits for the answer (bounded) and a cancel
-	// can never leave an edit landing after the task's end.
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ed.svc.opts.ApplyTimeout)
-	defer cancel()
+	// Once sent, the change is the editor's to answer (a user at Neovim's
+	// "Press ENTER" or eglot's "Proceed? (y or n)" may answer minutes
+	// later): the request is not tied to the task's context and has no
+	// time limit. The task waits for the answer; a cancel stops the wait,
+	// and an answer that still says applied joins the task's changes
+	// (workspace.PendingError).
 	title := "agentls: " + label
 	changed := srv.DocumentChanged()
-	res, err := srv.client.ApplyEdit(actx, &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+	type answer struct {
+		res *protocol.ApplyWorkspaceEditResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := srv.client.ApplyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+		answered <- answer{res, err}
+	}()
+	var a answer
+	notice := time.NewTimer(ed.svc.opts.ApplyNoticeAfter)
+	defer notice.Stop()
+	for waiting := true; waiting; {
+		select {
+		case a = <-answered:
+			waiting = false
+		case <-notice.C:
+			if ed.sink != nil {
+				ed.sink.setActivity("waiting for the editor to apply the edit to " + fileNames(edits))
+			}
+		case <-ctx.Done():
+			late := make(chan bool, 1)
+			go func() {
+				a := <-answered
+				late <- a.err == nil && a.res != nil && a.res.Applied
+			}()
+			paths := make([]workspace.Path, len(edits))
+			for i, fe := range edits {
+				paths[i] = fe.Path
+			}
+			return workspace.NewPendingError(paths, late)
+		}
+	}
+	res, err := a.res, a.err
 	if err != nil {
 		return fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", err)
 	}
@@ -135,6 +168,21 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		}
 	}
 	return nil
+}
+
+// fileNames lists the files of edits for people: "main.go", "a.go and b.go".
+func fileNames(edits []workspace.FileEdit) string {
+	names := make([]string, len(edits))
+	for i, fe := range edits {
+		names[i] = fe.Path.String()
+	}
+	switch len(names) {
+	case 1:
+		return names[0]
+	case 2:
+		return names[0] + " and " + names[1]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func protoRange(r workspace.Range) protocol.Range {

@@ -34,8 +34,8 @@ func (a *echoArgs) Validate() error {
 
 var (
 	// cmdSleep sleeps, or until cancelled.
-	cmdSleep = &lsp.Command[sleepArgs]{
-		Name: "test.sleep", Expect: `{"millis": int}`,
+	cmdSleep = &lsp.Command[sleepArgs, any]{
+		Name: "test.sleep",
 		Run: func(ctx context.Context, _ *lsp.Invocation, a sleepArgs) (any, error) {
 			select {
 			case <-time.After(time.Duration(a.Millis) * time.Millisecond):
@@ -45,13 +45,13 @@ var (
 			}
 		},
 	}
-	cmdEcho = &lsp.Command[echoArgs]{
-		Name: "test.echo", Expect: `{"text": string}`,
+	cmdEcho = &lsp.Command[echoArgs, any]{
+		Name: "test.echo",
 		Run: func(_ context.Context, _ *lsp.Invocation, a echoArgs) (any, error) {
 			return map[string]string{"text": a.Text}, nil
 		},
 	}
-	cmdPanic = &lsp.Command[struct{}]{
+	cmdPanic = &lsp.Command[struct{}, any]{
 		Name: "test.panic",
 		Run: func(context.Context, *lsp.Invocation, struct{}) (any, error) {
 			var m map[string]int

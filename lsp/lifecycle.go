@@ -30,7 +30,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	s.config = cfg
 	s.mu.Unlock()
 
-	cfg.applyLevel(s.level)
+	applyLevel(cfg, s.level)
 	problems = append(s.envProblems, problems...)
 	for _, err := range rootErrs {
 		s.log.Warn("workspace root ignored", "error", err)

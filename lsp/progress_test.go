@@ -19,7 +19,7 @@ type workArgs struct {
 	Wait    bool `json:"wait"` // wait to be cancelled after the reports
 }
 
-var cmdWork = &lsp.Command[workArgs]{
+var cmdWork = &lsp.Command[workArgs, any]{
 	Name: "test.work",
 	Run: func(ctx context.Context, inv *lsp.Invocation, a workArgs) (any, error) {
 		work, cancel := context.WithCancel(ctx)
@@ -163,7 +163,7 @@ func TestProgressThrottle(t *testing.T) {
 // TestProgressThrottleSpread: reports spread over ~600 ms keep the rate and
 // end with the last state.
 func TestProgressThrottleSpread(t *testing.T) {
-	slow := &lsp.Command[struct{}]{Name: "test.slowwork", Run: func(ctx context.Context, inv *lsp.Invocation, _ struct{}) (any, error) {
+	slow := &lsp.Command[struct{}, any]{Name: "test.slowwork", Run: func(ctx context.Context, inv *lsp.Invocation, _ struct{}) (any, error) {
 		wd := inv.Server.Progress().Start(ctx, inv.WorkDoneToken, "spread", "", nil)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()

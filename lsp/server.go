@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -47,12 +48,14 @@ func WithLogger(h slog.Handler, level *slog.LevelVar) Option {
 func WithBuffers(b *workspace.Buffers) Option { return func(s *Server) { s.buffers = b } }
 
 // WithCommands registers workspace/executeCommand commands, in addition to
-// those registered earlier. A later command with the same name replaces an
-// earlier one.
+// those registered earlier. Two handlers for one name make New panic: one
+// name, one declaration.
 func WithCommands(cmds ...CommandHandler) Option {
 	return func(s *Server) {
 		for _, c := range cmds {
-			s.commands.add(c)
+			if err := s.commands.add(c); err != nil {
+				panic("lsp: " + err.Error())
+			}
 		}
 	}
 }
@@ -83,7 +86,7 @@ func WithEndHandler(f func()) Option { return func(s *Server) { s.onEnd = append
 
 // WithConfigHandler sets a function called, on the read loop, with the new
 // configuration whenever it changes. It must not block.
-func WithConfigHandler(f func(Config)) Option { return func(s *Server) { s.onConfig = f } }
+func WithConfigHandler(f func(session.Settings)) Option { return func(s *Server) { s.onConfig = f } }
 
 // lifecycle is the state of the LSP session.
 type lifecycle int32
@@ -108,7 +111,7 @@ type Server struct {
 	getenv        func(string) string
 	createTimeout time.Duration
 	onRoots       func([]string)
-	onConfig      func(Config)
+	onConfig      func(session.Settings)
 	onEnd         []func()
 
 	log      *slog.Logger // baseLog plus the client mirror
@@ -128,9 +131,9 @@ type Server struct {
 	clientCaps protocol.ClientCapabilities
 	clientName string
 	roots      []string
-	config     Config
+	config     session.Settings
 
-	envProblems []Problem // invalid environment values, reported at initialize
+	envProblems []session.Problem // invalid environment values, reported at initialize
 
 	docMu     sync.Mutex    // guards docChange
 	docChange chan struct{} // closed and replaced after every document change
@@ -166,7 +169,7 @@ func New(opts ...Option) *Server {
 	}
 	s.mirror = newClientLogHandler(s.level)
 	s.log = slog.New(teeHandler{s.baseLog, s.mirror})
-	s.config, s.envProblems = ConfigFromEnv(s.getenv)
+	s.config, s.envProblems = session.FromEnv(s.getenv)
 	s.progress = newTracker(s)
 	s.routes = s.buildRoutes()
 	return s
@@ -195,8 +198,8 @@ func (s *Server) ClientCapabilities() protocol.ClientCapabilities {
 	return s.clientCaps
 }
 
-// Config returns the current configuration.
-func (s *Server) Config() Config {
+// Config returns the current settings.
+func (s *Server) Config() session.Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.config

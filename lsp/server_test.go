@@ -206,7 +206,7 @@ func TestPanicInNotificationHandler(t *testing.T) {
 func TestCancelRequest(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	waiter := &lsp.Command[struct{}]{
+	waiter := &lsp.Command[struct{}, any]{
 		Name: "test.wait",
 		Run: func(ctx context.Context, _ *lsp.Invocation, _ struct{}) (any, error) {
 			close(started)

@@ -11,7 +11,6 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/lsp"
@@ -105,15 +104,16 @@ func seedStore(t *testing.T, root string) {
 	}
 	old := time.Now().Add(-48 * time.Hour)
 	must(st.CreateTask(store.Task{ID: "old-1", Kind: "ask", Prompt: "count the lines of main.go", CreatedAt: old}))
-	must(st.AppendMessage("old-1", store.Message{Seq: 0, Message: llm.Message{Role: llm.RoleAssistant, Content: "42 lines."}, ModelCall: true, Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}}))
+	must(st.AppendMessage("old-1", store.Message{Seq: 0, Role: "assistant", Content: "42 lines.", ModelCall: true, Usage: store.Usage{InputTokens: 100, OutputTokens: 10}}))
 	must(st.FinishTask("old-1", store.TaskEnd{State: store.StateCompleted, StopReason: "answered", Answer: "main.go has 42 lines.", At: old}))
 	must(st.CreateTask(store.Task{ID: "old-2", Kind: "ask", Prompt: "what does the build script do", State: "executing"}))
-	for i, m := range []llm.Message{
-		{Role: llm.RoleSystem, Content: "You are agentls."},
-		{Role: llm.RoleUser, Content: "what does the build script do"},
-		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c9", Name: "read_file", Arguments: `{"path":"build.sh"}`}}},
+	for i, m := range []store.Message{
+		{Role: "system", Content: "You are agentls."},
+		{Role: "user", Content: "what does the build script do"},
+		{Role: "assistant", ToolCalls: []store.CallRequest{{ID: "c9", Name: "read_file", Arguments: `{"path":"build.sh"}`}}},
 	} {
-		must(st.AppendMessage("old-2", store.Message{Seq: i, Message: m, ModelCall: m.Role == llm.RoleAssistant}))
+		m.Seq, m.ModelCall = i, m.Role == "assistant"
+		must(st.AppendMessage("old-2", m))
 	}
 	must(st.Close(c))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -18,30 +19,23 @@ import (
 // items closed. Reports are throttled by WorkDone (at most 10 a second, the
 // last state kept).
 type progressSink struct {
-	wd      *WorkDone
-	onEvent func(taskID string, e agent.Event)
+	wd       *WorkDone
+	maxTurns int       // the task's turn budget, shown beside the turns used
+	start    time.Time // when the task started, for the elapsed time
 
 	mu       sync.Mutex // guards the fields below
-	id       string
 	activity string
 	plan     tools.Plan
+	turns    int // model calls so far
+	tokens   int // input and output tokens so far
 }
 
-func newProgressSink(wd *WorkDone, onEvent func(string, agent.Event)) *progressSink {
-	return &progressSink{wd: wd, onEvent: onEvent, activity: "starting"}
-}
-
-func (p *progressSink) setID(id string) {
-	p.mu.Lock()
-	p.id = id
-	p.mu.Unlock()
+func newProgressSink(wd *WorkDone, maxTurns int) *progressSink {
+	return &progressSink{wd: wd, maxTurns: maxTurns, start: time.Now(), activity: "starting"}
 }
 
 // Event implements agent.Sink.
 func (p *progressSink) Event(e agent.Event) {
-	if p.onEvent != nil {
-		p.onEvent(e.TaskID, e)
-	}
 	p.mu.Lock()
 	changed := true
 	switch e.Kind {
@@ -73,6 +67,13 @@ func (p *progressSink) Event(e agent.Event) {
 	case agent.EventText:
 		changed = p.activity != "writing the answer"
 		p.activity = "writing the answer"
+	case agent.EventUsage:
+		p.turns++
+		p.tokens = e.Total.InputTokens + e.Total.OutputTokens
+	case agent.EventNote:
+		// What the loop told the model (a loop warning, a cut response, a
+		// gate's nudge) is what the user should see too.
+		p.activity = "note: " + cutLine(e.Text, 100)
 	default:
 		changed = false
 	}
@@ -87,33 +88,50 @@ func (p *progressSink) Event(e agent.Event) {
 	}
 }
 
+// governor is the budget in use: " · turn 3/30 · 12.3k tokens · 14 s".
+// p.mu must be held.
+func (p *progressSink) governor() string {
+	if p.turns == 0 {
+		return ""
+	}
+	turns := fmt.Sprintf("turn %d", p.turns)
+	if p.maxTurns > 0 {
+		turns += fmt.Sprintf("/%d", p.maxTurns)
+	}
+	tokens := fmt.Sprintf("%d tokens", p.tokens)
+	if p.tokens >= 1000 {
+		tokens = fmt.Sprintf("%.1fk tokens", float64(p.tokens)/1000)
+	}
+	return fmt.Sprintf(" · %s · %s · %d s", turns, tokens, int(time.Since(p.start).Seconds()))
+}
+
+// setActivity shows what the task waits for now, until its next event.
+func (p *progressSink) setActivity(text string) {
+	p.mu.Lock()
+	p.activity = text
+	msg, pct := p.render()
+	p.mu.Unlock()
+	p.wd.Report(msg, pct)
+}
+
 // render is the report: the activity, then one line per plan item.
 // p.mu must be held.
 func (p *progressSink) render() (string, int) {
-	if len(p.plan.Items) == 0 {
-		return p.activity, -1
-	}
 	var b strings.Builder
 	b.WriteString(p.activity)
+	b.WriteString(p.governor())
+	if len(p.plan.Items) == 0 {
+		return b.String(), -1
+	}
 	closed := 0
 	for _, it := range p.plan.Items {
 		b.WriteString("\n")
-		b.WriteString(planLine(it))
+		b.WriteString(session.PlanLine(it))
 		if it.Status == tools.PlanDone || it.Status == tools.PlanSkipped {
 			closed++
 		}
 	}
 	return b.String(), closed * 100 / len(p.plan.Items)
-}
-
-// planLine is one checklist line: [x] done, [ ] pending, [-] skipped,
-// [>] in progress.
-func planLine(it tools.PlanItem) string {
-	line := it.Status.Mark() + " " + it.Text
-	if it.Status == tools.PlanSkipped && it.Reason != "" {
-		line += " (" + it.Reason + ")"
-	}
-	return line
 }
 
 // retryText is "retrying in 4 s (429)".

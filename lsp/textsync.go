@@ -74,6 +74,7 @@ func (s *Server) didSave(_ context.Context, p *protocol.DidSaveTextDocumentParam
 		return nil
 	}
 	s.log.Debug("didSave", "file", name)
+	defer s.buffers.Saved(name) // the disk now holds the buffer's text: it is clean
 	if p.Text == nil {
 		return nil
 	}

@@ -248,15 +248,6 @@ func TestNoProcessOutlivesItsCommand(t *testing.T) {
 	})
 }
 
-func mustJSON(t *testing.T, v any) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func TestRunCommandEnvAndCwd(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-secret-value")
 	t.Setenv("AGENTLS_TOKEN", "agentls-secret")

@@ -175,7 +175,14 @@ func through(fromBuffer bool) string {
 // apply sends one FileEdit to the Editor and turns refusals into results.
 func (r *Registry) apply(ctx context.Context, toolName string, p workspace.Path, fe workspace.FileEdit) (*Result, error) {
 	label := toolName + " " + p.String()
-	err := r.env.Editor.Apply(ctx, label, []workspace.FileEdit{fe})
+	ed := r.env.Editor
+	if !fe.Create && r.env.Workspace.BufferStale(p) {
+		// The editor's buffer is clean but the disk changed under it (a
+		// command rewrote the file): the text was read from disk, so the
+		// edit goes to disk, where the editor reloads a clean buffer from.
+		ed = r.env.Workspace.DiskEditor()
+	}
+	err := ed.Apply(ctx, label, []workspace.FileEdit{fe})
 	switch {
 	case err == nil:
 		return nil, nil

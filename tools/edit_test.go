@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -234,5 +235,38 @@ func TestNoToolWritesTheSettings(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".agentls", "settings.json")); string(b) != `{"allowCommands":[]}`+"\n" {
 		t.Errorf("settings changed: %s", b)
+	}
+}
+
+// bufferOnlyEditor stands for the LSP editor: it edits open buffers only,
+// refusing an edit whose base is not the buffer's text.
+type bufferOnlyEditor struct{ ws *workspace.Workspace }
+
+func (e bufferOnlyEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
+	for _, fe := range edits {
+		doc, ok := e.ws.Buffers().Get(e.ws.Abs(fe.Path))
+		if ok && workspace.HashText(doc.Text) != fe.BaseHash {
+			return fmt.Errorf("buffer of %s: %w", fe.Path, workspace.ErrStale)
+		}
+	}
+	return e.ws.DiskEditor().Apply(ctx, label, edits)
+}
+
+// TestEditFileUnderStaleCleanBufferGoesToDisk: after a command rewrote a
+// file the editor holds clean, edit_file edits the disk text it read,
+// instead of sending the editor an edit against text its buffer lacks.
+func TestEditFileUnderStaleCleanBufferGoesToDisk(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{"a.go": "package a // old\n"})
+	ws.Buffers().Open(filepath.Join(dir, "a.go"), "go", 1, "package a // old\n")
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newReg(t, Env{Workspace: ws, Editor: bufferOnlyEditor{ws}})
+	res := call(t, r, "edit_file", map[string]any{"path": "a.go", "old_string": "// new", "new_string": "// edited"})
+	if res.IsError {
+		t.Fatalf("edit_file under a stale clean buffer: %s", res.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.go")); string(b) != "package a // edited\n" {
+		t.Errorf("a.go = %q; want the edit on disk", b)
 	}
 }

@@ -251,7 +251,7 @@ func TestGrepWarmIndexStaysCurrent(t *testing.T) {
 	}
 	r := newReg(t, Env{Workspace: ws})
 	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
-	<-r.warmDone
+	r.env.Index.Wait()
 	if !r.env.Index.Warm() {
 		t.Fatal("index not warm after the first search")
 	}
@@ -276,5 +276,21 @@ func TestGrepWarmIndexStaysCurrent(t *testing.T) {
 			t.Fatal("an outside write was never seen")
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestReadFileShowsDiskChangedUnderCleanBuffer: a command rewrote a file
+// the editor has open but unmodified; read_file shows the new disk text,
+// not the stale buffer labelled as unsaved changes.
+func TestReadFileShowsDiskChangedUnderCleanBuffer(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{"a.go": "package a // old\n"})
+	ws.Buffers().Open(filepath.Join(dir, "a.go"), "go", 1, "package a // old\n")
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a // sed -i\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newReg(t, Env{Workspace: ws})
+	res := call(t, r, "read_file", map[string]any{"path": "a.go"})
+	if !strings.Contains(res.Text, "sed -i") || strings.Contains(res.Text, "unsaved changes included") {
+		t.Errorf("read_file after the disk changed under a clean buffer:\n%s\nwant the disk text, not the buffer", res.Text)
 	}
 }

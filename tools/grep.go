@@ -108,24 +108,28 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		return errorf("nothing was searched: no files in %s; check path and glob (list_files shows what is there)", scope), nil
 	}
 
+	idx := r.env.Index
+	// Open buffers by printed path: one Resolve per buffer, not one
+	// absolute path per file of the scope.
 	open := map[string]string{}
 	for _, name := range w.Buffers().Filenames() {
 		if doc, ok := w.Buffers().Get(name); ok {
-			open[name] = doc.Text
+			if p, err := w.Resolve(name); err == nil {
+				open[p.String()] = doc.Text
+			}
 		}
 	}
-	files := make([]grep.File, len(paths))
-	for i, p := range paths {
-		abs := w.Abs(p)
-		files[i] = grep.File{Name: p.String(), Abs: abs}
-		if text, ok := open[abs]; ok {
-			files[i].Text, files[i].HasText = text, true
-		}
+	files, err := grepFiles(idx, paths, open)
+	if err != nil {
+		return Result{}, fmt.Errorf("grep: %w", err)
 	}
 	if !explicitFile {
-		r.startWarm()
+		// The filter is built once per index, in the background, for every
+		// later search of every task; this search does not wait for it.
+		if err := StartGrepFilter(w, idx); err != nil {
+			return Result{}, fmt.Errorf("grep: %w", err)
+		}
 	}
-	idx := r.env.Index
 	seq := w.Seq()
 	trusted := r.syncIndex()
 	res, err := m.Search(ctx, grep.Request{
@@ -159,34 +163,52 @@ func (r *Registry) syncIndex() bool {
 	}
 	last := idx.Since()
 	for _, c := range changes {
-		idx.Forget(w.Abs(c.Path))
+		idx.Forget(c.Path.String())
 		last = max(last, c.Seq)
 	}
 	idx.Synced(last)
 	return true
 }
 
-// startWarm builds the shared grep index in the background once, so later
-// selective searches skip files that cannot match.
-func (r *Registry) startWarm() {
-	if r.env.Index.Warm() {
-		return
+// StartGrepFilter starts building idx, the grep filter shared by every task
+// on ws, in the background (a no-op while a build runs or once it is
+// warm). The server may call it when a workspace opens, so the first grep
+// of the first task can already skip files; grep calls it otherwise. The
+// build yields to every search and stops at idx.Close.
+func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
+	if idx.Warm() || idx.Building() {
+		return nil
 	}
-	r.warmOnce.Do(func() {
-		w := r.env.Workspace
-		paths := w.Files()
-		files := make([]grep.File, len(paths))
-		for i, p := range paths {
-			files[i] = grep.File{Name: p.String(), Abs: w.Abs(p)}
-		}
-		seq := w.Seq()
-		go func() {
-			defer close(r.warmDone)
-			if r.env.Index.Build(r.warmCtx, files) == nil {
-				r.env.Index.Synced(seq)
+	seq := ws.Seq()
+	files, err := grepFiles(idx, ws.Files(), nil)
+	if err != nil {
+		return fmt.Errorf("grep filter: %w", err)
+	}
+	idx.Start(files, seq)
+	return nil
+}
+
+// grepFiles names paths for the search engine: printed name, root handle
+// and root-relative path, with the text of open buffers (by printed name).
+func grepFiles(idx *grep.Index, paths []workspace.Path, open map[string]string) ([]grep.File, error) {
+	files := make([]grep.File, len(paths))
+	var dir string
+	var root *grep.Root
+	for i, p := range paths {
+		if p.Root() != dir || root == nil {
+			var err error
+			if root, err = idx.Root(p.Root()); err != nil {
+				return nil, err
 			}
-		}()
-	})
+			dir = p.Root()
+		}
+		name := p.String()
+		files[i] = grep.File{Name: name, Root: root, Rel: p.Rel()}
+		if text, ok := open[name]; ok {
+			files[i].Text, files[i].HasText = text, true
+		}
+	}
+	return files, nil
 }
 
 func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Result {

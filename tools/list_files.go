@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -70,7 +69,7 @@ func (r *Registry) listFiles(ctx context.Context, a *listFilesArgs) (Result, err
 		if res != nil {
 			return *res, nil
 		}
-		fi, err := os.Stat(w.Abs(p))
+		fi, err := w.Stat(p)
 		switch {
 		case err != nil:
 			return errorf("no such folder: %s; list_files with no path lists the whole workspace", p), nil
@@ -102,21 +101,34 @@ func (r *Registry) listFiles(ctx context.Context, a *listFilesArgs) (Result, err
 			Evidence: fmt.Sprintf("list_files %s: no files", glob)}, nil
 	}
 	var b strings.Builder
-	for i, p := range paths {
-		if i == limit {
+	shown := 0
+	for _, p := range paths {
+		if shown == limit {
 			break
 		}
+		// The index may briefly list names that a folder swapped for a
+		// link has led to; print only what is inside the workspace now.
+		if !w.Exists(p) {
+			out.Total--
+			continue
+		}
+		shown++
 		b.WriteString(p.String())
 		b.WriteByte('\n')
 		out.Paths = append(out.Paths, p.String())
 	}
-	if len(paths) > limit {
-		fmt.Fprintf(&b, "(showing %d of %d files matching %s; %d more: narrow with path or pattern, or raise limit)", limit, len(paths), glob, len(paths)-limit)
+	if shown == 0 {
+		out.Paths = nil
+		return Result{Text: r.noFilesText(a.Pattern, glob, folder), Data: out,
+			Evidence: fmt.Sprintf("list_files %s: no files", glob)}, nil
+	}
+	if out.Total > shown {
+		fmt.Fprintf(&b, "(showing %d of %d files matching %s; %d more: narrow with path or pattern, or raise limit)", shown, out.Total, glob, out.Total-shown)
 	} else {
-		fmt.Fprintf(&b, "(%d %s matching %s)", len(paths), plural(len(paths), "file", "files"), glob)
+		fmt.Fprintf(&b, "(%d %s matching %s)", out.Total, plural(out.Total, "file", "files"), glob)
 	}
 	return Result{Text: b.String(), Data: out,
-		Evidence: fmt.Sprintf("list_files %s: %d files", glob, len(paths))}, nil
+		Evidence: fmt.Sprintf("list_files %s: %d files", glob, out.Total)}, nil
 }
 
 // noFilesText explains an empty listing with what is there instead.
@@ -130,8 +142,13 @@ func (r *Registry) noFilesText(pattern, glob, folder string) string {
 		return fmt.Sprintf("no files match %s: %s holds no indexed files (ignored files and .agentls/ are not listed)", glob, where)
 	}
 	var eg []string
-	for i := 0; i < len(all) && i < 5; i++ {
-		eg = append(eg, all[i].String())
+	for i := 0; i < len(all) && len(eg) < 5; i++ {
+		if r.env.Workspace.Exists(all[i]) {
+			eg = append(eg, all[i].String())
+		}
+	}
+	if len(eg) == 0 {
+		return fmt.Sprintf("no files match %s: %s holds no indexed files (ignored files and .agentls/ are not listed)", glob, where)
 	}
 	return fmt.Sprintf("no files match %s in %s (it holds %d files, e.g. %s). The search was recursive; check the pattern's spelling and case",
 		glob, where, len(all), strings.Join(eg, ", "))

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -147,15 +146,11 @@ func writeNumbered(b *strings.Builder, n int, l string) {
 // readLarge reads lines offset..offset+limit-1 of a file over the workspace
 // read limit straight from disk, counting all its lines.
 func (r *Registry) readLarge(ctx context.Context, p workspace.Path, offset, limit int) (Result, error) {
-	fh, err := os.Open(r.env.Workspace.Abs(p))
+	fh, fi, err := r.env.Workspace.Open(p)
 	if err != nil {
 		return errorf("cannot read %s: %v", p, err), nil
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return errorf("cannot read %s: %v", p, err), nil
-	}
 	if fi.Size() > readMaxLarge {
 		return errorf("%s is %d bytes, too large to read even in parts; use grep with path=%q to find what you need", p, fi.Size(), p.String()), nil
 	}

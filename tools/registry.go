@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentls/agentls/tools/grep"
@@ -26,8 +25,9 @@ type Env struct {
 	// not open in the editor; nil allows everything without asking. Wrap it
 	// in NewTaskApprovals to remember "allow for this task".
 	Approver Approver
-	// Index is the warm grep index of the workspace; nil means the Registry
-	// makes its own (warm after its first grep).
+	// Index is the grep filter of the workspace, shared by all its tasks:
+	// its background build outlives each task. nil means the Registry
+	// makes its own and closes it at Close.
 	Index *grep.Index
 	// Commands tracks running commands; the server calls KillAll at exit.
 	// nil means the Registry makes its own (killed by Close).
@@ -58,10 +58,7 @@ type Registry struct {
 	byName map[string]Tool
 
 	ownCommands bool
-	warmOnce    sync.Once
-	warmCtx     context.Context
-	warmStop    context.CancelFunc
-	warmDone    chan struct{}
+	ownIndex    bool
 }
 
 //go:embed *.md
@@ -78,12 +75,13 @@ func description(name string) string {
 // New makes the registry of every tool, in this order: list_files, grep,
 // read_file, edit_file, write_file, run_command, update_plan.
 func New(env Env) *Registry {
-	r := &Registry{env: env, byName: map[string]Tool{}, warmDone: make(chan struct{})}
+	r := &Registry{env: env, byName: map[string]Tool{}}
 	if r.env.Editor == nil && env.Workspace != nil {
 		r.env.Editor = env.Workspace.DiskEditor()
 	}
 	if r.env.Index == nil {
 		r.env.Index = grep.NewIndex(0)
+		r.ownIndex = true
 	}
 	if r.env.Commands == nil {
 		r.env.Commands = NewCommands()
@@ -101,7 +99,6 @@ func New(env Env) *Registry {
 	if r.env.Shell == "" {
 		r.env.Shell = "/bin/sh"
 	}
-	r.warmCtx, r.warmStop = context.WithCancel(context.Background())
 	for _, t := range []Tool{
 		newListFiles(r),
 		newGrep(r),
@@ -166,10 +163,12 @@ func (r *Registry) Run(ctx context.Context, name string, args json.RawMessage) (
 	return t.Run(ctx, args)
 }
 
-// Close stops the background index build and kills the commands this
-// registry runs (when it owns its command tracker).
+// Close closes the grep index and kills the commands this registry runs,
+// each only when the registry made it (a shared index keeps building).
 func (r *Registry) Close() error {
-	r.warmStop()
+	if r.ownIndex {
+		_ = r.env.Index.Close()
+	}
 	if r.ownCommands {
 		r.env.Commands.KillAll()
 	}

@@ -302,14 +302,14 @@ func renderCommand(o *CommandOutput, timeout time.Duration, notes []string) Resu
 	if o.LogPath != "" {
 		fmt.Fprintf(&b, "full output: %s (read it with read_file and offset)\n", o.LogPath)
 	}
-	// Evidence: the command, its status and the tail of its real output.
+	// Evidence: the command, its status and both streams, head and tail
+	// (a test runner prints the failing test on stdout, the compiler on
+	// stderr: a validator that sees only one misjudges the other).
 	ev := fmt.Sprintf("$ %s\n%s\n", o.Command, status)
-	tailOf := o.Stderr
-	if failed && strings.TrimSpace(o.Stderr) == "" || !failed {
-		tailOf = o.Stdout
-	}
-	if t := lastLines(tailOf, 20); t != "" {
-		ev += t + "\n"
+	for _, st := range []struct{ name, text string }{{"stdout", o.Stdout}, {"stderr", o.Stderr}} {
+		if t := headTailLines(st.text, 8, 20); t != "" {
+			ev += st.name + ":\n" + t + "\n"
+		}
 	}
 	return Result{Text: strings.TrimRight(b.String(), "\n"), IsError: failed, Data: o, Evidence: ev}
 }
@@ -325,12 +325,20 @@ func writeStream(b *strings.Builder, name, shown string, lines int, n int64) {
 	}
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+// headTailLines keeps the first head and last tail lines of s, with a
+// marker of what was left out between them.
+func headTailLines(s string, head, tail int) string {
+	s = strings.TrimRight(s, "\n")
+	if strings.TrimSpace(s) == "" {
+		return ""
 	}
-	return strings.Join(lines, "\n")
+	lines := strings.Split(s, "\n")
+	if len(lines) <= head+tail {
+		return s
+	}
+	out := append([]string{}, lines[:head]...)
+	out = append(out, fmt.Sprintf("[... %d lines ...]", len(lines)-head-tail))
+	return strings.Join(append(out, lines[len(lines)-tail:]...), "\n")
 }
 
 // logWriter writes both streams, in arrival order, to the full log.

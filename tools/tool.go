@@ -95,6 +95,9 @@ type PlanItem struct {
 	Text   string     `json:"text"`
 	Status PlanStatus `json:"status"`
 	Reason string     `json:"reason,omitempty"`
+	// Files are the workspace files the step changes (or, in a plan task,
+	// would change).
+	Files []string `json:"files,omitempty"`
 }
 
 // Plan is the whole checklist, replaced by every update_plan call.

@@ -7,10 +7,11 @@ import (
 )
 
 type planItemArgs struct {
-	ID     string `json:"id" desc:"short stable identifier, e.g. \"1\" or \"tests\""`
-	Text   string `json:"text" desc:"what the step does, for the user"`
-	Status string `json:"status" enum:"pending,in_progress,done,skipped" desc:"pending, in_progress, done or skipped"`
-	Reason string `json:"reason,omitempty" desc:"why a step was skipped (required with skipped), e.g. \"already satisfied, no change needed\""`
+	ID     string   `json:"id" desc:"short stable identifier, e.g. \"1\" or \"tests\""`
+	Text   string   `json:"text" desc:"what the step does, for the user"`
+	Status string   `json:"status" enum:"pending,in_progress,done,skipped" desc:"pending, in_progress, done or skipped"`
+	Reason string   `json:"reason,omitempty" desc:"why a step was skipped (required with skipped), e.g. \"already satisfied, no change needed\""`
+	Files  []string `json:"files,omitempty" desc:"workspace-relative files the step changes (in a plan task: would change)"`
 }
 
 type updatePlanArgs struct {
@@ -57,7 +58,13 @@ func updatePlan(a *updatePlanArgs) (Result, error) {
 		if st == PlanInProgress {
 			inProgress++
 		}
-		plan.Items = append(plan.Items, PlanItem{ID: id, Text: text, Status: st, Reason: strings.TrimSpace(it.Reason)})
+		var files []string
+		for _, f := range it.Files {
+			if f = strings.TrimSpace(f); f != "" {
+				files = append(files, f)
+			}
+		}
+		plan.Items = append(plan.Items, PlanItem{ID: id, Text: text, Status: st, Reason: strings.TrimSpace(it.Reason), Files: files})
 	}
 	var b strings.Builder
 	for _, it := range plan.Items {

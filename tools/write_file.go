@@ -1,11 +1,9 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/agentls/agentls/workspace"
@@ -96,14 +94,6 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 // unsaved reports whether the buffer f (read from the editor) differs from
 // the file on disk.
 func (r *Registry) unsaved(p workspace.Path, f *workspace.File) bool {
-	abs := r.env.Workspace.Abs(p)
-	if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
-		return true // never open a named pipe: it would block
-	}
-	disk, err := os.ReadFile(abs)
-	if err != nil {
-		return true
-	}
-	disk = bytes.TrimPrefix(disk, []byte{0xEF, 0xBB, 0xBF})
-	return string(disk) != f.Text
+	disk, err := r.env.Workspace.ReadDisk(p)
+	return err != nil || disk.Text != f.Text
 }

@@ -66,7 +66,7 @@ var (
 	// ErrTooLarge reports a file over Options.MaxFileSize; the message gives the size.
 	ErrTooLarge = errors.New("file too large")
 	// ErrStale reports an edit whose base no longer matches the file.
-	ErrStale = errors.New("file changed since read")
+	ErrStale = errors.New("file changed since you read it")
 	// ErrInvalidPath reports input that is not a path at all (empty, NUL byte, bad URI).
 	ErrInvalidPath = errors.New("invalid path")
 	// ErrBadPattern reports a glob pattern that can never match.

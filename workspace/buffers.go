@@ -15,6 +15,10 @@ type Document struct {
 	LanguageID string
 	Version    int32
 	Text       string
+	// SavedHash is the hash (HashText) of the text the disk held when the
+	// editor opened the document or last saved it; "" when unknown (a new,
+	// never saved file). The buffer is clean while its Text hashes to it.
+	SavedHash string
 }
 
 // Change is one entry of a didChange notification: Range nil replaces the
@@ -87,6 +91,26 @@ func (b *Buffers) Change(filename string, version int32, changes []Change) error
 		f(filename, version)
 	}
 	return nil
+}
+
+// Saved records that the editor saved the document (didSave): the disk
+// now holds its text, so the buffer is clean until it changes again.
+func (b *Buffers) Saved(filename string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if doc, ok := b.docs[filename]; ok {
+		doc.SavedHash = hashText(doc.Text)
+	}
+}
+
+// setSavedHash records that the disk holds hash for the document, if it is
+// still at version and still holds that text.
+func (b *Buffers) setSavedHash(filename string, version int32, hash string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if doc, ok := b.docs[filename]; ok && doc.Version == version && doc.SavedHash != hash && hashText(doc.Text) == hash {
+		doc.SavedHash = hash
+	}
 }
 
 // Close forgets a document the editor closed.

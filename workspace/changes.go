@@ -19,6 +19,9 @@ const (
 	// OriginOutside is anything else seen on disk by the watcher: another
 	// program, git, a formatter.
 	OriginOutside
+	// OriginCommand is what the watcher saw on disk while a command ran
+	// (between StartCommand and End): presumably the command's doing.
+	OriginCommand
 )
 
 func (o Origin) String() string {
@@ -29,6 +32,8 @@ func (o Origin) String() string {
 		return "agentls"
 	case OriginOutside:
 		return "outside"
+	case OriginCommand:
+		return "command"
 	}
 	return "unknown"
 }
@@ -227,13 +232,16 @@ func (w *Workspace) bufferChanged(filename string, version int32) {
 	}
 	w.bufMu.Unlock()
 	switch {
-	case open && !had: // didOpen: the text is what was on disk
+	case open && !had: // didOpen: remember what the disk holds, to tell a clean buffer
+		if disk, err := w.readDisk(p); err == nil {
+			w.buffers.setSavedHash(filename, doc.Version, disk.Hash)
+		}
 		return
 	case open && prev == cur:
 		return
 	case !open:
 		// Closed: if the buffer held unsaved text, reads now see the disk.
-		if f, err := readDisk(p, filename, w.maxSize); err == nil && f.Hash == prev {
+		if f, err := w.readDisk(p); err == nil && f.Hash == prev {
 			return
 		} else if err != nil && !had {
 			return

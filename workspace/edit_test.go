@@ -134,7 +134,7 @@ func TestDiskEditorEdits(t *testing.T) {
 	f = mustRead(t, w, mustResolve(t, w, "a.go"))
 	writeTree(t, root, map[string]string{"a.go": "package a // changed by the user\n"})
 	err := ed.Apply(ctx, "task-1", []FileEdit{replaceAll(f, "package b\n")})
-	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "file changed since read") {
+	if !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "file changed since you read it") {
 		t.Errorf("Apply on a changed file = %v; want ErrStale", err)
 	}
 	if got := readString(t, filepath.Join(root, "a.go")); got != "package a // changed by the user\n" {
@@ -301,7 +301,10 @@ func TestChangeTracking(t *testing.T) {
 
 // TestAtomicWriteSurvivesKill kills a child process that keeps rewriting a
 // large file through DiskEditor at random moments: the file is always
-// entirely the old or the new text, never a mix or a truncation.
+// entirely the old or the new text, never a mix or a truncation; no
+// temporary file is ever left in the tree (only in .agentls/tmp/, which
+// git ignores and the next open sweeps), and `git status` shows only the
+// rewritten file.
 func TestAtomicWriteSurvivesKill(t *testing.T) {
 	if dir := os.Getenv("AGENTLS_TEST_KILL_WRITER"); dir != "" {
 		killWriterChild(dir)
@@ -314,8 +317,26 @@ func TestAtomicWriteSurvivesKill(t *testing.T) {
 	const size = 4 << 20
 	a, b := strings.Repeat("a", size-1)+"\n", strings.Repeat("b", size-1)+"\n"
 	writeTree(t, dir, map[string]string{"big.txt": a})
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	_, gitErr := exec.LookPath("git")
+	if gitErr == nil {
+		git("init", "-q")
+		git("-c", "user.email=t@t", "-c", "user.name=t", "add", "big.txt")
+		git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "big")
+	} else {
+		t.Logf("git is not installed: git status is not checked (%v)", gitErr)
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 	seen := map[byte]int{}
+	leftInTmp := 0
 	for round := 0; round < 6; round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestAtomicWriteSurvivesKill$")
 		cmd.Env = append(os.Environ(), "AGENTLS_TEST_KILL_WRITER="+dir)
@@ -326,13 +347,21 @@ func TestAtomicWriteSurvivesKill(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Wait for the first completed write, so the kill lands while the
-		// child is writing, then kill at a random moment.
-		line := make([]byte, 1)
-		if _, err := stdout.Read(line); err != nil {
-			t.Fatalf("round %d: child wrote nothing: %v", round, err)
+		// Wait for a completed write, then for the start of the next one
+		// ("w": read done, the write begins), and kill at a random moment
+		// within the write.
+		buf := make([]byte, 1)
+		for wrote := false; ; {
+			if _, err := stdout.Read(buf); err != nil {
+				t.Fatalf("round %d: child wrote nothing: %v", round, err)
+			}
+			if buf[0] == '.' {
+				wrote = true
+			} else if wrote && buf[0] == 'w' {
+				break
+			}
 		}
-		time.Sleep(time.Duration(rng.IntN(60)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(40000)) * time.Microsecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -342,11 +371,28 @@ func TestAtomicWriteSurvivesKill(t *testing.T) {
 		if got != a && got != b {
 			t.Fatalf("round %d: big.txt is a mix: %d bytes, starts %q, ends %q", round, len(got), got[:min(10, len(got))], got[max(0, len(got)-10):])
 		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), tempMarker) {
+				t.Errorf("round %d: temporary file %s left in the tree", round, e.Name())
+			}
+		}
+		if tmps, _ := os.ReadDir(filepath.Join(dir, tmpDirName)); len(tmps) > 0 {
+			leftInTmp++
+		}
+		if gitErr == nil {
+			if st := git("status", "--porcelain"); st != "" && st != " M big.txt\n" {
+				t.Errorf("round %d: git status shows more than big.txt:\n%s", round, st)
+			}
+		}
 	}
-	t.Logf("final contents over the rounds: %d times a, %d times b", seen['a'], seen['b'])
+	t.Logf("final contents over the rounds: %d times a, %d times b; %d kills left a temporary file in %s", seen['a'], seen['b'], leftInTmp, tmpDirName)
 	w := newWS(t, Options{Roots: []string{dir}})
 	if got := pathStrings(w.Files()); len(got) != 1 || got[0] != "big.txt" {
 		t.Errorf("Files() = %v: leftover temporary files must not be listed", got)
+	}
+	if tmps, _ := os.ReadDir(filepath.Join(dir, tmpDirName)); len(tmps) > 0 {
+		t.Errorf("opening the workspace did not sweep the killed writer's temporary files: %v", tmps)
 	}
 }
 
@@ -370,6 +416,7 @@ func killWriterChild(dir string) {
 		if f.Text == texts[0] {
 			next = texts[1]
 		}
+		os.Stdout.WriteString("w") // a write begins
 		if err := w.DiskEditor().Apply(context.Background(), "child", []FileEdit{replaceAll(f, next)}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

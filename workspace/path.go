@@ -265,7 +265,7 @@ func checkAbs(roots []*root, input, abs string) (Path, error) {
 		}
 	}
 	if !inside {
-		return Path{}, fmt.Errorf("%q is a symlink to %s, outside the workspace roots (%s): %w", input, real, rootNames(roots), ErrOutside)
+		return Path{}, fmt.Errorf("%q is a link that leads outside the workspace (roots: %s): %w", input, rootNames(roots), ErrOutside)
 	}
 	return r.path(filepath.ToSlash(rel)), nil
 }

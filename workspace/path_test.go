@@ -195,9 +195,10 @@ func TestL3_Resolve(t *testing.T) {
 	}
 }
 
-// TestL3_ResolveErrorsAreClear checks an outside path's error names the
-// input and the roots, so the model can correct itself.
-func TestL3_ResolveErrorsAreClear(t *testing.T) {
+// TestResolveErrorsNameInputAndRootsNeverLinkTargets checks an outside
+// path's error names the input and the roots, so the model can correct
+// itself, and that a link's refusal never says where the link points.
+func TestResolveErrorsNameInputAndRootsNeverLinkTargets(t *testing.T) {
 	w, _, root := pathFixture(t)
 	_, err := w.Resolve("../outside/secret.txt")
 	for _, want := range []string{`"../outside/secret.txt"`, root, "outside the workspace"} {
@@ -206,8 +207,11 @@ func TestL3_ResolveErrorsAreClear(t *testing.T) {
 		}
 	}
 	_, err = w.Resolve("link-out")
-	if err == nil || !strings.Contains(err.Error(), "symlink") {
-		t.Errorf("Resolve(link-out) error %q does not say symlink", err)
+	if err == nil || !strings.Contains(err.Error(), "is a link that leads outside the workspace") {
+		t.Errorf("Resolve(link-out) error %q does not say it is a link that leads outside", err)
+	}
+	if target, _ := os.Readlink(filepath.Join(root, "link-out")); err != nil && target != "" && (strings.Contains(err.Error(), target) || strings.Contains(err.Error(), "secret.txt")) {
+		t.Errorf("Resolve(link-out) error %q reveals the link's target %s", err, target)
 	}
 }
 
@@ -346,9 +350,16 @@ func FuzzResolve(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	outside := filepath.Join(filepath.Dir(root), "outside")
 	f.Fuzz(func(t *testing.T, in string) {
 		p, err := w.Resolve(in)
 		if err != nil {
+			// A refusal never says where a link points: an input that does
+			// not itself spell a way out (.., an absolute path, ~, a URI)
+			// can only reach the outside folder through a link.
+			if !strings.Contains(in, "..") && !strings.ContainsAny(in, "/\\~%:") && strings.Contains(err.Error(), outside) {
+				t.Fatalf("Resolve(%q) error %q reveals a link's target %s", in, err, outside)
+			}
 			return
 		}
 		abs := w.Abs(p)

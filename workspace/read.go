@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -23,6 +22,12 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // is stripped and remembered), at most Options.MaxFileSize bytes, and not
 // binary; otherwise the error wraps ErrTooLarge, ErrBinary, ErrNotExist or
 // ErrIsDir and says why.
+//
+// A clean buffer (its text is what the disk held when the editor opened or
+// last saved it) does not hide the disk: when the disk has changed under it
+// (a command, git, a formatter), the disk is returned, as a file read from
+// disk (FromBuffer false). A buffer with the user's unsaved text always
+// wins.
 func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 	if p.IsZero() {
 		return nil, fmt.Errorf("read: empty path: %w", ErrInvalidPath)
@@ -31,57 +36,122 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 		return nil, err
 	}
 	abs := w.Abs(p)
-	if doc, ok := w.buffers.Get(abs); ok {
-		return &File{
-			Path: p, Text: doc.Text, FromBuffer: true, Version: doc.Version,
-			Hash: hashText(doc.Text), CRLF: strings.Contains(doc.Text, "\r\n"),
-			Size: int64(len(doc.Text)),
-		}, nil
+	doc, ok := w.buffers.Get(abs)
+	if !ok {
+		// The cursor is taken before the read: a change recorded after it,
+		// even one made before the read, makes the snapshot count as stale.
+		seq := w.Seq()
+		f, err := w.readDisk(p)
+		if err == nil {
+			w.snaps.put(p, f.Text, seq)
+		}
+		return f, err
 	}
-	return readDisk(p, abs, w.maxSize)
+	h := hashText(doc.Text)
+	disk, err := w.readDisk(p)
+	switch {
+	case err == nil && disk.Hash == h:
+		// The disk holds the buffer's text: clean from now on.
+		w.buffers.setSavedHash(abs, doc.Version, h)
+	case doc.SavedHash == h && err == nil:
+		return disk, nil
+	case doc.SavedHash == h && errors.Is(err, ErrNotExist):
+		return nil, err
+	}
+	return &File{
+		Path: p, Text: doc.Text, FromBuffer: true, Version: doc.Version,
+		Hash: h, CRLF: strings.Contains(doc.Text, "\r\n"),
+		Size: int64(len(doc.Text)),
+	}, nil
 }
 
-// readDisk reads and checks the file at abs.
-func readDisk(p Path, abs string, maxSize int64) (*File, error) {
-	f, fi, err := openFile(abs)
+// BufferStale reports whether the editor has p open with a clean buffer
+// while the disk now holds other text: ReadFile returns the disk then, and
+// an edit of p belongs on disk (the editor reloads a clean buffer from
+// disk), not in the buffer.
+func (w *Workspace) BufferStale(p Path) bool {
+	doc, ok := w.buffers.Get(w.Abs(p))
+	if !ok || doc.SavedHash != hashText(doc.Text) {
+		return false
+	}
+	disk, err := w.readDisk(p)
+	return err == nil && disk.Hash != doc.SavedHash
+}
+
+// readDisk reads and checks the file p on disk, through its root.
+func (w *Workspace) readDisk(p Path) (*File, error) {
+	var f *File
+	fromRead := false // the error is readDiskAt's own, already worded
+	err := w.inRoot(p, func(r *root, rel string) (err error) {
+		f, _, _, err = w.readDiskAt(p, r, rel)
+		fromRead = err != nil && !isEscape(err)
+		return err
+	})
+	if err != nil && !fromRead {
+		if isEscape(err) {
+			err = errLinkOutside(p)
+		}
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	return f, err
+}
+
+// readDiskAt reads and checks the file rel of r (the located p), and
+// returns its raw bytes and mode too. os.Root's refusal of a name that
+// leaves r is returned as is (see inRoot).
+func (w *Workspace) readDiskAt(p Path, r *root, rel string) (*File, []byte, fs.FileInfo, error) {
+	maxSize := w.maxSize
+	f, err := r.fs.OpenFile(osName(rel), openReadFlags, 0)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+		if err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
+		if isEscape(err) {
+			return nil, nil, nil, err // for inRoot to try the located name
+		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read %s: %w", p, ErrNotExist)
+			return nil, nil, nil, fmt.Errorf("read %s: %w", p, ErrNotExist)
 		}
-		if parent := fileParent(p, abs); parent != "" {
-			return nil, fmt.Errorf("read %s: %s is a file, not a folder: %w", p, parent, ErrNotExist)
+		if parent := w.fileParent(p); parent != "" {
+			return nil, nil, nil, fmt.Errorf("read %s: %s is a file, not a folder: %w", p, parent, ErrNotExist)
 		}
-		return nil, fmt.Errorf("read %s: %w", p, bareErr(err))
+		return nil, nil, nil, fmt.Errorf("read %s: %w", p, rootErr(p, err))
 	}
 	defer f.Close()
 	if fi.IsDir() {
-		return nil, fmt.Errorf("read %s: %w; list it instead", p, ErrIsDir)
+		return nil, nil, nil, fmt.Errorf("read %s: %w; list it instead", p, ErrIsDir)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("read %s: it is %s, not a regular file: %w", p, fileKind(fi.Mode()), ErrBinary)
+		return nil, nil, nil, fmt.Errorf("read %s: it is %s, not a regular file: %w", p, fileKind(fi.Mode()), ErrBinary)
 	}
 	if fi.Size() > maxSize {
-		return nil, fmt.Errorf("read %s: %w: %s (%d bytes), over the %s limit", p, ErrTooLarge, humanSize(fi.Size()), fi.Size(), humanSize(maxSize))
+		return nil, nil, nil, fmt.Errorf("read %s: %w: %s (%d bytes), over the %s limit", p, ErrTooLarge, humanSize(fi.Size()), fi.Size(), humanSize(maxSize))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		return nil, nil, nil, fmt.Errorf("read %s: %w", p, bareErr(err))
 	}
 	if int64(len(data)) > maxSize {
-		return nil, fmt.Errorf("read %s: %w: more than %s (it grew while being read)", p, ErrTooLarge, humanSize(maxSize))
+		return nil, nil, nil, fmt.Errorf("read %s: %w: more than %s (it grew while being read)", p, ErrTooLarge, humanSize(maxSize))
 	}
 	text, bom, err := decodeText(data)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		return nil, nil, nil, fmt.Errorf("read %s: %w", p, err)
 	}
 	return &File{
 		Path: p, Text: text, Hash: hashText(text), BOM: bom,
 		CRLF: strings.Contains(text, "\r\n"), Size: int64(len(data)),
-	}, nil
+	}, data, fi, nil
 }
 
 // openFile opens abs for reading without ever blocking (a named pipe opens
-// at once and is then refused by its mode) and stats it.
+// at once and is then refused by its mode) and stats it. Only for files
+// that are not the agent's to read (the index's .gitignore files); the
+// agent's reads go through the roots.
 func openFile(abs string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(abs, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -142,19 +212,21 @@ func bareErr(err error) error {
 	return err
 }
 
-// fileParent names, workspace-relative, the parent folder of p (at OS path
-// abs) that is really a file, which makes p impossible; "" when there is none.
-func fileParent(p Path, abs string) string {
-	rel := p.String()
-	for d := filepath.Dir(abs); d != filepath.Dir(d); d = filepath.Dir(d) {
-		rel = path.Dir(rel)
-		if rel == "." || rel == "/" {
-			return ""
-		}
-		fi, err := os.Stat(d)
+// fileParent names, workspace-relative, the parent folder of p that is
+// really a file, which makes p impossible; "" when there is none. It looks
+// through p's root.
+func (w *Workspace) fileParent(p Path) string {
+	if p.r == nil || p.r.fs == nil {
+		return ""
+	}
+	for rel := path.Dir(p.rel); rel != "." && rel != "/"; rel = path.Dir(rel) {
+		fi, err := p.r.fs.Stat(osName(rel))
 		if err == nil {
 			if fi.IsDir() {
 				return ""
+			}
+			if p.r.name != "" {
+				return p.r.name + "/" + rel
 			}
 			return rel
 		}

@@ -37,9 +37,40 @@ type watcher struct {
 	w  *Workspace
 	fs *fsnotify.Watcher // nil when fsnotify is unavailable
 
-	mu      sync.Mutex // guards polling and count
+	mu      sync.Mutex // guards polling, count and waiters
 	polling bool
 	count   int
+	waiters map[string]chan struct{} // settle markers (base names) -> closed when seen
+}
+
+// waitFor registers done to be closed once the event for the settle
+// marker name has been seen and everything before it applied.
+func (wt *watcher) waitFor(name string, done chan struct{}) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.waiters == nil {
+		wt.waiters = make(map[string]chan struct{})
+	}
+	wt.waiters[name] = done
+}
+
+func (wt *watcher) forget(name string) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	delete(wt.waiters, name)
+}
+
+// settled closes the waiter of the marker name, if any; it reports
+// whether there was one.
+func (wt *watcher) settled(name string) bool {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	done, ok := wt.waiters[name]
+	if ok {
+		close(done)
+		delete(wt.waiters, name)
+	}
+	return ok
 }
 
 func newWatcher(w *Workspace) (*watcher, error) {
@@ -127,7 +158,21 @@ func (wt *watcher) loop() {
 				events = nil
 				continue
 			}
-			if ev.Op == fsnotify.Chmod || strings.Contains(filepath.Base(ev.Name), tempMarker) {
+			base := filepath.Base(ev.Name)
+			if strings.HasPrefix(base, settlePrefix) {
+				// Every event before the marker's is in pending: apply
+				// them now, then release the waiter.
+				if len(pending) > 0 {
+					batch := pending
+					pending = make(map[string]bool)
+					first = time.Time{}
+					timer.Stop()
+					wt.w.applyEvents(batch)
+				}
+				wt.settled(base)
+				continue
+			}
+			if ev.Op == fsnotify.Chmod || strings.Contains(base, tempMarker) {
 				continue
 			}
 			pending[ev.Name] = pending[ev.Name] || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Create)
@@ -225,7 +270,7 @@ func (w *Workspace) recordObserved(r *root, changes []indexChange) {
 			doc, open := w.buffers.Get(abs)
 			if expected || open && c.kind == Modified {
 				// Read the file only when it can be an echo or a save.
-				if disk, err := readDisk(p, abs, w.maxSize); err == nil {
+				if disk, err := w.readDisk(p); err == nil {
 					if expected {
 						if e, ok := w.changes.matchExpected(abs, disk.Hash); ok {
 							if !e.recorded {
@@ -235,11 +280,14 @@ func (w *Workspace) recordObserved(r *root, changes []indexChange) {
 						}
 					}
 					if open && hashText(doc.Text) == disk.Hash {
+						// The editor saved it: the buffer is clean.
+						w.buffers.setSavedHash(abs, doc.Version, disk.Hash)
 						continue
 					}
 				}
 			}
 		}
-		w.changes.record(p, OriginOutside, c.kind, "")
+		origin, label := w.observedOrigin()
+		w.changes.record(p, origin, c.kind, label)
 	}
 }

@@ -48,6 +48,9 @@ type Workspace struct {
 	log     *slog.Logger
 	exclude []string
 	changes *changeLog
+	locks   fileLocks // serializes DiskEditor writes per file
+	snaps   *snapshots
+	cmdState
 
 	bufMu   sync.Mutex        // guards bufHash
 	bufHash map[string]string // open buffer -> hash of its text, to tell a real didChange from didOpen
@@ -68,6 +71,9 @@ type root struct {
 	real string // dir with symlinks resolved
 	name string // prefix of Path.String for roots after the first; "" for the primary
 	idx  *index
+	// fs is the handle every file access of the root goes through (see
+	// rootfs.go); opened by AddRoot, closed by Close or RemoveRoot.
+	fs *os.Root
 }
 
 // path makes the Path for rel (slash-separated, clean, relative to r).
@@ -87,6 +93,7 @@ func New(ctx context.Context, opts Options) (*Workspace, error) {
 		log:     opts.Logger,
 		exclude: opts.Exclude,
 		changes: newChangeLog(),
+		snaps:   newSnapshots(),
 		bufHash: make(map[string]string),
 		closing: make(chan struct{}),
 	}
@@ -119,7 +126,8 @@ func New(ctx context.Context, opts Options) (*Workspace, error) {
 	return w, nil
 }
 
-// Close stops watching. The workspace stays readable.
+// Close stops watching and closes the roots' handles: files can no longer
+// be read or written through the workspace afterwards.
 func (w *Workspace) Close() error {
 	w.once.Do(func() {
 		close(w.closing)
@@ -127,6 +135,11 @@ func (w *Workspace) Close() error {
 			w.watch.close()
 		}
 		w.wg.Wait()
+		for _, r := range w.rootList() {
+			if r.fs != nil {
+				r.fs.Close()
+			}
+		}
 	})
 	return nil
 }
@@ -162,8 +175,15 @@ func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
 	}
 	w.mu.Unlock()
 
+	fsys, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("add root: %w", err)
+	}
+	r.fs = fsys
+	sweepTemps(r, w.log)
 	idx, err := buildIndex(ctx, r, w.exclude, w.watch, w.log)
 	if err != nil {
+		fsys.Close()
 		return fmt.Errorf("index %s: %w", dir, err)
 	}
 	r.idx = idx
@@ -208,9 +228,11 @@ func (w *Workspace) RemoveRoot(dir string) error {
 		}
 		roots := append(append([]*root(nil), w.roots[:i]...), w.roots[i+1:]...)
 		if i == 0 {
-			roots[0] = &root{dir: roots[0].dir, real: roots[0].real, idx: roots[0].idx}
+			roots[0] = &root{dir: roots[0].dir, real: roots[0].real, idx: roots[0].idx, fs: roots[0].fs}
 		}
 		w.roots = roots
+		// Paths into the removed root can no longer reach its files.
+		r.fs.Close()
 		return nil
 	}
 	return fmt.Errorf("remove root %s: not a workspace root", dir)
@@ -232,23 +254,15 @@ func (w *Workspace) rootList() []*root {
 	return w.roots
 }
 
-// StateDir is <primary root>/.agentls, created on demand. It is never indexed.
+// StateDir is <primary root>/.agentls, created on demand (through the
+// root's handle, with a .gitignore that keeps it out of git). It is never
+// indexed.
 func (w *Workspace) StateDir() string {
-	dir := filepath.Join(w.rootList()[0].dir, StateDirName)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		w.log.Warn("create state dir", "dir", dir, "err", err)
-		return dir
-	}
-	// Reports, logs and the session database are the user's local state,
-	// never something to commit: keep git (and editors' git views) out.
-	ignore := filepath.Join(dir, ".gitignore")
-	if f, err := os.OpenFile(ignore, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-		_, err = f.WriteString("# agentls's local state (reports, command logs, recordings, sessions)\n*\n")
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			w.log.Warn("write state dir .gitignore", "path", ignore, "err", err)
+	r := w.rootList()[0]
+	dir := filepath.Join(r.dir, StateDirName)
+	if err := ensureStateDir(r); err != nil {
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			w.log.Warn("create state dir", "dir", dir, "err", err)
 		}
 	}
 	return dir

@@ -43,6 +43,10 @@ type assembler struct {
 	finish    string
 	usage     *openai.Usage
 	gotToken  bool // a content, reasoning or tool-call delta arrived
+
+	// Limits (Config.MaxResponseBytes, MaxToolArgsBytes); 0 means none.
+	maxBytes, maxArgs int64
+	size              int64 // text, reasoning and arguments so far
 }
 
 // add reads one raw chunk (the JSON after "data: ") and reports text and
@@ -71,6 +75,13 @@ func (a *assembler) add(raw []byte, emit func(Event)) error {
 				r += c.Delta.Reasoning
 			}
 		}
+		a.size += int64(len(r) + len(d.Content))
+		for _, tc := range d.ToolCalls {
+			a.size += int64(len(tc.Function.Arguments))
+		}
+		if a.maxBytes > 0 && a.size > a.maxBytes {
+			return &tooLargeError{what: "response", limit: a.maxBytes}
+		}
 		if r != "" {
 			a.gotToken = true
 			a.reasoning.WriteString(r)
@@ -83,7 +94,9 @@ func (a *assembler) add(raw []byte, emit func(Event)) error {
 		}
 		for _, tc := range d.ToolCalls {
 			a.gotToken = true
-			a.addCall(tc)
+			if cur := a.addCall(tc); a.maxArgs > 0 && int64(cur.args.Len()) > a.maxArgs {
+				return &tooLargeError{what: "arguments of one tool call (" + cur.name + ")", limit: a.maxArgs}
+			}
 		}
 		if d.FunctionCall != nil { // legacy function_call streaming
 			a.gotToken = true
@@ -96,7 +109,7 @@ func (a *assembler) add(raw []byte, emit func(Event)) error {
 	return nil
 }
 
-func (a *assembler) addCall(tc openai.ToolCall) {
+func (a *assembler) addCall(tc openai.ToolCall) *callBuf {
 	var cur *callBuf
 	if tc.Index != nil {
 		if c, ok := a.byIndex[*tc.Index]; ok && (tc.ID == "" || c.id == "" || tc.ID == c.id) {
@@ -124,6 +137,7 @@ func (a *assembler) addCall(tc openai.ToolCall) {
 		cur.name += n // some servers stream the name in pieces; repeats are ignored
 	}
 	cur.args.WriteString(tc.Function.Arguments)
+	return cur
 }
 
 // result returns the assembled message. sawDone tells whether the stream

@@ -271,7 +271,8 @@ func (c *Client) attempt(ctx context.Context, oreq openai.ChatCompletionRequest,
 		return nil, attemptErr(actx, err)
 	}
 	defer stream.Close()
-	var a assembler
+	a := assembler{maxBytes: c.cfg.MaxResponseBytes, maxArgs: c.cfg.MaxToolArgsBytes}
+	info.maxBody = c.cfg.MaxStreamBytes
 	var firstToken time.Duration
 	for {
 		raw, err := stream.RecvRaw()

@@ -10,14 +10,18 @@ import (
 
 // Defaults used when a Config field is left zero.
 const (
-	DefaultBaseURL       = "https://api.openai.com/v1"
-	DefaultAPIKeyEnv     = "OPENAI_API_KEY"
-	DefaultTimeout       = 2 * time.Minute
-	DefaultTotalDeadline = 10 * time.Minute
-	DefaultMaxAttempts   = 6
-	DefaultRetryBase     = 500 * time.Millisecond
-	DefaultRetryCap      = 30 * time.Second
-	DefaultAzureVersion  = "2024-10-21"
+	DefaultBaseURL   = "https://api.openai.com/v1"
+	DefaultAPIKeyEnv = "OPENAI_API_KEY"
+	DefaultTimeout   = 2 * time.Minute
+
+	DefaultMaxResponseBytes = 4 << 20  // text, reasoning and arguments of one response
+	DefaultMaxToolArgsBytes = 1 << 20  // the arguments of one tool call
+	DefaultMaxStreamBytes   = 64 << 20 // the bytes of one streamed answer, JSON framing included
+	DefaultTotalDeadline    = 10 * time.Minute
+	DefaultMaxAttempts      = 6
+	DefaultRetryBase        = 500 * time.Millisecond
+	DefaultRetryCap         = 30 * time.Second
+	DefaultAzureVersion     = "2024-10-21"
 )
 
 // Config configures a Client. The zero value of every field but Model means
@@ -58,6 +62,14 @@ type Config struct {
 	// Retry is the retry policy for transient failures.
 	Retry RetryPolicy
 
+	// MaxResponseBytes bounds one response's text, reasoning and tool-call
+	// arguments together; MaxToolArgsBytes one tool call's arguments;
+	// MaxStreamBytes the bytes read of one streamed answer. A response over
+	// a limit fails at once with an error naming it, so a service that
+	// streams without end cannot grow the server's memory. Defaults
+	// DefaultMaxResponseBytes, DefaultMaxToolArgsBytes, DefaultMaxStreamBytes.
+	MaxResponseBytes, MaxToolArgsBytes, MaxStreamBytes int64
+
 	// Azure selects Azure OpenAI: BaseURL is the resource endpoint
 	// (https://NAME.openai.azure.com) and the key goes in the api-key header.
 	Azure bool
@@ -97,6 +109,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Retry.Cap <= 0 {
 		c.Retry.Cap = DefaultRetryCap
+	}
+	if c.MaxResponseBytes <= 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.MaxToolArgsBytes <= 0 {
+		c.MaxToolArgsBytes = DefaultMaxToolArgsBytes
+	}
+	if c.MaxStreamBytes <= 0 {
+		c.MaxStreamBytes = DefaultMaxStreamBytes
 	}
 	if c.Retry.Cap < c.Retry.Base {
 		c.Retry.Cap = c.Retry.Base

@@ -25,6 +25,7 @@ const (
 	KindTransient     ErrorKind = "transient"      // retried, and the attempts or the deadline ran out
 	KindDeadline      ErrorKind = "deadline"       // the total deadline passed
 	KindProtocol      ErrorKind = "protocol"       // an answer the client cannot use
+	KindTooLarge      ErrorKind = "too_large"      // the answer exceeded one of agentls's size limits
 )
 
 // Error is a failed model call. Its message says what failed and what to do.
@@ -78,6 +79,27 @@ func redactErr(err error, secret string) error {
 // errStreamBroken marks a stream that ended before the model finished.
 var errStreamBroken = errors.New("the stream ended before the answer was complete")
 
+// tooLargeError is an answer over one of the client's size limits. It is
+// permanent: the same request would stream the same answer again.
+type tooLargeError struct {
+	what  string
+	limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the model's %s exceeded agentls's limit of %s", e.what, humanBytes(e.limit))
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
 // errStalled marks an attempt that exceeded Config.Timeout of silence.
 var errStalled = errors.New("no data from the model service within the timeout")
 
@@ -118,6 +140,9 @@ func (c *Client) classify(err error) failure {
 	case errors.As(err, &reqErr):
 		f.status = reqErr.HTTPStatusCode
 		f.err = fmt.Errorf("%s", bodySnippet(reqErr.Body))
+	case errors.As(err, new(*tooLargeError)):
+		f.kind, f.hint = KindTooLarge, err.Error()+": the model service streamed more than any answer needs (ask for less, or lower maxCompletionTokens)"
+		return f
 	case errors.Is(err, errStalled):
 		f.transient, f.hint = true, fmt.Sprintf("the model service was silent for %s", c.cfg.Timeout)
 		return f

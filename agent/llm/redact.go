@@ -1,23 +1,18 @@
 package llm
 
-import "strings"
+import "github.com/agentls/agentls/agent/redact"
 
 // RedactedText replaces a secret wherever agentls writes text down.
-const RedactedText = "[redacted]"
+const RedactedText = redact.Text
 
 // MinSecretLen is the shortest secret Redact replaces: a shorter "key" (a
 // test value such as "x") would mangle ordinary text and protects nothing.
-const MinSecretLen = 8
+const MinSecretLen = redact.MinSecretLen
 
 // Redact returns s with every occurrence of each secret replaced by
-// RedactedText. It is the safety net for text that may quote a file or a
-// command output holding the API key (a tool result of `read_file .env`),
-// applied wherever such text is persisted: the session store and reports.
+// RedactedText (see redact.Redactor). It is the safety net for text that may
+// quote a file or a command output holding the API key, applied wherever
+// such text is persisted: the session store and reports.
 func Redact(s string, secrets ...string) string {
-	for _, secret := range secrets {
-		if len(secret) >= MinSecretLen && strings.Contains(s, secret) {
-			s = strings.ReplaceAll(s, secret, RedactedText)
-		}
-	}
-	return s
+	return redact.New(secrets...).String(s)
 }

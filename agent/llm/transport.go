@@ -18,10 +18,12 @@ type attemptKey struct{}
 // transport.Do and reads the body on the caller's goroutine, so it needs no
 // lock.
 type attemptInfo struct {
-	body   []byte      // request body as sent
-	status int         // response status, 0 when none came
-	header http.Header // response headers (Retry-After)
-	tail   []byte      // the last bytes of the response body read so far
+	body    []byte      // request body as sent
+	status  int         // response status, 0 when none came
+	header  http.Header // response headers (Retry-After)
+	tail    []byte      // the last bytes of the response body read so far
+	read    int64       // bytes of the response body read so far
+	maxBody int64       // the most body bytes read before the answer is refused; 0 means no limit
 }
 
 // sawDone reports whether the stream's last bytes held the [DONE] marker.
@@ -164,6 +166,10 @@ const tailSize = 32
 
 func (r *tailReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
+	r.info.read += int64(n)
+	if max := r.info.maxBody; max > 0 && r.info.read > max {
+		return 0, &tooLargeError{what: "streamed answer", limit: max}
+	}
 	if n > 0 {
 		if n >= tailSize {
 			r.info.tail = append(r.info.tail[:0], p[n-tailSize:n]...)

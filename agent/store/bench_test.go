@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
 )
 
 var benchWords = strings.Fields(`func return if err nil the file package import context string int error
@@ -34,13 +32,13 @@ func realisticMessage(r *rand.Rand, seq int) Message {
 	m := Message{Seq: seq, CreatedAt: time.UnixMilli(1_800_000_000_000 + int64(seq))}
 	switch seq % 3 {
 	case 0:
-		m.Role, m.Content = llm.RoleUser, b.String()
+		m.Role, m.Content = "user", b.String()
 	case 1:
-		m.Role, m.Content = llm.RoleAssistant, b.String()[:size/2]
-		m.ToolCalls = []llm.ToolCall{{ID: fmt.Sprintf("call_%d", seq), Name: "read_file", Arguments: `{"path":"server/handler.go","start":1,"end":120}`}}
-		m.ModelCall, m.Usage, m.Duration = true, llm.Usage{InputTokens: 4000 + seq, OutputTokens: 120, CachedTokens: 3500}, 900*time.Millisecond
+		m.Role, m.Content = "assistant", b.String()[:size/2]
+		m.ToolCalls = []CallRequest{{ID: fmt.Sprintf("call_%d", seq), Name: "read_file", Arguments: `{"path":"server/handler.go","start":1,"end":120}`}}
+		m.ModelCall, m.Usage, m.Duration = true, Usage{InputTokens: 4000 + seq, OutputTokens: 120, CachedTokens: 3500}, 900*time.Millisecond
 	default:
-		m.Role, m.Content, m.ToolCallID, m.Name = llm.RoleTool, b.String(), fmt.Sprintf("call_%d", seq-1), "read_file"
+		m.Role, m.Content, m.ToolCallID, m.Name = "tool", b.String(), fmt.Sprintf("call_%d", seq-1), "read_file"
 	}
 	return m
 }
@@ -124,7 +122,7 @@ func BenchmarkStoreSizePer1000Messages(b *testing.B) {
 			m := realisticMessage(r, q)
 			content += int64(len(m.Content))
 			must(b, s.AppendMessage("T", m))
-			if m.Role == llm.RoleTool {
+			if m.Role == "tool" {
 				must(b, s.RecordToolCall("T", ToolCall{CallID: m.ToolCallID, Name: m.Name, Args: []byte(`{"path":"server/handler.go"}`), Duration: time.Millisecond, Summary: headTail(m.Content, 200)}))
 			}
 		}

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
 )
 
 const crashEnv = "AGENTLS_STORE_CRASH_CHILD"
@@ -23,13 +21,13 @@ func crashContent(seq int) string {
 	return fmt.Sprintf("message %d ", seq) + strings.Repeat("x", 200+seq%700)
 }
 
-// TestCrashChild is the child process of TestL29_CrashKeepsFlushedWrites. It
+// TestCrashChild is the child process of TestCrashKeepsFlushedWrites. It
 // writes messages for ever, flushing every few and printing "ack N" once
 // message N is flushed, until it is killed.
 func TestCrashChild(t *testing.T) {
 	path := os.Getenv(crashEnv)
 	if path == "" {
-		t.Skip("child process of TestL29_CrashKeepsFlushedWrites")
+		t.Skip("child process of TestCrashKeepsFlushedWrites")
 	}
 	ctx := context.Background()
 	s, err := Open(ctx, path, Options{})
@@ -39,11 +37,11 @@ func TestCrashChild(t *testing.T) {
 	}
 	must(t, s.CreateTask(Task{ID: "T", Prompt: "crash me", State: "executing"}))
 	for seq := 0; ; seq++ {
-		role := llm.RoleAssistant
+		role := "assistant"
 		if seq%2 == 1 {
-			role = llm.RoleTool
+			role = "tool"
 		}
-		must(t, s.AppendMessage("T", Message{Seq: seq, Message: llm.Message{Role: role, Content: crashContent(seq)}, ModelCall: role == llm.RoleAssistant, Usage: llm.Usage{InputTokens: 1}}))
+		must(t, s.AppendMessage("T", Message{Seq: seq, Role: role, Content: crashContent(seq), ModelCall: role == "assistant", Usage: Usage{InputTokens: 1}}))
 		must(t, s.RecordToolCall("T", ToolCall{CallID: strconv.Itoa(seq), Name: "read_file", Duration: time.Millisecond}))
 		if seq%5 == 4 {
 			must(t, s.Flush(ctx))
@@ -52,12 +50,12 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
-// TestL29_CrashKeepsFlushedWrites runs a writer in a child process, kills it
+// TestCrashKeepsFlushedWrites runs a writer in a child process, kills it
 // with SIGKILL while it writes, and checks that the database is intact, that
 // every write acknowledged by Flush is there, that what is there is a gapless
 // prefix with no duplicates, and that the task is offered for resume and
 // continues where it stopped.
-func TestL29_CrashKeepsFlushedWrites(t *testing.T) {
+func TestCrashKeepsFlushedWrites(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("in the child")
 	}
@@ -128,7 +126,7 @@ func TestL29_CrashKeepsFlushedWrites(t *testing.T) {
 	// committed would) and continue; nothing is duplicated.
 	next := rec.NextSeq
 	for seq := max(0, next-3); seq < next+3; seq++ {
-		must(t, s.AppendMessage("T", Message{Seq: seq, Message: llm.Message{Role: llm.RoleUser, Content: crashContent(seq)}}))
+		must(t, s.AppendMessage("T", Message{Seq: seq, Role: "user", Content: crashContent(seq)}))
 	}
 	flushTest(t, s)
 	rec, err = s.LoadTask(ctx, "T")

@@ -12,7 +12,8 @@ import (
 // its editor context. Every word of it is a search term (OR), so a lesson
 // matches on any shared word and ranks higher the more rare words it shares
 // (FTS5 bm25; the about column weighs twice as much as the lesson text).
-// Words are stemmed (porter), so "counting" finds "count".
+// Words are stemmed (porter), so "counting" finds "count". Each hit carries
+// the latest "what worked" linked to it (AddWorked), if any.
 func (s *Store) SearchLessons(ctx context.Context, about string, limit int) ([]Lesson, error) {
 	q := ftsQuery(about)
 	if q == "" {
@@ -26,8 +27,10 @@ func (s *Store) SearchLessons(ctx context.Context, about string, limit int) ([]L
 		return nil, err
 	}
 	rows, err := db.QueryContext(ctx, `SELECT l.id, COALESCE(l.task_id, ''), l.about, l.text, l.tags, l.created_at,
-			bm25(lessons_fts, 2.0, 1.0, 1.5) AS rank
+			bm25(lessons_fts, 2.0, 1.0, 1.5) AS rank, COALESCE(w.text, ''), COALESCE(w.task_id, '')
 		FROM lessons_fts JOIN lessons l ON l.id = lessons_fts.rowid
+		LEFT JOIN lesson_worked w ON w.id = (SELECT id FROM lesson_worked
+			WHERE lesson_id = l.id ORDER BY created_at DESC, id DESC LIMIT 1)
 		WHERE lessons_fts MATCH ? ORDER BY rank, l.id DESC LIMIT ?`, q, limit)
 	if err != nil {
 		return nil, fmt.Errorf("search lessons: %w", err)
@@ -36,7 +39,7 @@ func (s *Store) SearchLessons(ctx context.Context, about string, limit int) ([]L
 	for rows.Next() {
 		var l Lesson
 		var at int64
-		if err := rows.Scan(&l.ID, &l.TaskID, &l.About, &l.Text, &l.Tags, &at, &l.Rank); err != nil {
+		if err := rows.Scan(&l.ID, &l.TaskID, &l.About, &l.Text, &l.Tags, &at, &l.Rank, &l.Worked, &l.WorkedTaskID); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("search lessons: %w", err)
 		}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
-// TestL28_LessonsFoundByWhatTheTaskIsAbout stores lessons of failed tasks and
+// TestLessonsFoundByWhatTheTaskIsAbout stores lessons of failed tasks and
 // finds the right one from a new prompt worded differently, not by task ID.
-func TestL28_LessonsFoundByWhatTheTaskIsAbout(t *testing.T) {
+func TestLessonsFoundByWhatTheTaskIsAbout(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	s := openTest(t, path)
@@ -55,5 +56,41 @@ func TestL28_LessonsFoundByWhatTheTaskIsAbout(t *testing.T) {
 	must(t, err)
 	if len(got) != 1 || got[0].TaskID != "old1" || got[0].Rank >= 0 {
 		t.Errorf("hit = %+v; want the task ID and a bm25 rank (negative)", got)
+	}
+}
+
+// TestWhatWorkedComesWithTheLessonItFollows: what a successful task did is
+// linked to a failed task's lesson; a search hit carries the latest one, a
+// lesson without one carries none, and a link to a lesson that no longer
+// exists is dropped.
+func TestWhatWorkedComesWithTheLessonItFollows(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentls.db")
+	s := openTest(t, path)
+	must(t, s.CreateTask(Task{ID: "ok1", Prompt: "count lines"}))
+	must(t, s.CreateTask(Task{ID: "ok2", Prompt: "count lines again"}))
+	must(t, s.AddLesson(Lesson{About: "count the lines of main.go", Text: "wc -w counts words"}))
+	must(t, s.AddLesson(Lesson{About: "count the words of main.go", Text: "no lesson linked"}))
+	flushTest(t, s)
+	hits, err := s.SearchLessons(ctx, "count lines main.go", 5)
+	must(t, err)
+	if len(hits) != 2 || hits[0].Text != "wc -w counts words" {
+		t.Fatalf("hits = %+v", hits)
+	}
+	id := hits[0].ID
+	must(t, s.AddWorked(Worked{LessonID: id, TaskID: "ok1", Text: "used wc -l", At: time.Unix(10, 0)}))
+	must(t, s.AddWorked(Worked{LessonID: id, TaskID: "ok2", Text: "used read_file and counted", At: time.Unix(20, 0)}))
+	must(t, s.AddWorked(Worked{LessonID: 9999, Text: "no such lesson"}))
+	closeTest(t, s)
+	s = openTest(t, path)
+	hits, err = s.SearchLessons(ctx, "count lines main.go", 5)
+	must(t, err)
+	if len(hits) != 2 || hits[0].Worked != "used read_file and counted" || hits[0].WorkedTaskID != "ok2" || hits[1].Worked != "" {
+		t.Errorf("hits = %+v; want the latest what-worked on the first, none on the second", hits)
+	}
+	var n int
+	must(t, s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM lesson_worked`).Scan(&n))
+	if n != 2 {
+		t.Errorf("%d rows of what worked; want 2 (the one for a missing lesson dropped)", n)
 	}
 }

@@ -89,9 +89,16 @@ func TestMigrateFromEachVersion(t *testing.T) {
 			if st.Tasks != 1 || st.Failed != 1 || len(st.MostUsedTools) != 1 {
 				t.Errorf("Stats after migration = %+v", st)
 			}
-			// And the migrated database takes new writes.
+			// And the migrated database takes new writes, what worked
+			// linked to an old lesson included.
 			must(t, s.AddLesson(Lesson{About: "new", Text: "new lesson"}))
+			must(t, s.AddWorked(Worked{LessonID: ls[0].ID, TaskID: "T", Text: "wc -l worked"}))
 			flushTest(t, s)
+			ls, err = s.SearchLessons(ctx, "how many lines does main.go have", 5)
+			must(t, err)
+			if len(ls) != 1 || ls[0].Worked != "wc -l worked" {
+				t.Errorf("SearchLessons after AddWorked = %+v; want what worked", ls)
+			}
 		})
 	}
 }

@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/tools"
 )
 
 const taskCols = `id, session_id, kind, prompt, editor_context, state, stop_reason, COALESCE(follow_up_of, ''),
@@ -100,12 +97,10 @@ func loadTask(ctx context.Context, tx *sql.Tx, id string) (*TaskRecord, error) {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return nil, fmt.Errorf("plan: %w", err)
+	case !json.Valid([]byte(planJSON)):
+		return nil, fmt.Errorf("plan %d: not valid JSON", rec.PlanSeq)
 	default:
-		var p tools.Plan
-		if err := json.Unmarshal([]byte(planJSON), &p); err != nil {
-			return nil, fmt.Errorf("plan %d: %w", rec.PlanSeq, err)
-		}
-		rec.Plan = &p
+		rec.Plan = json.RawMessage(planJSON)
 	}
 
 	if rec.Edits, err = queryEdits(ctx, tx, id); err != nil {
@@ -143,13 +138,11 @@ func loadTask(ctx context.Context, tx *sql.Tx, id string) (*TaskRecord, error) {
 	}
 	for rows.Next() {
 		var a Approval
-		var d string
 		var at int64
-		if err := rows.Scan(&a.Tool, &d, &a.Summary, &a.Command, &a.Prefix, &a.Path, &at); err != nil {
+		if err := rows.Scan(&a.Tool, &a.Decision, &a.Summary, &a.Command, &a.Prefix, &a.Path, &at); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("approvals: %w", err)
 		}
-		a.Decision = parseDecision(d)
 		a.At = fromMS(at)
 		rec.Approvals = append(rec.Approvals, a)
 	}
@@ -177,16 +170,14 @@ func queryMessages(ctx context.Context, tx *sql.Tx, taskID string) ([]Message, e
 	var out []Message
 	for rows.Next() {
 		var m Message
-		var role string
 		var calls sql.NullString
 		var in, outT, cached, reasoning int
 		var us, at int64
-		if err := rows.Scan(&m.Seq, &role, &m.Content, &m.Reasoning, &calls, &m.ToolCallID, &m.Name,
+		if err := rows.Scan(&m.Seq, &m.Role, &m.Content, &m.Reasoning, &calls, &m.ToolCallID, &m.Name,
 			&m.ModelCall, &in, &outT, &cached, &reasoning, &us, &m.Excluded, &m.ExcludedReason, &at); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("messages: %w", err)
 		}
-		m.Role = llm.Role(role)
 		if calls.Valid && calls.String != "" {
 			if err := json.Unmarshal([]byte(calls.String), &m.ToolCalls); err != nil {
 				rows.Close()

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
 )
 
 // seedStats writes four tasks with model calls and tool calls whose
@@ -20,8 +18,8 @@ func seedStats(t testing.TB, s *Store) {
 		id := fmt.Sprint("t", i)
 		must(t, s.CreateTask(Task{ID: id, SessionID: "s", Prompt: "p", CreatedAt: time.UnixMilli(int64(1000 * (i + 1)))}))
 		for c := range i + 1 { // 1+2+3+4 = 10 model calls
-			must(t, s.AppendMessage(id, Message{Seq: c, Message: llm.Message{Role: llm.RoleAssistant}, ModelCall: true,
-				Usage: llm.Usage{InputTokens: 100, OutputTokens: 10, CachedTokens: 50}, Duration: time.Second}))
+			must(t, s.AppendMessage(id, Message{Seq: c, Role: "assistant", ModelCall: true,
+				Usage: Usage{InputTokens: 100, OutputTokens: 10, CachedTokens: 50}, Duration: time.Second}))
 		}
 		if end != "" {
 			must(t, s.FinishTask(id, TaskEnd{State: end}))

@@ -12,6 +12,10 @@
 //
 // Reads go through a small pool of read-only connections and first flush the
 // queue, so a reader sees every write its goroutine enqueued before the read.
+//
+// The store is a leaf: of agentls it imports only agent/redact. It defines
+// the types it persists (messages, usage, plans as JSON, decisions by name),
+// and the agent converts its own types to and from them.
 package store
 
 import (
@@ -54,7 +58,7 @@ type Options struct {
 	// Now returns the current time (tests pin it). Default time.Now.
 	Now func() time.Time
 	// Secrets returns the values (the API key) to redact from every text
-	// the store writes (llm.Redact), except the before/after texts of
+	// the store writes (redact.Redactor), except the before/after texts of
 	// edits, which undo must restore byte for byte. Nil means none.
 	Secrets func() []string
 }

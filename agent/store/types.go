@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/tools"
 )
 
 // Terminal task states. Any other state (queued, planning, executing,
@@ -52,23 +49,40 @@ type Task struct {
 
 	// Totals, kept current as messages and tool calls are recorded.
 	LLMCalls  int
-	Usage     llm.Usage
+	Usage     Usage
 	ModelTime time.Duration
 	ToolTime  time.Duration
 }
 
+// Usage counts the tokens of one model call, or, summed, of a task. Its
+// fields (and JSON names) are those of the model client's usage, so the
+// agent converts one to the other with a plain type conversion.
+type Usage struct {
+	InputTokens     int `json:"inputTokens"`
+	OutputTokens    int `json:"outputTokens"`
+	CachedTokens    int `json:"cachedTokens"`
+	ReasoningTokens int `json:"reasoningTokens,omitempty"`
+}
+
 // Message is one entry of a task's history as stored.
 type Message struct {
-	llm.Message
 	// Seq is the message's position in the task's history log, from 0. The
 	// pair (task, Seq) is the key: appending an existing pair is ignored, so
 	// a write replayed on resume is not duplicated.
 	Seq int
+
+	Role       string // "system", "user", "assistant" or "tool"
+	Content    string
+	Reasoning  string        // the model's reasoning text, kept for reports
+	ToolCalls  []CallRequest // the tool calls an assistant message asks for
+	ToolCallID string        // for a tool message: the call it answers
+	Name       string        // for a tool message: the tool's name
+
 	// ModelCall marks the response of one model call: it adds one to the
 	// task's LLM calls and its Usage and Duration to the task's totals.
 	// Leave it false for copies of earlier messages (e.g. after compaction).
 	ModelCall bool
-	Usage     llm.Usage
+	Usage     Usage
 	Duration  time.Duration // of the model call, for ModelCall messages
 	// Excluded marks a message kept for the record but not sent to the
 	// model: a response cut at max_tokens (L19), turns replaced by a
@@ -76,6 +90,18 @@ type Message struct {
 	Excluded       bool
 	ExcludedReason string
 	CreatedAt      time.Time
+}
+
+// CallRequest is one tool call a model message asks for. A message's calls
+// are stored as a JSON array of these; the JSON names are part of the
+// database format.
+type CallRequest struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // raw JSON text as the model wrote it
+	// Incomplete marks a call of a response that was cut or broken: it was
+	// never executed.
+	Incomplete bool `json:"incomplete,omitempty"`
 }
 
 // Exclusion reasons the agent uses.
@@ -92,26 +118,15 @@ type ToolCall struct {
 	Args     json.RawMessage
 	Duration time.Duration
 	IsError  bool
-	Summary  string
-	At       time.Time
+	// Summary is the result's text; RecordToolCall keeps its head and its
+	// tail when it is longer than summaryMax. The full text is in the
+	// tool message of the history.
+	Summary string
+	At      time.Time
 }
 
-// summaryMax bounds the result summary kept for a tool call; the full text is
-// in the tool message of the history.
+// summaryMax bounds the result summary kept for a tool call.
 const summaryMax = 2000
-
-// ToolCallFromResult builds the record of a tool call from its result. The
-// summary keeps the head and the tail of the text (L5).
-func ToolCallFromResult(callID string, r tools.Result) ToolCall {
-	return ToolCall{
-		CallID:   callID,
-		Name:     r.Tool,
-		Args:     r.Args,
-		Duration: r.Duration,
-		IsError:  r.IsError,
-		Summary:  headTail(r.Text, summaryMax),
-	}
-}
 
 // headTail shortens s to about max bytes, keeping its start and its end.
 func headTail(s string, max int) string {
@@ -134,10 +149,12 @@ func headTail(s string, max int) string {
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
-// PlanUpdate is one version of a task's plan.
+// PlanUpdate is one version of a task's plan. The store keeps the plan as
+// the JSON text the agent gives it, checked to be JSON and not interpreted.
 type PlanUpdate struct {
-	Seq  int // 1 for the first update of the task
-	Plan tools.Plan
+	Seq  int             // set by the store: 1 for the task's first update
+	Plan json.RawMessage // the plan as JSON
+	Open int             // how many of its items are neither done nor skipped
 	At   time.Time
 }
 
@@ -156,40 +173,21 @@ type Edit struct {
 // Approval is one answer the user gave to an approval request.
 type Approval struct {
 	Tool     string
-	Decision tools.Decision
+	Decision string // one of the Decision constants
 	Summary  string
 	Command  string
-	Prefix   string // the command prefix remembered by AllowAlways
+	Prefix   string // the command prefix remembered by DecisionAllowAlways
 	Path     string
 	At       time.Time
 }
 
-// DecisionName is the stored name of a decision.
-func DecisionName(d tools.Decision) string {
-	switch d {
-	case tools.Deny:
-		return "deny"
-	case tools.AllowOnce:
-		return "allow_once"
-	case tools.AllowForTask:
-		return "allow_task"
-	case tools.AllowAlways:
-		return "allow_always"
-	}
-	return fmt.Sprintf("decision_%d", int(d))
-}
-
-func parseDecision(s string) tools.Decision {
-	switch s {
-	case "allow_once":
-		return tools.AllowOnce
-	case "allow_task":
-		return tools.AllowForTask
-	case "allow_always":
-		return tools.AllowAlways
-	}
-	return tools.Deny
-}
+// The stored names of approval decisions.
+const (
+	DecisionDeny        = "deny"
+	DecisionAllowOnce   = "allow_once"   // this call only
+	DecisionAllowTask   = "allow_task"   // every similar call of the task
+	DecisionAllowAlways = "allow_always" // remembered for the workspace
+)
 
 // Lesson is what a failed task taught (L28), found again by what a new task
 // is about.
@@ -202,13 +200,28 @@ type Lesson struct {
 	At     time.Time
 	// Rank is the bm25 score of a search hit (lower is better); 0 otherwise.
 	Rank float64
+	// Worked is what the latest later task on the same subject did to
+	// succeed, and WorkedTaskID that task; "" when none has yet (search
+	// hits only).
+	Worked       string
+	WorkedTaskID string
+}
+
+// Worked is what a task that succeeded did, linked to the lesson of an
+// earlier failed task on the same subject.
+type Worked struct {
+	LessonID int64
+	TaskID   string // the task that succeeded, or ""
+	Text     string
+	At       time.Time
 }
 
 // TaskRecord is everything stored about one task, for resume and reports.
 type TaskRecord struct {
 	Task
-	Messages  []Message // in Seq order, excluded ones included and flagged
-	Plan      *tools.Plan
+	Messages []Message // in Seq order, excluded ones included and flagged
+	// Plan is the JSON of the task's last plan update, nil when it has none.
+	Plan      json.RawMessage
 	PlanSeq   int // number of plan updates
 	Edits     []Edit
 	ToolCalls []ToolCall
@@ -219,11 +232,11 @@ type TaskRecord struct {
 
 // Context returns the messages the model should see, in order: those not
 // excluded.
-func (r *TaskRecord) Context() []llm.Message {
-	out := make([]llm.Message, 0, len(r.Messages))
+func (r *TaskRecord) Context() []Message {
+	out := make([]Message, 0, len(r.Messages))
 	for _, m := range r.Messages {
 		if !m.Excluded {
-			out = append(out, m.Message)
+			out = append(out, m)
 		}
 	}
 	return out

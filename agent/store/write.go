@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/agent/redact"
 )
 
 // The write methods below only enqueue; they return an error only when the
@@ -39,7 +38,7 @@ func (s *Store) redact(text string) string {
 	if s.opts.Secrets == nil || text == "" {
 		return text
 	}
-	return llm.Redact(text, s.opts.Secrets()...)
+	return redact.New(s.opts.Secrets()...).String(text)
 }
 
 // CreateTask records a new task in state t.State (default "queued"). Its
@@ -128,7 +127,7 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 			tool_call_id, name, model_call, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
 			duration_us, excluded, excluded_reason, created_at)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, seq) DO NOTHING`,
-			taskID, m.Seq, string(m.Role), s.redact(m.Content), s.redact(m.Reasoning), calls, m.ToolCallID, m.Name, m.ModelCall,
+			taskID, m.Seq, m.Role, s.redact(m.Content), s.redact(m.Reasoning), calls, m.ToolCallID, m.Name, m.ModelCall,
 			m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CachedTokens, m.Usage.ReasoningTokens,
 			m.Duration.Microseconds(), m.Excluded, m.ExcludedReason, ms(at))
 		if err != nil {
@@ -169,9 +168,11 @@ func (s *Store) ExcludeMessages(taskID, reason string, seqs ...int) error {
 }
 
 // RecordToolCall records one finished tool call and adds its duration to the
-// task's tool time. A call ID already recorded for the task is ignored.
+// task's tool time. A call ID already recorded for the task is ignored. Of a
+// summary longer than summaryMax bytes, the head and the tail are kept.
 func (s *Store) RecordToolCall(taskID string, c ToolCall) error {
 	at := s.now(c.At)
+	c.Summary = headTail(c.Summary, summaryMax)
 	return s.enqueue(fmt.Sprintf("record tool call %s/%s", taskID, c.CallID), func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tool_calls(task_id, call_id, name, args, duration_us, is_error,
 			summary, created_at) VALUES(?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(task_id, call_id) DO NOTHING`,
@@ -187,18 +188,18 @@ func (s *Store) RecordToolCall(taskID string, c ToolCall) error {
 	})
 }
 
-// RecordPlan records a new version of the task's plan (every update counts, L14).
-func (s *Store) RecordPlan(taskID string, p tools.Plan) error {
-	b, err := json.Marshal(p)
-	if err != nil {
-		return fmt.Errorf("record plan of task %s: %w", taskID, err)
+// RecordPlan records a new version of the task's plan (every update counts,
+// L14). p.Plan is stored as given; p.Seq is set by the store.
+func (s *Store) RecordPlan(taskID string, p PlanUpdate) error {
+	if !json.Valid(p.Plan) {
+		return fmt.Errorf("record plan of task %s: the plan is not valid JSON", taskID)
 	}
-	at := s.opts.Now()
-	open := p.Open()
+	at := s.now(p.At)
+	plan := string(p.Plan)
 	return s.enqueue("record plan of task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO plans(task_id, seq, plan, open_items, created_at)
 			VALUES(?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM plans WHERE task_id = ?), ?, ?, ?)`,
-			taskID, taskID, string(b), open, ms(at))
+			taskID, taskID, plan, p.Open, ms(at))
 		return err
 	})
 }
@@ -221,7 +222,7 @@ func (s *Store) RecordApproval(taskID string, a Approval) error {
 	return s.enqueue("record approval for task "+taskID, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO approvals(task_id, tool, decision, summary, command, prefix, path, created_at)
 			VALUES(?, ?, ?, ?, ?, ?, ?, ?)`,
-			taskID, a.Tool, DecisionName(a.Decision), s.redact(a.Summary), s.redact(a.Command), s.redact(a.Prefix), a.Path, ms(at))
+			taskID, a.Tool, a.Decision, s.redact(a.Summary), s.redact(a.Command), s.redact(a.Prefix), a.Path, ms(at))
 		return err
 	})
 }
@@ -236,6 +237,22 @@ func (s *Store) AddLesson(l Lesson) error {
 	return s.enqueue("add lesson", func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO lessons(task_id, about, text, tags, created_at) VALUES(?, ?, ?, ?, ?)`,
 			task, s.redact(l.About), s.redact(l.Text), l.Tags, ms(at))
+		return err
+	})
+}
+
+// AddWorked links what a successful task did to the lesson of an earlier
+// failed one (w.LessonID). A lesson deleted meanwhile makes it a no-op.
+func (s *Store) AddWorked(w Worked) error {
+	at := s.now(w.At)
+	var task any
+	if w.TaskID != "" {
+		task = w.TaskID
+	}
+	return s.enqueue("add what worked", func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO lesson_worked(lesson_id, task_id, text, created_at)
+			SELECT id, ?, ?, ? FROM lessons WHERE id = ?`,
+			task, s.redact(w.Text), ms(at), w.LessonID)
 		return err
 	})
 }
@@ -257,6 +274,6 @@ func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
 }
 
 // usageOf is a helper for scanning.
-func usageOf(in, out, cached, reasoning int) llm.Usage {
-	return llm.Usage{InputTokens: in, OutputTokens: out, CachedTokens: cached, ReasoningTokens: reasoning}
+func usageOf(in, out, cached, reasoning int) Usage {
+	return Usage{InputTokens: in, OutputTokens: out, CachedTokens: cached, ReasoningTokens: reasoning}
 }

@@ -46,6 +46,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 var subcommands = map[string]subcommand{
 	"serve":      {"serve LSP over stdio (the default)", runServe},
+	"acp":        {"serve the Agent Client Protocol over stdio (Zed, JetBrains, agent-shell)", runACP},
 	"run":        {"run one agent task from the command line", runRun},
 	"tool":       {"run one tool and print what the model would read", runTool},
 	"fake-model": {"serve a scripted OpenAI-compatible model (for tests)", runFakeModel},

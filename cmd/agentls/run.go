@@ -9,30 +9,39 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/agent/store"
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
-// runRun runs one agent task: progress on stderr, the result on stdout,
-// exit 0 completed, 1 failed, 130 cancelled.
+// runRun runs one agent task on the same session host as the editor faces:
+// flags -> session.Settings -> Host.Start with a terminal port. Progress
+// goes to stderr, the result to stdout; exit 0 completed, 1 failed, 130
+// cancelled.
 func runRun(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.err)
+	settings, problems := session.FromEnv(os.Getenv)
+	for _, p := range problems {
+		fmt.Fprintf(io.err, "agentls run: %s\n", p)
+	}
 	dir := fs.String("workspace", ".", "workspace `DIR`")
 	edit := fs.Bool("edit", false, "let the agent change files and run commands (an edit task); default is a read-only question")
-	validate := fs.String("validate", "edits", "validator model call: off, on or edits")
-	check := fs.String("check", "", "check `COMMAND` run after edits, e.g. 'go build ./...'")
-	maxTurns := fs.Int("max-turns", 30, "model calls per task")
+	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
+	fs.StringVar(&settings.CheckCommand, "check", "", "check `COMMAND` run after edits, e.g. 'go build ./...'")
+	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
+	fs.IntVar(&settings.MaxTokens, "max-tokens", 0, "input+output tokens per task (0: no limit)")
 	maxTime := fs.Duration("max-time", 15*time.Minute, "wall time per task")
-	window := fs.Int("context-window", 0, "context window in tokens (0: known from the model name, else 128000)")
+	fs.IntVar(&settings.ContextWindow, "context-window", 0, "context window in tokens (0: known from the model name, else 128000)")
+	fs.StringVar(&settings.APIKeyEnv, "api-key-env", settings.APIKeyEnv, "environment `VARIABLE` that holds the API key")
+	extraBody := fs.String("extra-body", "", "JSON `OBJECT` merged into every model request body")
+	azure := fs.String("azure", "", "Azure OpenAI as `{\"apiVersion\":...,\"deployment\":...}`")
+	settingsJSON := fs.String("settings", "", "editor-style settings `JSON` applied on top of the flags' defaults (the same names as the agentls section)")
 	jsonOut := fs.Bool("json", false, "print the result as JSON")
 	resume := fs.String("resume", "", "resume the interrupted task `ID` from the session store instead of starting one")
 	dbPath := fs.String("db", "", "session database `FILE` (default WORKSPACE/.agentls/agentls.db)")
@@ -50,78 +59,64 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		fs.Usage()
 		return &exitError{code: 2, err: errors.New("no prompt")}
 	}
-	switch agent.ValidateMode(*validate) {
-	case agent.ValidateOff, agent.ValidateOn, agent.ValidateEdits:
-	default:
-		return &exitError{code: 2, err: fmt.Errorf("--validate %q: want off, on or edits", *validate)}
+	settings.MaxTime = session.Duration(*maxTime)
+	settings.Recordings = !*noRecord
+	// --edit is the user's consent to writes and commands; without it the
+	// task is read-only and asks nothing.
+	settings.Approval = "auto"
+	var raw = map[string]json.RawMessage{}
+	if *extraBody != "" {
+		raw["extraBody"] = json.RawMessage(*extraBody)
+	}
+	if *azure != "" {
+		raw["azure"] = json.RawMessage(*azure)
+	}
+	var bad []session.Problem
+	if len(raw) > 0 {
+		b, _ := json.Marshal(raw)
+		settings, bad = settings.Apply(b)
+	}
+	if *settingsJSON != "" {
+		var more []session.Problem
+		settings, more = settings.Apply([]byte(*settingsJSON))
+		bad = append(bad, more...)
+	}
+	bad = append(bad, settings.Check()...)
+	if len(bad) > 0 {
+		var msgs []string
+		for _, p := range bad {
+			msgs = append(msgs, p.String())
+		}
+		return &exitError{code: 2, err: errors.New(strings.Join(msgs, "; "))}
 	}
 	root, err := filepath.Abs(*dir)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	mcfg := llm.Config{
-		BaseURL: os.Getenv("OPENAI_BASE_URL"),
-		APIKey:  os.Getenv("OPENAI_API_KEY"),
-		Model:   os.Getenv("AGENTLS_MODEL"),
-	}
-	client, err := llm.New(mcfg)
-	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
-	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	defer ws.Close()
-	if *dbPath == "" {
-		*dbPath = store.DefaultPath(root)
-	}
-	st, err := store.Open(ctx, *dbPath, store.Options{Secrets: func() []string { return []string{mcfg.APIKey} }})
-	if err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	defer func() {
-		// Drain every pending write before exit (L27), even after Ctrl+C.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := st.Close(cctx); err != nil {
-			fmt.Fprintf(io.err, "agentls run: session store: %v\n", err)
-		}
-	}()
-	cfg := agent.Config{
-		Root: root, ModelName: mcfg.Model, ContextWindow: *window,
-		MaxTurns: *maxTurns, MaxTime: *maxTime,
-		Validate: agent.ValidateMode(*validate),
-		Store:    st, Files: ws, NoRecord: *noRecord,
-	}
-	if *check != "" {
-		cfg.Check = agent.ShellCheck{Dir: root, Command: *check}
-	}
-	runner := agent.NewRunner(cfg, client, func(g *agent.Guard) []tools.Tool {
-		// --edit is the user's consent to writes and commands: no approver.
-		reg := tools.New(tools.Env{
-			Workspace: ws,
-			Editor:    g.Editor(ws, ws.DiskEditor()),
-			SecretEnv: []string{"OPENAI_API_KEY"},
-		})
-		g.OnDone(func() { reg.Close() })
-		return reg.Tools()
-	})
-	kind := agent.KindAsk
-	if *edit {
-		kind = agent.KindEdit
-	}
-	var task *agent.Task
+	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second})
+	h.SetRoots([]string{root})
+	// Close drains every pending write before exit, even after Ctrl+C.
+	defer h.Close()
+
+	port := &terminalPort{w: io.err}
+	var t *session.Task
 	if *resume != "" {
-		task, err = runner.Resume(ctx, *resume, &progress{w: io.err})
+		t, err = h.Resume(ctx, *resume, port)
 	} else {
-		task, err = runner.Start(ctx, agent.TaskSpec{Kind: kind, Prompt: prompt}, &progress{w: io.err})
+		kind := agent.KindAsk
+		if *edit {
+			kind = agent.KindEdit
+		}
+		t, err = h.Start(ctx, agent.TaskSpec{Kind: kind, Prompt: prompt}, port)
 	}
 	if err != nil {
 		return err
 	}
-	<-task.Done()
-	res := task.Result()
+	out, err := t.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		return err
+	}
+	res := out.Result
 	if *jsonOut {
 		enc := json.NewEncoder(io.out)
 		enc.SetIndent("", "  ")
@@ -131,11 +126,9 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	} else if err := printResult(io.out, res); err != nil {
 		return err
 	}
-	fmt.Fprintln(io.err, summaryLine(res))
-	if path, err := writeReport(ws.StateDir(), res, mcfg.APIKey); err != nil {
-		fmt.Fprintf(io.err, "agentls run: report not written: %v\n", err)
-	} else {
-		fmt.Fprintf(io.err, "report: %s\n", path)
+	fmt.Fprintf(io.err, "%s: %s\n", res.Status, out.Summary)
+	if out.Report != "" {
+		fmt.Fprintf(io.err, "report: %s\n", out.Report)
 	}
 	switch res.Status {
 	case agent.StateCompleted:
@@ -147,27 +140,20 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	}
 }
 
-// writeReport writes the task's markdown report to <state>/tasks/ID.md;
-// its secrets are kept out of it (llm.Redact).
-func writeReport(stateDir string, res *agent.Result, secrets ...string) (string, error) {
-	dir := filepath.Join(stateDir, "tasks")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("write report: %w", err)
-	}
-	path := filepath.Join(dir, res.TaskID+".md")
-	if err := os.WriteFile(path, []byte(llm.Redact(res.Report(), secrets...)), 0o644); err != nil {
-		return "", fmt.Errorf("write report: %w", err)
-	}
-	return path, nil
-}
-
-// progress prints a task's events to the terminal, one line each.
-type progress struct {
+// terminalPort is the command line's side of a task: events as lines on
+// stderr, edits on disk, and no questions (the --edit flag is the consent).
+type terminalPort struct {
 	mu sync.Mutex
 	w  io.Writer
 }
 
-func (p *progress) Event(e agent.Event) {
+func (p *terminalPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
+
+func (p *terminalPort) Ask(context.Context, session.Question) (tools.Decision, error) {
+	return tools.AllowOnce, nil
+}
+
+func (p *terminalPort) Event(e agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch e.Kind {
@@ -184,18 +170,13 @@ func (p *progress) Event(e agent.Event) {
 	case agent.EventPlan:
 		fmt.Fprintln(p.w, "plan:")
 		for _, it := range e.Plan.Items {
-			fmt.Fprintf(p.w, "  %s %s\n", it.Status.Mark(), it.Text)
+			fmt.Fprintf(p.w, "  %s\n", session.PlanLine(it))
 		}
 	case agent.EventRetry:
 		fmt.Fprintf(p.w, "! model call failed (%s), retrying in %s\n", e.Retry.Err, e.Retry.Wait.Round(time.Millisecond))
 	case agent.EventNote:
-		fmt.Fprintf(p.w, "! %s\n", firstLineOf(e.Text))
+		fmt.Fprintf(p.w, "! %s\n", session.FirstLine(e.Text, 200))
 	}
-}
-
-func firstLineOf(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }
 
 // printResult writes the answer and the diff of every changed file.
@@ -213,16 +194,4 @@ func printResult(w io.Writer, r *agent.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// summaryLine gives the task's figures in one line (L22).
-func summaryLine(r *agent.Result) string {
-	var tl []string
-	for name, st := range r.Tools {
-		tl = append(tl, fmt.Sprintf("%s×%d %s", name, st.Calls, st.Duration.Round(time.Millisecond)))
-	}
-	sort.Strings(tl)
-	return fmt.Sprintf("%s (%s): %d model calls, tokens in %d / out %d / cached %d, model %s, tools %s [%s], %s",
-		r.Status, r.StopReason, r.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CachedTokens,
-		r.ModelTime.Round(time.Millisecond), r.ToolTime.Round(time.Millisecond), strings.Join(tl, ", "), r.Duration.Round(time.Millisecond))
 }

@@ -49,7 +49,7 @@ func TestRunCommand(t *testing.T) {
 			script: `[{"toolCalls":[{"name":"read_file","arguments":{"path":"go.mod"}}]},{"text":"It declares **example.com/x**."}]`,
 			code:   0,
 			stdout: []string{"It declares **example.com/x**."},
-			stderr: []string{"→ read_file", "✓ read_file", "completed (answered): 2 model calls", "/.agentls/tasks/"},
+			stderr: []string{"→ read_file", "✓ read_file", "completed: completed in", "[2 model calls", "/.agentls/tasks/"},
 		},
 		{
 			name:     "edit with diff",

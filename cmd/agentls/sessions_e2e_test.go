@@ -20,14 +20,14 @@ import (
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// TestL29_ServeKilledMidToolCallResumes is the end-to-end test of issue 9:
+// TestServeKilledMidToolCallResumes is the end-to-end test of the session store:
 // the real `agentls serve` over stdio runs an edit task against the
 // scripted model and is SIGKILLed while the task's command runs. A new
 // server on the same workspace lists the task as interrupted
 // (agentls.tasks), and agentls.resume completes it: the model gets exactly
 // one (synthetic) result for the dangling call and a note naming the file
 // the user changed meanwhile; the store holds every message once.
-func TestL29_ServeKilledMidToolCallResumes(t *testing.T) {
+func TestServeKilledMidToolCallResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -102,7 +102,7 @@ func TestL29_ServeKilledMidToolCallResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list []lsp.StoredTaskInfo
-	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 || !list[0].Interrupted || list[0].State != "executing" || list[0].Mode != "edit" {
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 || !list[0].Interrupted || list[0].State != "interrupted" || list[0].Mode != "edit" {
 		t.Fatalf("agentls.tasks {state: interrupted} = %s (%v); want the one interrupted task", raw, err)
 	}
 	id := list[0].ID
@@ -159,8 +159,8 @@ func TestL29_ServeKilledMidToolCallResumes(t *testing.T) {
 	if got := strings.Join(roles, " "); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored messages: %s", got)
 	}
-	if rec.State != store.StateCompleted || agent.ValidHistory(rec.Context()) != "" {
-		t.Errorf("stored task: %s, history problem %q", rec.State, agent.ValidHistory(rec.Context()))
+	if rec.State != store.StateCompleted || agent.ValidHistory(agent.StoredHistory(rec)) != "" {
+		t.Errorf("stored task: %s, history problem %q", rec.State, agent.ValidHistory(agent.StoredHistory(rec)))
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, ".agentls", "recordings", id+".jsonl")); strings.Count(string(b), "\n") != 3 || strings.Contains(string(b), "sk-e2e-secret") {
 		t.Errorf("flight recording of %s: %d lines (want 3, across both processes), key present: %v", id, strings.Count(string(b), "\n"), strings.Contains(string(b), "sk-e2e-secret"))

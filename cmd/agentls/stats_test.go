@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/store"
 )
 
-// TestL29_StatsCommandAcrossRestart writes tasks with one store, closes it,
+// TestStatsCommandAcrossRestart writes tasks with one store, closes it,
 // and reads the figures back with `agentls stats` in table and JSON form.
-func TestL29_StatsCommandAcrossRestart(t *testing.T) {
+func TestStatsCommandAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	s, err := store.Open(ctx, store.DefaultPath(ws), store.Options{})
@@ -26,7 +25,7 @@ func TestL29_StatsCommandAcrossRestart(t *testing.T) {
 	for i, end := range []string{store.StateCompleted, store.StateFailed} {
 		id := []string{"a", "b"}[i]
 		statsMust(t, s.CreateTask(store.Task{ID: id, Prompt: "p"}))
-		statsMust(t, s.AppendMessage(id, store.Message{Seq: 0, Message: llm.Message{Role: llm.RoleAssistant}, ModelCall: true, Usage: llm.Usage{InputTokens: 1000, OutputTokens: 200}}))
+		statsMust(t, s.AppendMessage(id, store.Message{Seq: 0, Role: "assistant", ModelCall: true, Usage: store.Usage{InputTokens: 1000, OutputTokens: 200}}))
 		statsMust(t, s.RecordToolCall(id, store.ToolCall{CallID: "1", Name: "run_command", Duration: 1500 * time.Millisecond}))
 		statsMust(t, s.FinishTask(id, store.TaskEnd{State: end}))
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/store"
 )
 
@@ -21,12 +20,12 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-// TestL29_RunResumeThenUndoOnDisk: a task left interrupted in the store (a
+// TestRunResumeThenUndoOnDisk: a task left interrupted in the store (a
 // dangling tool call, an edit of a.txt) is resumed by `agentls run --resume`
 // in a new process run, completes against the fake model with the dangling
 // call repaired; `agentls undo` then reverts its edit on disk; undo after a
 // user change of the same line exits 1 and prints the diff.
-func TestL29_RunResumeThenUndoOnDisk(t *testing.T) {
+func TestRunResumeThenUndoOnDisk(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	writeFiles(t, ws, map[string]string{"a.txt": "TWO\n", "go.mod": "module example.com/x\n"})
@@ -36,14 +35,15 @@ func TestL29_RunResumeThenUndoOnDisk(t *testing.T) {
 	}
 	id := "feedbeef-1"
 	statsMust(t, s.CreateTask(store.Task{ID: id, Kind: "edit", Prompt: "upper-case a.txt", State: "executing"}))
-	for i, m := range []llm.Message{
-		{Role: llm.RoleSystem, Content: "You are agentls."},
-		{Role: llm.RoleUser, Content: "upper-case a.txt"},
-		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "write_file", Arguments: `{"path":"a.txt","content":"TWO\n"}`}}},
-		{Role: llm.RoleTool, ToolCallID: "c1", Name: "write_file", Content: "replaced a.txt"},
-		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c2", Name: "run_command", Arguments: `{"command":"sleep 100"}`}}},
+	for i, m := range []store.Message{
+		{Role: "system", Content: "You are agentls."},
+		{Role: "user", Content: "upper-case a.txt"},
+		{Role: "assistant", ToolCalls: []store.CallRequest{{ID: "c1", Name: "write_file", Arguments: `{"path":"a.txt","content":"TWO\n"}`}}},
+		{Role: "tool", ToolCallID: "c1", Name: "write_file", Content: "replaced a.txt"},
+		{Role: "assistant", ToolCalls: []store.CallRequest{{ID: "c2", Name: "run_command", Arguments: `{"command":"sleep 100"}`}}},
 	} {
-		statsMust(t, s.AppendMessage(id, store.Message{Seq: i, Message: m, ModelCall: m.Role == llm.RoleAssistant}))
+		m.Seq, m.ModelCall = i, m.Role == "assistant"
+		statsMust(t, s.AppendMessage(id, m))
 	}
 	statsMust(t, s.RecordEdit(id, store.Edit{Path: "a.txt", Before: "two\n", After: "TWO\n"}))
 	statsMust(t, s.Close(ctx))

@@ -1,93 +1,586 @@
-;;; agentls.el --- agentls with eglot (Emacs 28+)  -*- lexical-binding: t; -*-
+;;; agentls.el --- agentls beside your language server (Emacs 28+)  -*- lexical-binding: t; -*-
 
-;; The eglot configuration of docs/editors.md, as a file you can load:
-;;   (load "/path/to/agentls/editors/emacs/agentls.el")
-;; Adds agentls to `eglot-server-programs' for the modes in
-;; `agentls-modes' and the commands `agentls-run', `agentls-ask',
-;; `agentls-cancel' and `agentls-tasks'. Code actions ("Ask agent about
-;; X") come through the usual `eglot-code-actions'.
+;; Load it:  (load "/path/to/agentls/editors/emacs/agentls.el")
+;;
+;; agentls runs on its own connection (Emacs's `jsonrpc' library), beside
+;; the major mode's language server: eglot keeps gopls, pyright, ... and
+;; agentls gets its own didOpen/didChange/didSave/didClose for the buffers
+;; of the project. `agentls-mode' (global) starts it for the project of the
+;; current buffer on the first command.
+;;
+;; Commands (task ids complete): `agentls-run', `agentls-ask',
+;; `agentls-plan', `agentls-execute-plan', `agentls-cancel' (default: the
+;; running task), `agentls-undo', `agentls-resume', `agentls-report',
+;; `agentls-tasks'. Progress shows in the mode line; each result once: one
+;; message and the whole answer in the *agentls answer* buffer. Approvals
+;; ask with `completing-read' over the actions (the whole command shows).
 
 ;;; Code:
-(require 'eglot)
+(require 'cl-lib)
 (require 'jsonrpc)
+(require 'project)
+(require 'subr-x)
+(require 'eglot) ; position and edit helpers (eglot 1.9+, Emacs 29 built-in)
 
-(defvar agentls-program '("agentls" "serve")
-  "Command line of the agentls server.")
+(defgroup agentls nil "The agentls coding agent." :group 'tools)
 
-(defvar agentls-initialization-options '(:approval "ask" :apiKeyEnv "OPENAI_API_KEY")
-  "Settings sent as initializationOptions (model, baseURL, approval, ...).")
+(defcustom agentls-program '("agentls" "serve")
+  "Command line of the agentls server."
+  :type '(repeat string))
 
-(defvar agentls-modes '(go-mode go-ts-mode python-mode python-ts-mode js-mode typescript-ts-mode
-                                rust-mode rust-ts-mode c-mode c++-mode java-mode)
-  "Major modes eglot starts agentls for.")
+(defcustom agentls-initialization-options '(:approval "ask" :apiKeyEnv "OPENAI_API_KEY")
+  "Settings sent as initializationOptions (model, baseURL, approval, ...)."
+  :type 'sexp)
 
-(defvar agentls-last-result nil
-  "The reply of the last agentls.run that finished (a plist).")
+(defcustom agentls-confirm-edits 'default
+  "Ask before the server edits buffers (workspace/applyEdit).
+`default' follows `eglot-confirm-server-initiated-edits'; t asks; nil not."
+  :type '(choice (const default) (const t) (const nil)))
 
-(with-eval-after-load 'eglot
-  (add-to-list 'eglot-server-programs
-               `(,agentls-modes . (,@agentls-program :initializationOptions ,agentls-initialization-options))))
+(defcustom agentls-show-answer t
+  "Show the whole answer in the *agentls answer* buffer when a task ends."
+  :type 'boolean)
 
-(defun agentls--uri ()
+(defvar agentls-last-result nil "The reply of the last task that ended (a plist).")
+(defvar agentls-last-undo nil "The reply of the last `agentls-undo'.")
+(defvar agentls--conns (make-hash-table :test #'equal) "Project root -> connection.")
+(defvar agentls--progress (make-hash-table :test #'equal) "Token -> plist (:title :message :done).")
+(defvar agentls--seq 0)
+(defvar agentls--shown nil "The last result messages shown.")
+(defvar agentls--pending nil "Tasks this Emacs started that have not replied (request ids).")
+(defvar agentls--question nil "The open approval question: (ID . WITHDRAWN).")
+(defvar-local agentls--version 0)
+(defvar-local agentls--conn nil)
+(defvar-local agentls--change-timer nil)
+
+;;; Connection
+
+(defclass agentls-connection (jsonrpc-process-connection)
+  ((root :initarg :root :accessor agentls--root)
+   (capabilities :initform nil :accessor agentls--capabilities-of))
+  :documentation "A connection to an agentls server for one project root.")
+
+(defun agentls--project-root (&optional dir)
+  (let ((pr (project-current nil (or dir default-directory))))
+    (file-name-as-directory
+     (expand-file-name (if pr (if (fboundp 'project-root) (project-root pr) (car (project-roots pr)))
+                         (or dir default-directory))))))
+
+(defun agentls--uri (file) (eglot--path-to-uri file))
+(defun agentls--path (uri) (url-unhex-string (url-filename (url-generic-parse-url uri))))
+
+(defun agentls--language-id ()
+  (let ((name (symbol-name major-mode)))
+    (replace-regexp-in-string "\\(-ts\\)?-mode$" "" name)))
+
+(defun agentls--connection (&optional dir)
+  "The live connection of the project of DIR, started when needed."
+  (let* ((root (agentls--project-root dir))
+         (conn (gethash root agentls--conns)))
+    (if (and conn (jsonrpc-running-p conn))
+        conn
+      (agentls--start root))))
+
+(defun agentls--capabilities ()
+  (list :window (list :workDoneProgress t :showDocument (list :support t))
+        :workspace (list :applyEdit t :configuration t
+                         :workspaceEdit (list :documentChanges t))
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))))
+
+(defun agentls--start (root)
+  (let* ((default-directory root)
+         (proc (make-process :name (format "agentls %s" root)
+                             :command agentls-program
+                             :connection-type 'pipe
+                             :coding 'utf-8-emacs-unix
+                             :noquery t
+                             :stderr (get-buffer-create (format " *agentls stderr %s*" root))))
+         (conn (make-instance 'agentls-connection
+                              :name (format "agentls %s" (file-name-nondirectory (directory-file-name root)))
+                              :process proc :root root
+                              :events-buffer-scrollback-size 2000
+                              :request-dispatcher #'agentls--handle-request
+                              :notification-dispatcher #'agentls--handle-notification
+                              :on-shutdown (lambda (c) (remhash (agentls--root c) agentls--conns)))))
+    (puthash root conn agentls--conns)
+    (setf (agentls--capabilities-of conn)
+          (plist-get
+           (agentls--request conn :initialize
+                     (list :processId (emacs-pid) :rootUri (agentls--uri root)
+                           :clientInfo '(:name "Emacs agentls.el")
+                           :workspaceFolders (vector (list :uri (agentls--uri root) :name root))
+                           :capabilities (agentls--capabilities)
+                           :initializationOptions agentls-initialization-options)
+                     20)
+           :capabilities))
+    (jsonrpc-notify conn :initialized (make-hash-table))
+    (dolist (b (buffer-list))
+      (with-current-buffer b
+        (when (and buffer-file-name (string-prefix-p root (expand-file-name buffer-file-name)))
+          (agentls--did-open conn))))
+    conn))
+
+(defun agentls--supports (command)
+  "Whether the server advertises COMMAND (e.g. \"agentls.result\")."
+  (let ((ecp (plist-get (agentls--capabilities-of (agentls--connection)) :executeCommandProvider)))
+    (and (member command (append (plist-get ecp :commands) nil)) t)))
+
+(defun agentls-shutdown ()
+  "Stop the agentls servers."
+  (interactive)
+  (maphash (lambda (_ c) (ignore-errors (jsonrpc-request c :shutdown nil :timeout 3))
+             (ignore-errors (jsonrpc-notify c :exit nil))
+             (ignore-errors (jsonrpc-shutdown c)))
+           agentls--conns)
+  (clrhash agentls--conns))
+
+;;; Text synchronisation (our own, beside eglot's)
+
+(defun agentls--did-open (conn)
+  (unless agentls--conn
+    (setq agentls--conn conn agentls--version 0)
+    (add-hook 'after-change-functions #'agentls--after-change nil t)
+    (add-hook 'after-save-hook #'agentls--did-save nil t)
+    (add-hook 'kill-buffer-hook #'agentls--did-close nil t)
+    (jsonrpc-notify conn :textDocument/didOpen
+                    (list :textDocument (list :uri (agentls--uri buffer-file-name)
+                                              :languageId (agentls--language-id)
+                                              :version agentls--version
+                                              :text (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))))))
+
+(defun agentls--after-change (&rest _)
+  (cl-incf agentls--version)
+  (unless agentls--change-timer
+    (let ((buf (current-buffer)))
+      (setq agentls--change-timer
+            (run-at-time 0.2 nil (lambda () (when (buffer-live-p buf) (with-current-buffer buf (agentls--flush)))))))))
+
+(defun agentls--flush ()
+  "Send the buffer's pending change (the whole text) now."
+  (when agentls--change-timer
+    (cancel-timer agentls--change-timer)
+    (setq agentls--change-timer nil)
+    (when (and agentls--conn (jsonrpc-running-p agentls--conn))
+      (jsonrpc-notify agentls--conn :textDocument/didChange
+                      (list :textDocument (list :uri (agentls--uri buffer-file-name) :version agentls--version)
+                            :contentChanges (vector (list :text (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))))))))
+
+(defun agentls--flush-all ()
+  (dolist (b (buffer-list))
+    (with-current-buffer b (when agentls--conn (agentls--flush)))))
+
+(defun agentls--did-save ()
+  (agentls--flush)
+  (when (and agentls--conn (jsonrpc-running-p agentls--conn))
+    (jsonrpc-notify agentls--conn :textDocument/didSave
+                    (list :textDocument (list :uri (agentls--uri buffer-file-name))))))
+
+(defun agentls--did-close ()
+  (when (and agentls--conn (jsonrpc-running-p agentls--conn) buffer-file-name)
+    (jsonrpc-notify agentls--conn :textDocument/didClose
+                    (list :textDocument (list :uri (agentls--uri buffer-file-name))))))
+
+(defun agentls--maybe-open ()
+  "Open the visited file on a running server of its project."
   (when buffer-file-name
-    (if (fboundp 'eglot-path-to-uri)
-        (eglot-path-to-uri buffer-file-name)
-      (eglot--path-to-uri buffer-file-name))))
+    (let ((conn (gethash (agentls--project-root) agentls--conns)))
+      (when (and conn (jsonrpc-running-p conn)) (agentls--did-open conn)))))
 
-(defun agentls--range ()
+(define-minor-mode agentls-mode
+  "Keep agentls informed of the project's buffers; progress in the mode line."
+  :global t
+  (if agentls-mode
+      (progn (add-hook 'find-file-hook #'agentls--maybe-open)
+             (unless (member '(:eval (agentls--mode-line)) global-mode-string)
+               (setq global-mode-string (append global-mode-string '((:eval (agentls--mode-line)))))))
+    (remove-hook 'find-file-hook #'agentls--maybe-open)
+    (setq global-mode-string (delete '(:eval (agentls--mode-line)) global-mode-string))))
+
+;;; Server -> client
+
+;; A request answered later (an approval, a confirmed edit): its dispatcher
+;; returns at once and jsonrpc's reply to it is dropped (the id is in
+;; `agentls--deferred'); `agentls--defer' answers when the user has. No
+;; non-local exit leaves the process filter, which would strand the
+;; messages that arrived with the request.
+(defvar agentls--deferred nil "Ids of server requests answered later.")
+(defvar agentls--request-id nil "The id of the server request being dispatched.")
+
+(defun agentls--receive (orig conn message)
+  (let ((agentls--request-id (plist-get message :id))) (funcall orig conn message)))
+(advice-add 'jsonrpc-connection-receive :around #'agentls--receive)
+
+(defun agentls--drop-deferred-reply (orig conn id &rest args)
+  (if (and (cl-typep conn 'agentls-connection) (memql id agentls--deferred))
+      (setq agentls--deferred (delq id agentls--deferred))
+    (apply orig conn id args)))
+(advice-add 'jsonrpc--reply :around #'agentls--drop-deferred-reply)
+
+(defun agentls--defer (conn fn)
+  "Answer the current server request later: FN runs from a timer and
+returns (:result X), (:error E) or nil (answer nothing)."
+  (let ((id agentls--request-id))
+    (push id agentls--deferred)
+    (run-at-time 0 nil (lambda ()
+                         (let ((reply (condition-case e (funcall fn id)
+                                        (error (list :error (list :code -32603 :message (error-message-string e)))))))
+                           (when (and reply (jsonrpc-running-p conn))
+                             (apply #'jsonrpc--reply conn id reply)))))
+    nil))
+
+(defun agentls--handle-request (conn method params)
+  (pcase method
+    ('window/workDoneProgress/create nil)
+    ('workspace/configuration
+     (vconcat (mapcar (lambda (_) agentls-initialization-options) (plist-get params :items))))
+    ('window/showMessageRequest (agentls--defer conn (lambda (id) (agentls--ask id params))))
+    ('workspace/applyEdit (agentls--defer conn (lambda (_) (agentls--apply-edit params))))
+    ('window/showDocument
+     (let ((path (agentls--path (plist-get params :uri))))
+       (if (file-exists-p path)
+           (progn (display-buffer (find-file-noselect path)) '(:success t))
+         '(:success :json-false))))
+    ('agentls/saveDocuments (agentls--save-documents params))
+    ('agentls/diagnostics (agentls--diagnostics params))
+    (_ (signal 'jsonrpc-error `((jsonrpc-error-code . -32601) (jsonrpc-error-message . ,(format "%s not handled" method)))))))
+
+(defun agentls--one-line (s &optional max)
+  (let ((s (string-trim (replace-regexp-in-string "[ \t]*\n[ \t\n]*" " · " (or s "")))))
+    (truncate-string-to-width s (or max (max 20 (- (frame-width) 10))) nil nil "…")))
+
+(defun agentls--handle-notification (_conn method params)
+  (pcase method
+    ('$/progress (agentls--on-progress params))
+    ('$/cancelRequest
+     (when (and agentls--question (equal (car agentls--question) (plist-get params :id)))
+       (agentls--withdraw)))
+    ('window/showMessage
+     ;; While a task of ours runs, its info messages repeat what its reply
+     ;; shows: each result is shown once.
+     ;; (the reply follows at once: wait for it, then show what it did not).
+     ;; Info is dropped then; a warning waits for the reply and shows
+     ;; unless the result said the same.
+     (let ((msg (agentls--one-line (plist-get params :message)))
+           (type (or (plist-get params :type) 3)))
+       (cond ((not agentls--pending) (message "%s" msg))
+             ((< type 3) (agentls--show-after-reply msg (+ (float-time) 10))))))
+    ('window/logMessage nil)
+    (_ nil)))
+
+(defun agentls--show-after-reply (msg deadline)
+  (if (and agentls--pending (< (float-time) deadline))
+      (run-at-time 0.2 nil #'agentls--show-after-reply msg deadline)
+    (unless (member msg agentls--shown) (message "%s" msg))))
+
+(defun agentls--withdraw ()
+  "Close the open approval question without an answer."
+  (setcdr agentls--question t)
+  ;; Not from here: a throw out of the process filter would drop the
+  ;; messages that came with this one. A timer runs in the minibuffer's
+  ;; wait for input.
+  (let ((q agentls--question))
+    (run-at-time 0 nil (lambda ()
+                         (when (and (eq q agentls--question) (active-minibuffer-window))
+                           (abort-recursive-edit))))))
+
+(defun agentls--ask (id params)
+  "The approval question: `completing-read' over the actions. An empty
+answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
+  (let* ((actions (append (plist-get params :actions) nil))
+         (titles (mapcar (lambda (a) (plist-get a :title)) actions))
+         (q (cons id nil))
+         (choice nil))
+    (setq agentls--question q)
+    (unwind-protect
+        (while (and (not choice) (not (cdr q)))
+          (let ((answer (condition-case nil
+                            ;; The user may be in the minibuffer already (M-x).
+                            (let ((inhibit-quit nil) (enable-recursive-minibuffers t))
+                              (completing-read (concat (agentls--one-line (plist-get params :message) 1000) "\nChoose: ")
+                                               titles nil t))
+                          (quit nil))))
+            (when (member answer titles) (setq choice answer))
+            (unless (or choice (cdr q)) (message "agentls: choose an action (Deny is one)") (sit-for 0.5))))
+      (setq agentls--question nil))
+    (cond ((cdr q) nil)                 ; withdrawn: answer nothing
+          (t (list :result (seq-find (lambda (a) (equal (plist-get a :title) choice)) actions))))))
+
+(defun agentls--confirm-edits-p ()
+  (if (eq agentls-confirm-edits 'default)
+      (and (boundp 'eglot-confirm-server-initiated-edits) eglot-confirm-server-initiated-edits)
+    agentls-confirm-edits))
+
+(defun agentls--apply-edit (params)
+  (let* ((edit (plist-get params :edit))
+         (prepared nil))
+    (mapc (lambda (dc) (push (cons (agentls--path (plist-get (plist-get dc :textDocument) :uri)) (plist-get dc :edits)) prepared))
+          (plist-get edit :documentChanges))
+    (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+             do (push (cons (agentls--path (substring (symbol-name uri) 1)) edits) prepared))
+    (if (and (agentls--confirm-edits-p)
+             (not (y-or-n-p (format "agentls wants to edit %s. Proceed? "
+                                    (mapconcat #'file-name-nondirectory (mapcar #'car prepared) ", ")))))
+        (list :result (list :applied :json-false :failureReason "the user declined"))
+      (dolist (p prepared)
+        (with-current-buffer (find-file-noselect (car p))
+          (eglot--apply-text-edits (cdr p) nil)
+          (agentls--flush)))
+      (list :result (list :applied t)))))
+
+(defun agentls--save-documents (params)
+  (let (saved failed)
+    (mapc (lambda (uri)
+            (let ((b (find-buffer-visiting (agentls--path uri))))
+              (if (not (and b (buffer-modified-p b)))
+                  (push uri saved)
+                (condition-case e
+                    (with-current-buffer b
+                      ;; No question may stop the server: a prompt is a "no".
+                      (cl-letf (((symbol-function 'yes-or-no-p) (lambda (&rest _) nil))
+                                ((symbol-function 'y-or-n-p) (lambda (&rest _) nil)))
+                        (let ((inhibit-message t)) (basic-save-buffer)))
+                      (if (buffer-modified-p) (push (list :uri uri :reason "not saved") failed) (push uri saved)))
+                  (error (push (list :uri uri :reason (error-message-string e)) failed))))))
+          (plist-get params :uris))
+    (list :saved (vconcat (nreverse saved)) :failed (vconcat (nreverse failed)))))
+
+(defun agentls--severity (type)
+  (let ((n (symbol-name type)))
+    (cond ((string-match-p "error" n) 1) ((string-match-p "warning" n) 2) ((string-match-p "note" n) 3) (t 4))))
+
+(defun agentls--diagnostics (params)
+  "Flymake's diagnostics of the listed documents (all for none)."
+  (let* ((uris (append (plist-get params :uris) nil))
+         (bufs (if uris
+                   (delq nil (mapcar (lambda (u) (find-buffer-visiting (agentls--path u))) uris))
+                 (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
+                             (buffer-list)))))
+    (vconcat
+     (mapcar (lambda (b)
+               (with-current-buffer b
+                 (list :uri (agentls--uri buffer-file-name) :version agentls--version
+                       :diagnostics
+                       (vconcat (mapcar (lambda (d)
+                                          (list :range (list :start (eglot--pos-to-lsp-position (flymake-diagnostic-beg d))
+                                                             :end (eglot--pos-to-lsp-position (flymake-diagnostic-end d)))
+                                                :severity (agentls--severity (flymake-diagnostic-type d))
+                                                :source (format "%s" (flymake-diagnostic-backend d))
+                                                :message (flymake-diagnostic-text d)))
+                                        (and (bound-and-true-p flymake-mode) (flymake-diagnostics)))))))
+             bufs))))
+
+;;; Progress
+
+(defun agentls--on-progress (params)
+  (let* ((token (format "%s" (plist-get params :token)))
+         (v (plist-get params :value))
+         (p (gethash token agentls--progress)))
+    (pcase (plist-get v :kind)
+      ("begin" (setq p (list :title (plist-get v :title) :message (plist-get v :message)
+                             :token (plist-get params :token))))
+      ("end" (setq p nil))
+      (_ (when (plist-get v :message) (setq p (plist-put p :message (plist-get v :message))))))
+    (if p (puthash token p agentls--progress) (remhash token agentls--progress))
+    ;; A question left open when every task has ended is withdrawn (for a
+    ;; server that does not send $/cancelRequest).
+    (when (and agentls--question (= 0 (hash-table-count agentls--progress)))
+      (agentls--withdraw))
+    (force-mode-line-update t)))
+
+(defun agentls--mode-line ()
+  "The mode line item: the running tasks' activity and plan progress."
+  (let (parts)
+    (maphash (lambda (_ p)
+               (let* ((lines (split-string (or (plist-get p :message) "") "\n" t))
+                      (items (seq-filter (lambda (l) (string-match-p "^\\s-*\\[[x >-]\\]" l)) lines))
+                      (done (seq-count (lambda (l) (string-match-p "^\\s-*\\[[x-]\\]" l)) items)))
+                 (push (concat "agentls" (if items (format " %d/%d" done (length items)) "")
+                               ": " (agentls--one-line (car lines) 50))
+                       parts)))
+             agentls--progress)
+    (if parts (concat " [" (string-join parts " | ") "]") "")))
+
+;;; Results
+
+(defun agentls--str (v) (if (stringp v) v ""))
+
+(defun agentls--show-result (r)
+  "One message and the whole answer in *agentls answer*."
+  (setq agentls-last-result r)
+  (let* ((status (agentls--str (plist-get r :status)))
+         (summary (agentls--str (plist-get r :summary)))
+         (answer (agentls--str (plist-get r :answer)))
+         (plan (plist-get r :plan)))
+    (let ((msg (format "agentls: %s" (agentls--one-line (if (string-empty-p summary) status summary)))))
+      (push msg agentls--shown)
+      (setq agentls--shown (seq-take agentls--shown 10))
+      (message "%s" msg))
+    (when (and agentls-show-answer (not (equal status "cancelled")))
+      (with-current-buffer (get-buffer-create "*agentls answer*")
+        (let ((inhibit-read-only t))
+          (erase-buffer)
+          (insert (format "# agentls task %s: %s\n\n" (agentls--str (plist-get r :taskId)) status))
+          (unless (or (string-empty-p summary) (equal summary answer)) (insert summary "\n\n"))
+          (unless (string-empty-p answer) (insert answer "\n\n"))
+          (when (and plan (plist-get plan :items))
+            (insert "## Plan\n")
+            (mapc (lambda (it) (insert (format "- [%s] %s\n" (pcase (plist-get it :status) ("done" "x") ("skipped" "-") ("in_progress" ">") (_ " "))
+                                               (plist-get it :text))))
+                  (plist-get plan :items))
+            (insert "\n"))
+          (let ((files (append (plist-get r :changedFiles) nil)))
+            (when files (insert "Changed: " (string-join files ", ") "\n")))
+          (when (equal (plist-get r :mode) "plan")
+            (insert "\nExecute this plan: M-x agentls-execute-plan\n"))
+          (when (stringp (plist-get r :report))
+            (insert "Report: " (agentls--path (plist-get r :report)) "\n")))
+        (if (require 'markdown-mode nil t) (markdown-mode) (text-mode))
+        (visual-line-mode 1)
+        (setq buffer-read-only t)
+        (local-set-key "q" #'quit-window)
+        (goto-char (point-min)))
+      (display-buffer "*agentls answer*"))))
+
+(defun agentls--request (conn method params timeout)
+  "`jsonrpc-request', then the messages that arrived with its reply.
+jsonrpc 1.0's `jsonrpc-request' leaves its process filter by a throw, so
+messages read in the same chunk as the reply (a task's progress end, its
+result) wait for the next output; run the filter again to read them."
+  (unwind-protect (jsonrpc-request conn method params :timeout timeout)
+    (let ((proc (jsonrpc--process conn)))
+      (run-at-time 0 nil (lambda () (when (process-live-p proc) (jsonrpc--process-filter proc "")))))))
+
+(defun agentls--exec (command arg &optional timeout)
+  "executeCommand COMMAND with ARG; its reply."
+  (let ((conn (agentls--connection)))
+    (agentls--flush-all)
+    (agentls--request conn :workspace/executeCommand
+                      (list :command command :arguments (if arg (vector arg) []))
+                      (or timeout 10))))
+
+(defun agentls--region-range ()
   (when (use-region-p)
     (list :start (eglot--pos-to-lsp-position (region-beginning))
           :end (eglot--pos-to-lsp-position (region-end)))))
 
-(defun agentls--finish (result)
-  (setq agentls-last-result result)
-  (message "agentls: %s: %s" (plist-get result :status)
-           (let ((s (plist-get result :summary)) (a (plist-get result :answer)))
-             (cond ((and (stringp s) (not (string-empty-p s))) s)
-                   ((stringp a) a)
-                   (t "")))))
+(defun agentls--task (command args)
+  "Start a task command (agentls.run, agentls.resume); shows its result."
+  (let* ((conn (agentls--connection))
+         (mode (plist-get args :mode)))
+    (when buffer-file-name (agentls--did-open conn))
+    (agentls--flush-all)
+    (cl-incf agentls--seq)
+    (let ((me agentls--seq))
+    (push me agentls--pending)
+    (jsonrpc-async-request conn :workspace/executeCommand
+                           (list :command command :arguments (vector args))
+                           :success-fn (lambda (r)
+                                         (setq agentls--pending (delq me agentls--pending))
+                                         (unless (plist-get r :mode) (setq r (plist-put r :mode mode)))
+                                         (agentls--show-result r))
+                           :error-fn (lambda (e)
+                                       (setq agentls--pending (delq me agentls--pending))
+                                       (message "agentls: failed: %s" (agentls--one-line (plist-get e :message))))
+                           :timeout nil))
+    (message "agentls: started: %s" (agentls--one-line (or (plist-get args :prompt) (plist-get args :taskId)) 60))))
 
 (defun agentls-run (prompt &optional mode)
   "Run an agentls task with PROMPT about the current buffer (and region).
-MODE is \"ask\" or \"edit\"; nil lets the server decide. Does not block:
-eglot shows the server's start and end messages, the result follows."
+MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
   (interactive "sagentls task: ")
-  (let* ((server (eglot--current-server-or-lose))
-         (args `(:prompt ,prompt
-                 ,@(when mode `(:mode ,mode))
-                 ,@(let ((u (agentls--uri))) (when u `(:uri ,u)))
-                 ,@(let ((r (agentls--range))) (when r `(:range ,r))))))
-    (jsonrpc-async-request server :workspace/executeCommand
-                           `(:command "agentls.run" :arguments [,args])
-                           :success-fn #'agentls--finish
-                           :error-fn (lambda (e) (message "agentls: failed: %s" (plist-get e :message)))
-                           :timeout 3600)))
+  (agentls--task "agentls.run"
+                 `(:prompt ,prompt ,@(when mode `(:mode ,mode))
+                           ,@(when buffer-file-name `(:uri ,(agentls--uri buffer-file-name)))
+                           ,@(let ((r (agentls--region-range))) (when r `(:range ,r))))))
 
 (defun agentls-ask (question)
   "Ask QUESTION about the region or the symbol at point."
   (interactive (list (read-string "Ask agentls: " (format "Explain `%s'." (or (thing-at-point 'symbol t) "this code")))))
   (agentls-run question "ask"))
 
-(defun agentls-tasks ()
-  "List agentls tasks."
-  (interactive)
-  (let* ((r (eglot-execute-command (eglot--current-server-or-lose) "agentls.tasks" []))
-         ;; The reply is a list of tasks (a vector); accept {tasks: [...]} too.
-         (tasks (if (and (listp r) (plist-member r :tasks)) (plist-get r :tasks) r)))
-    (message "%s" (mapconcat (lambda (tk)
-                               (let ((plan (plist-get tk :plan)))
-                                 (format "%s %-9s %s %s" (plist-get tk :id) (plist-get tk :state)
-                                         (if (and plan (> (or (plist-get plan :total) 0) 0))
-                                             (format "%d/%d" (plist-get plan :done) (plist-get plan :total))
-                                           "   ")
-                                         (plist-get tk :prompt))))
-                             tasks "\n"))
-    tasks))
+(defun agentls-plan (prompt)
+  "Plan PROMPT without editing; then `agentls-execute-plan'."
+  (interactive "sagentls plan: ")
+  (agentls-run prompt "plan"))
+
+;;; Task ids
+
+(defun agentls--tasks ()
+  (let ((r (agentls--exec "agentls.tasks" nil 5)))
+    (append (if (and (listp r) (plist-member r :tasks)) (plist-get r :tasks) r) nil)))
+
+(defun agentls--state (tk)
+  (if (eq (plist-get tk :interrupted) t) "interrupted" (agentls--str (plist-get tk :state))))
+
+(defun agentls--read-task (prompt &optional pred default)
+  "Read a task id with completion (annotated with state and prompt)."
+  (let* ((tasks (seq-filter (or pred #'identity) (agentls--tasks)))
+         (table (mapcar (lambda (tk) (cons (plist-get tk :id) tk)) tasks))
+         (default (or default (caar table)))
+         (completion-extra-properties
+          (list :annotation-function
+                (lambda (id) (let ((tk (cdr (assoc id table))))
+                               (format "  %-11s %s" (agentls--state tk) (agentls--one-line (agentls--str (plist-get tk :prompt)) 60)))))))
+    (unless table (user-error "agentls: no such task (M-x agentls-tasks lists them)"))
+    (completing-read (format "%s (default %s): " prompt default) table nil t nil nil default)))
 
 (defun agentls-cancel (task-id)
-  "Cancel the agentls task TASK-ID."
-  (interactive "sTask id: ")
-  (eglot-execute-command (eglot--current-server-or-lose) "agentls.cancel" (vector (list :taskId task-id))))
+  "Cancel TASK-ID (default: the running task)."
+  (interactive (list (agentls--read-task "Cancel task" (lambda (tk) (member (agentls--state tk) '("running" "planning" "executing" "validating" "queued"))))))
+  ;; Said first: the task's result may arrive while the request waits.
+  (message "agentls: cancelling %s" task-id)
+  (agentls--exec "agentls.cancel" (list :taskId task-id)))
+
+(defun agentls-undo (task-id)
+  "Revert every edit of TASK-ID (default: the newest edit task)."
+  (interactive (list (agentls--read-task "Undo task" (lambda (tk) (equal (plist-get tk :mode) "edit"))
+                                         (and agentls-last-result (append (plist-get agentls-last-result :changedFiles) nil)
+                                              (plist-get agentls-last-result :taskId)))))
+  (let ((r (agentls--exec "agentls.undo" (list :taskId task-id) 30)))
+    (setq agentls-last-undo r)
+    (message "agentls: %s" (agentls--one-line (agentls--str (plist-get r :summary))))))
+
+(defun agentls-resume (task-id)
+  "Continue the interrupted TASK-ID."
+  (interactive (list (agentls--read-task "Resume task" (lambda (tk) (equal (agentls--state tk) "interrupted")))))
+  (agentls--task "agentls.resume" (list :taskId task-id)))
+
+(defun agentls-execute-plan (task-id)
+  "Execute the plan of TASK-ID (default: the last plan)."
+  (interactive (list (agentls--read-task "Execute plan of task" (lambda (tk) (equal (plist-get tk :mode) "plan"))
+                                         (and agentls-last-result (equal (plist-get agentls-last-result :mode) "plan")
+                                              (plist-get agentls-last-result :taskId)))))
+  (agentls--task "agentls.run" (list :prompt "go ahead" :mode "edit" :followUp task-id)))
+
+(defun agentls-report (task-id)
+  "Show TASK-ID's whole answer (agentls.result) or its report file."
+  (interactive (list (agentls--read-task "Report of task" nil (and agentls-last-result (plist-get agentls-last-result :taskId)))))
+  (let ((r (and (agentls--supports "agentls.result")
+                (agentls--exec "agentls.result" (list :taskId task-id) 10))))
+    (if r
+        (agentls--show-result r)
+      (let* ((rep (agentls--exec "agentls.showReport" (list :taskId task-id) 10))
+             (path (and (stringp (plist-get rep :report)) (agentls--path (plist-get rep :report)))))
+        (when (and path (not (eq (plist-get rep :shown) t)))
+          (display-buffer (find-file-noselect path)))))))
+
+(defun agentls-tasks ()
+  "List the tasks, earlier sessions too, in *agentls tasks*."
+  (interactive)
+  (let ((tasks (agentls--tasks)))
+    (with-current-buffer (get-buffer-create "*agentls tasks*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert "agentls tasks\n\n")
+        (dolist (tk tasks)
+          (let ((plan (plist-get tk :plan)))
+            (insert (format "%s  %-11s %5s  %s\n" (plist-get tk :id) (agentls--state tk)
+                            (if (and plan (> (or (plist-get plan :total) 0) 0))
+                                (format "%d/%d" (plist-get plan :done) (plist-get plan :total)) "")
+                            (agentls--one-line (agentls--str (plist-get tk :prompt)) 70))))))
+      (special-mode))
+    (display-buffer "*agentls tasks*")
+    tasks))
 
 (provide 'agentls)
 ;;; agentls.el ends here

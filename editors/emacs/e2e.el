@@ -1,10 +1,9 @@
-;;; e2e.el --- headless eglot test of agentls  -*- lexical-binding: t; -*-
+;;; e2e.el --- headless test of agentls.el beside eglot  -*- lexical-binding: t; -*-
 ;; timeout 60 emacs --batch -Q -l editors/emacs/e2e.el WORKSPACE/main.go
 ;; Env: AGENTLS_E2E_CMD (JSON array), AGENTLS_E2E_FINDINGS (file),
-;;      AGENTLS_E2E_SCENARIOS=init: stop after the connection (initialize),
-;;      AGENTLS_E2E_ASK_PROMPT (default "What does Greet do?").
-;; eglot 1.9 does not declare window.workDoneProgress: the server must still
-;; send a start and an end message (window/showMessage) and the result.
+;;      AGENTLS_E2E_SCENARIOS=init: stop after the connection (initialize).
+;; agentls runs on its own jsonrpc connection: eglot keeps the major mode's
+;; server (gopls with go-mode when both are installed).
 (require 'package)
 ;; Debian's elpa-* packages live here; -Q skips the site start that adds them.
 (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
@@ -22,9 +21,7 @@
   (unless ok (setq e2e-failed (1+ e2e-failed)))
   ok)
 (defun e2e-finish ()
-  (push (format "emacs %s eglot %s; %d failed" emacs-version
-                (or (and (boundp 'eglot--version) eglot--version) (ignore-errors (cadr (assq 'eglot package-alist))) "1.9 (Debian)") e2e-failed)
-        e2e-findings)
+  (push (format "emacs %s; %d failed" emacs-version e2e-failed) e2e-findings)
   (with-temp-file (or (getenv "AGENTLS_E2E_FINDINGS") "/tmp/agentls-eglot-findings.txt")
     (insert (mapconcat #'identity (reverse e2e-findings) "\n") "\n"))
   (kill-emacs (if (> e2e-failed 0) 1 0)))
@@ -41,38 +38,56 @@
 (condition-case err
     (let* ((cmd (append (json-parse-string (getenv "AGENTLS_E2E_CMD")) nil))
            (file (car command-line-args-left)))
-      (setq command-line-args-left nil)
-      (add-to-list 'eglot-server-programs `(fundamental-mode . ,cmd))
+      (setq command-line-args-left nil
+            agentls-program cmd
+            agentls-confirm-edits nil) ; batch Emacs cannot answer y-or-n-p
       (find-file file)
-      (apply #'eglot (eglot--guess-contact))
-      (let ((server nil))
-        (e2e-note (e2e-wait (lambda () (setq server (eglot-current-server))) 20)
-                  "eglot connected to the server")
-        (when server
-          (e2e-note (plist-get (eglot--capabilities server) :textDocumentSync)
-                    (format "initialize answered with capabilities: %S"
-                            (seq-filter #'keywordp (eglot--capabilities server)))))
-        (when (and server (not (equal (getenv "AGENTLS_E2E_SCENARIOS") "init")))
-          (e2e-note (e2e-wait (lambda () (plist-get (eglot--capabilities server) :executeCommandProvider)) 10)
-                    "initialized; executeCommandProvider advertised")
+      (let ((gopls (and (require 'go-mode nil t) (executable-find "gopls"))))
+        (e2e-note gopls "go-mode and gopls are installed (scripts/setup)")
+        (when gopls
+          (go-mode)
+          (apply #'eglot (eglot--guess-contact))
+          (e2e-note (e2e-wait (lambda () (eglot-current-server)) 20) "eglot started gopls for go-mode")))
+      (agentls-mode 1)
+      (let ((conn (agentls--connection)))
+        (e2e-note (jsonrpc-running-p conn) "agentls connected on its own jsonrpc connection")
+        (when (eglot-current-server)
+          (e2e-note (string-match-p "gopls" (format "%s" (process-command (jsonrpc--process (eglot-current-server)))))
+                    (format "eglot's server is still gopls: %S" (process-command (jsonrpc--process (eglot-current-server))))))
+        (e2e-note (buffer-local-value 'agentls--conn (current-buffer)) "main.go opened on the agentls connection (didOpen)")
+        (unless (equal (getenv "AGENTLS_E2E_SCENARIOS") "init")
+          ;; An ask task: one message, the whole answer in *agentls answer*.
           (setq e2e-messages nil)
-          (agentls-run (or (getenv "AGENTLS_E2E_ASK_PROMPT") "What does Greet do?") "ask")
+          (agentls-run "What does Greet do?" "ask")
           (e2e-note (e2e-wait (lambda () agentls-last-result) 30) "agentls.run replied")
-          (let* ((msgs (reverse e2e-messages))
-                 (server-msgs (seq-filter (lambda (m) (string-match-p "Server reports" m)) msgs))
-                 (result-pos (seq-position msgs (seq-find (lambda (m) (string-prefix-p "agentls: " m)) msgs))))
-            (e2e-note (>= (length server-msgs) 2)
-                      (format "start and end messages without work-done progress: %S" (mapcar #'substring-no-properties server-msgs)))
-            (e2e-note (and server-msgs (string-match-p "start" (car server-msgs)))
-                      "the first server message says the task started")
-            (e2e-note (equal (plist-get agentls-last-result :status) "completed")
-                      (format "result status %S" (plist-get agentls-last-result :status)))
-            (e2e-note (and result-pos (seq-position msgs (car (last server-msgs)))
-                           (< (seq-position msgs (car (last server-msgs))) result-pos))
-                      "the end message arrives before the result is shown")
-            (let ((a (plist-get agentls-last-result :answer)))
-              (e2e-note (and (stringp a) (not (string-empty-p a))) (format "answer: %s" a))))
-          (e2e-note (consp (append (agentls-tasks) nil)) "agentls-tasks lists tasks")
-          (ignore-errors (eglot-shutdown server)))))
+          (e2e-note (equal (plist-get agentls-last-result :status) "completed")
+                    (format "result status %S" (plist-get agentls-last-result :status)))
+          (let ((results (seq-filter (lambda (m) (string-prefix-p "agentls: " m))
+                                     (seq-remove (lambda (m) (string-prefix-p "agentls: started" m)) e2e-messages)))
+                (a (plist-get agentls-last-result :answer)))
+            (e2e-note (= (length results) 1) (format "the result is shown once: %S" results))
+            (e2e-note (and (stringp a) (get-buffer "*agentls answer*")
+                           (with-current-buffer "*agentls answer*" (string-match-p (regexp-quote a) (buffer-string))))
+                      "the whole answer is in *agentls answer*"))
+          ;; An edit task arrives as workspace/applyEdit; undo reverts it.
+          (let ((prev agentls-last-result))
+            (agentls-run "Add a header comment to main.go" "edit")
+            (e2e-note (e2e-wait (lambda () (not (eq agentls-last-result prev))) 30) "the edit task ended")
+            (e2e-note (string-match-p "// Package main greets the world." (buffer-string)) "the edit is in the buffer")
+            (agentls-undo (plist-get agentls-last-result :taskId))
+            (e2e-note (e2e-wait (lambda () (not (string-match-p "// Package main greets" (buffer-string)))) 10)
+                      (format "agentls-undo reverted the buffer: %S" (plist-get agentls-last-undo :summary))))
+          ;; The handlers of agentls/saveDocuments and agentls/diagnostics.
+          (goto-char (point-max))
+          (insert "\n// unsaved\n")
+          (let* ((uri (agentls--uri buffer-file-name))
+                 (r (agentls--save-documents (list :uris (vector uri)))))
+            (e2e-note (and (equal (append (plist-get r :saved) nil) (list uri)) (not (buffer-modified-p)))
+                      (format "agentls/saveDocuments saved the modified buffer: %S" r)))
+          (let ((d (agentls--diagnostics (list :uris (vector (agentls--uri buffer-file-name))))))
+            (e2e-note (and (vectorp d) (= (length d) 1) (vectorp (plist-get (aref d 0) :diagnostics)))
+                      (format "agentls/diagnostics answers in LSP shape: %S" d)))
+          (e2e-note (consp (agentls-tasks)) "agentls-tasks lists tasks")
+          (agentls-shutdown))))
   (error (e2e-note nil (format "test error: %S" err))))
 (e2e-finish)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ type Config struct {
 	// arrives, before the client checks and applies it: a test can change
 	// a document there (ChangeDocument) to make the edit stale.
 	BeforeApplyEdit func(*protocol.ApplyWorkspaceEditParams)
+	// SaveDocuments answers agentls/saveDocuments as the agentls plugins do:
+	// each listed open document is written to disk and didSave is sent.
+	// Without it the request gets MethodNotFound, as from a plain client.
+	SaveDocuments bool
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.
@@ -98,7 +103,8 @@ type State struct {
 	ShowDocuments   []protocol.ShowDocumentParams
 	MessageRequests []protocol.ShowMessageRequestParams
 	AppliedEdits    []AppliedEdit
-	CreateRequests  int // window/workDoneProgress/create requests received
+	CreateRequests  int        // window/workDoneProgress/create requests received
+	SaveRequests    [][]string // the uris of each agentls/saveDocuments request
 }
 
 // HasShowMessage reports whether a window/showMessage contains substr.
@@ -412,6 +418,19 @@ func (c *Client) CloseDocument(ctx context.Context, filename string) error {
 	})
 }
 
+// SaveDocument writes an open document's text to disk and sends didSave,
+// as an editor's save does.
+func (c *Client) SaveDocument(ctx context.Context, filename string) error {
+	text, _, ok := c.Document(filename)
+	if !ok {
+		return fmt.Errorf("lsptest: %s is not open", filename)
+	}
+	if err := os.WriteFile(filename, []byte(text), 0o644); err != nil {
+		return err
+	}
+	return c.Notify(ctx, protocol.MethodTextDocumentDidSave, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: uri.File(filename)}})
+}
+
 // Document returns the client's copy of an open document.
 func (c *Client) Document(filename string) (text string, version int32, ok bool) {
 	c.mu.Lock()
@@ -445,6 +464,7 @@ func (c *Client) copyState() State {
 	s.ShowDocuments = append([]protocol.ShowDocumentParams(nil), c.state.ShowDocuments...)
 	s.MessageRequests = append([]protocol.ShowMessageRequestParams(nil), c.state.MessageRequests...)
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
+	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
 	return s
 }
 

@@ -2,10 +2,12 @@ package lsptest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 )
 
 // handle answers the server's requests and records its notifications.
@@ -73,6 +75,32 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		c.update(func(s *State) { s.ShowDocuments = append(s.ShowDocuments, p) })
 		return &protocol.ShowDocumentResult{Success: c.cfg.ShowDocument}, nil
+	case "agentls/saveDocuments":
+		if !c.cfg.SaveDocuments {
+			break
+		}
+		jsonrpc2.Async(ctx) // it sends didSave back
+		var p struct {
+			URIs []string `json:"uris"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		c.update(func(s *State) { s.SaveRequests = append(s.SaveRequests, p.URIs) })
+		saved := []string{}
+		type failure struct {
+			URI    string `json:"uri"`
+			Reason string `json:"reason"`
+		}
+		failed := []failure{}
+		for _, u := range p.URIs {
+			if err := c.SaveDocument(ctx, uri.URI(u).FsPath()); err != nil {
+				failed = append(failed, failure{u, err.Error()})
+				continue
+			}
+			saved = append(saved, u)
+		}
+		return map[string]any{"saved": saved, "failed": failed}, nil
 	case protocol.MethodWorkspaceApplyEdit:
 		jsonrpc2.Async(ctx) // it sends didChange back
 		var p protocol.ApplyWorkspaceEditParams

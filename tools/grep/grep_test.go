@@ -18,6 +18,7 @@ var corpus = map[string]string{
 	"b/c/c.txt":  "Straße\nSTRASSE\nfoo_12z bar\nx=1\n\nlast line without newline",
 	"bin.dat":    "abc\x00ErrUnexpectedEOF\n",
 	"empty.txt":  "",
+	"fold.txt":   "\u212Aelvin scale\nſtring theory\nKELVIN\nstrinG\n",
 	"unicode.md": "Éclair éclair ÉCLAIR\nnaïve café\n日本語 text\n",
 }
 
@@ -34,11 +35,25 @@ func writeCorpus(t testing.TB) []File {
 			t.Fatal(err)
 		}
 	}
+	root := openRoot(t, dir)
 	for _, name := range sortedKeys(corpus) {
-		files = append(files, File{Name: name, Abs: filepath.Join(dir, filepath.FromSlash(name))})
+		files = append(files, File{Name: name, Root: root, Rel: name})
 	}
 	return files
 }
+
+func openRoot(t testing.TB, dir string) *Root {
+	t.Helper()
+	root, err := OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
+}
+
+// diskPath is where f lives, for the reference readers of the tests.
+func diskPath(f File) string { return filepath.Join(f.Root.Dir(), filepath.FromSlash(f.Rel)) }
 
 func sortedKeys(m map[string]string) []string {
 	var keys []string
@@ -67,24 +82,29 @@ func naive(t testing.TB, q Query, files []File) []string {
 	re := regexp.MustCompile(expr)
 	var out []string
 	for _, f := range files {
-		data, err := os.ReadFile(f.Abs)
+		data, err := os.ReadFile(diskPath(f))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if isBinary(data) {
 			continue
 		}
-		lines := strings.Split(string(data), "\n")
-		if strings.HasSuffix(string(data), "\n") {
-			lines = lines[:len(lines)-1]
-		}
-		for i, l := range lines {
+		for i, l := range splitLines(string(data)) {
 			if re.MatchString(l) {
 				out = append(out, fmt.Sprintf("%s:%d", f.Name, i+1))
 			}
 		}
 	}
 	return out
+}
+
+// splitLines splits text into its lines: none for empty text, and no
+// empty line after a final newline.
+func splitLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 }
 
 func got(t testing.TB, q Query, files []File, idx *Index) []string {
@@ -130,6 +150,13 @@ var queries = []Query{
 	{Pattern: `(foo|bar)_?\d*`},
 	{Pattern: `x*`},
 	{Pattern: `io\.(Reader|ErrUnexpectedEOF)`},
+	{Pattern: `(?i)kelvin`},
+	{Pattern: `(?i)kelvin scale`},
+	{Pattern: "kelvin", Literal: true, IgnoreCase: true},
+	{Pattern: "string", IgnoreCase: true},
+	{Pattern: "string", Literal: true, IgnoreCase: true},
+	{Pattern: `(?i)(kel|str)`},
+	{Pattern: `(?i)[k]elvin|theory`},
 }
 
 // TestSearchMatchesNaive: the prefiltered, parallel search finds exactly
@@ -196,9 +223,8 @@ func TestContextAndCaps(t *testing.T) {
 			fmt.Fprintf(&sb, "line %d\n", i)
 		}
 	}
-	p := filepath.Join(dir, "f.txt")
-	os.WriteFile(p, []byte(sb.String()), 0o644)
-	files := []File{{Name: "f.txt", Abs: p}, {Name: "g.txt", Text: "hit buffer\n", HasText: true}}
+	os.WriteFile(filepath.Join(dir, "f.txt"), []byte(sb.String()), 0o644)
+	files := []File{{Name: "f.txt", Root: openRoot(t, dir), Rel: "f.txt"}, {Name: "g.txt", Text: "hit buffer\n", HasText: true}}
 	m, _ := Compile(Query{Pattern: "hit", Literal: true})
 	res, err := m.Search(context.Background(), Request{Files: files, Context: 1, MaxPerFile: 3, MaxTotal: 100})
 	if err != nil {
@@ -232,7 +258,7 @@ func TestIndexNeverStale(t *testing.T) {
 	if g := got(t, q, files, idx); len(g) != 0 {
 		t.Fatalf("before the change: %v", g)
 	}
-	p := files[0].Abs
+	p := diskPath(files[0])
 	os.WriteFile(p, []byte("a zebra_unique here\n"), 0o644)
 	later := time.Now().Add(time.Second)
 	os.Chtimes(p, later, later)
@@ -273,11 +299,7 @@ func FuzzMatcherMatchesNaive(f *testing.F) {
 			return
 		}
 		var want, have []int
-		lines := strings.Split(text, "\n")
-		if strings.HasSuffix(text, "\n") {
-			lines = lines[:len(lines)-1]
-		}
-		for i, l := range lines {
+		for i, l := range splitLines(text) {
 			if re.MatchString(l) {
 				want = append(want, i+1)
 			}

@@ -2,8 +2,10 @@ package grep
 
 import (
 	"context"
+	"errors"
 	"math/bits"
-	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -14,21 +16,33 @@ import (
 // the bits were computed from. A search skips a file whose stamp is
 // unchanged and whose bits rule out every literal the pattern needs; a
 // changed file is read and its bits recomputed, so the filter never
-// returns stale answers. About 1.5 bytes per distinct trigram per file:
-// 26 MB for the Go source tree (127 MB of text).
+// returns stale answers.
 //
-// An Index is safe for concurrent use and may be shared by all the
-// searches of one workspace.
+// One Index serves every task of a workspace: it owns its background build
+// (Start), which outlives the task whose grep started it, runs on the
+// shared worker budget behind every search, and stops only at Close. It
+// also holds the Root handles files are read through. An Index is safe for
+// concurrent use.
 type Index struct {
 	budget int64 // bytes of bit sets kept at most
 
-	mu      sync.RWMutex // guards entries and used
+	mu      sync.RWMutex // guards entries, used and arena
 	entries map[string]*entry
-	used    int64
+	used    int64 // bytes of live bit sets
+	arena   arena
 
 	warm    atomic.Bool
 	suspect atomic.Bool   // files may have changed unseen: validate stamps once
 	synced  atomic.Uint64 // the change-log position the entries reflect
+
+	rootMu sync.Mutex // guards roots and closed
+	roots  map[string]*Root
+	closed bool
+
+	buildMu  sync.Mutex // guards building
+	building bool
+	stop     chan struct{} // closed by Close: stops the build
+	builds   sync.WaitGroup
 }
 
 // Synced records that the entries reflect every change up to seq of the
@@ -45,10 +59,12 @@ func (x *Index) Suspect() { x.suspect.Store(true) }
 // TakeSuspect reports and clears the Suspect mark.
 func (x *Index) TakeSuspect() bool { return x.suspect.Swap(false) }
 
+// entry is what the index knows of one version of one file. Entries are
+// never modified once stored (a search may hold one while it is replaced).
 type entry struct {
 	st     stamp
 	binary bool
-	bits   []uint64 // nil: over budget, always a candidate
+	bits   []uint64 // in the arena; nil: over budget, always a candidate
 }
 
 // stamp identifies one version of a file on disk.
@@ -58,14 +74,35 @@ type stamp struct {
 }
 
 // DefaultBudget is the bit-set memory an Index keeps when NewIndex gets 0.
-const DefaultBudget = 128 << 20
+// Files learned once it is used up get no bits: they are always read, so
+// a larger tree is searched more slowly, never wrongly.
+const DefaultBudget = 64 << 20
 
 // NewIndex makes an empty index holding at most budget bytes of bit sets.
 func NewIndex(budget int64) *Index {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	return &Index{budget: budget, entries: make(map[string]*entry)}
+	return &Index{budget: budget, entries: make(map[string]*entry), roots: map[string]*Root{}, stop: make(chan struct{})}
+}
+
+// Root returns the handle on folder dir, opening it on first use; the
+// Index closes it at Close.
+func (x *Index) Root(dir string) (*Root, error) {
+	x.rootMu.Lock()
+	defer x.rootMu.Unlock()
+	if x.closed {
+		return nil, errors.New("grep: index closed")
+	}
+	if r := x.roots[dir]; r != nil {
+		return r, nil
+	}
+	r, err := OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	x.roots[dir] = r
+	return r, nil
 }
 
 // Warm reports whether Build has completed once, so searches consult and
@@ -79,46 +116,128 @@ func (x *Index) Stats() (files int, bytes int64) {
 	return len(x.entries), x.used
 }
 
-// Build computes the bits of every file not yet indexed (or changed since)
-// on GOMAXPROCS workers, drops entries of files no longer listed, and marks
-// the index warm. Files with HasText are skipped (buffers are always searched).
+// Start builds the index over files in the background unless a build is
+// running already; after a complete build it calls Synced(seq). The build
+// belongs to the Index, not to the caller: it keeps going when the task
+// that started it ends, and stops only at Close.
+func (x *Index) Start(files []File, seq uint64) {
+	x.buildMu.Lock()
+	defer x.buildMu.Unlock()
+	select {
+	case <-x.stop:
+		return
+	default:
+	}
+	if x.building {
+		return
+	}
+	x.building = true
+	x.builds.Add(1)
+	go func() {
+		defer x.builds.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-x.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if x.Build(ctx, files) == nil {
+			x.Synced(seq)
+		}
+		// The build read every file through per-worker buffers; give the
+		// pages it no longer needs back to the system now, once, rather
+		// than hold them at the server's idle size.
+		debug.FreeOSMemory()
+		x.buildMu.Lock()
+		x.building = false
+		x.buildMu.Unlock()
+	}()
+}
+
+// Wait waits for the Start build running now, if any.
+func (x *Index) Wait() { x.builds.Wait() }
+
+// Building reports whether a Start build is running.
+func (x *Index) Building() bool {
+	x.buildMu.Lock()
+	defer x.buildMu.Unlock()
+	return x.building
+}
+
+// Close stops the background build, waits for it, and closes the Roots.
+func (x *Index) Close() error {
+	x.buildMu.Lock()
+	select {
+	case <-x.stop:
+	default:
+		close(x.stop)
+	}
+	x.buildMu.Unlock()
+	workers.wake()
+	x.builds.Wait()
+	x.rootMu.Lock()
+	defer x.rootMu.Unlock()
+	x.closed = true
+	var err error
+	for dir, r := range x.roots {
+		err = errors.Join(err, r.Close())
+		delete(x.roots, dir)
+	}
+	return err
+}
+
+// Build computes the bits of every file not yet indexed (or changed since),
+// drops entries of files no longer listed, and marks the index warm. Its
+// workers take tokens of the shared worker budget one file at a time and
+// take none while a search runs. Files with HasText are skipped (buffers
+// are always searched).
 func (x *Index) Build(ctx context.Context, files []File) error {
 	keep := make(map[string]bool, len(files))
 	for _, f := range files {
-		keep[f.Abs] = true
+		keep[f.Name] = true
 	}
 	x.mu.Lock()
-	for abs, e := range x.entries {
-		if !keep[abs] {
+	for name, e := range x.entries {
+		if !keep[name] {
 			x.used -= int64(len(e.bits) * 8)
-			delete(x.entries, abs)
+			delete(x.entries, name)
 		}
 	}
 	x.mu.Unlock()
+	keep = nil
 
+	done := ctx.Done()
+	unhook := context.AfterFunc(ctx, workers.wake)
+	defer unhook()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+	for w := 0; w < workers.size; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var buf []byte
-			var scratch []uint64
-			for ctx.Err() == nil {
+			var scratch, out []uint64
+			for workers.build(done) {
 				i := int(next.Add(1)) - 1
 				if i >= len(files) {
+					workers.buildDone()
 					return
 				}
-				f := files[i]
-				st, err := statFile(f.Abs)
-				if err != nil || x.lookup(f.Abs, st) != nil {
-					continue
+				f := &files[i]
+				if !f.HasText && f.Root != nil {
+					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
+						if data, err := readFile(f.Root, f.Rel, &buf); err == nil {
+							x.learn(f.Name, st, data, &scratch, &out)
+						}
+					}
 				}
-				data, err := readFile(f.Abs, &buf)
-				if err != nil {
-					continue
+				workers.buildDone()
+				if cap(buf) > 1<<20 {
+					buf = nil // one large file must not pin its buffer for the whole build
 				}
-				x.learn(f.Abs, st, data, &scratch)
 			}
 		}()
 	}
@@ -130,28 +249,28 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 	return nil
 }
 
-// Forget drops what the index knows of one file (for change notifications;
-// the stamp check catches changes anyway).
-func (x *Index) Forget(abs string) {
+// Forget drops what the index knows of the file printed as name (for
+// change notifications; the stamp check catches changes anyway).
+func (x *Index) Forget(name string) {
 	x.mu.Lock()
-	if e, ok := x.entries[abs]; ok {
+	if e, ok := x.entries[name]; ok {
 		x.used -= int64(len(e.bits) * 8)
-		delete(x.entries, abs)
+		delete(x.entries, name)
 	}
 	x.mu.Unlock()
 }
 
-// lookupTrusted returns the entry of abs without checking the disk.
-func (x *Index) lookupTrusted(abs string) *entry {
+// lookupTrusted returns the entry of name without checking the disk.
+func (x *Index) lookupTrusted(name string) *entry {
 	x.mu.RLock()
-	e := x.entries[abs]
+	e := x.entries[name]
 	x.mu.RUnlock()
 	return e
 }
 
-func (x *Index) lookup(abs string, st stamp) *entry {
+func (x *Index) lookup(name string, st stamp) *entry {
 	x.mu.RLock()
-	e := x.entries[abs]
+	e := x.entries[name]
 	x.mu.RUnlock()
 	if e == nil || e.st != st {
 		return nil
@@ -159,25 +278,75 @@ func (x *Index) lookup(abs string, st stamp) *entry {
 	return e
 }
 
-func (x *Index) learn(abs string, st stamp, content []byte, scratch *[]uint64) {
+// learn records the bits of one version of file name. scratch and out are
+// the calling worker's buffers; the bits are copied into the arena.
+func (x *Index) learn(name string, st stamp, content []byte, scratch, out *[]uint64) {
 	e := &entry{st: st}
+	var bits []uint64
 	if isBinary(content) {
 		e.binary = true
 	} else {
-		e.bits = trigramBits(content, scratch)
+		bits = trigramBits(content, scratch, out)
 	}
-	size := int64(len(e.bits) * 8)
+	size := int64(len(bits) * 8)
 	x.mu.Lock()
-	if old, ok := x.entries[abs]; ok {
+	defer x.mu.Unlock()
+	old, ok := x.entries[name]
+	if ok {
 		x.used -= int64(len(old.bits) * 8)
+	} else {
+		name = strings.Clone(name) // not a substring of the caller's path list
 	}
-	if x.used+size > x.budget {
-		e.bits = nil
-		size = 0
+	if x.used+size <= x.budget {
+		e.bits = x.arena.alloc(len(bits))
+		copy(e.bits, bits)
+		x.used += size
 	}
-	x.used += size
-	x.entries[abs] = e
-	x.mu.Unlock()
+	x.entries[name] = e
+	if dead := x.arena.size - x.used; dead > 8<<20 && dead > x.used/2 {
+		x.compact()
+	}
+}
+
+// compact copies every live bit set into a new arena, so the space of
+// forgotten and relearned files is freed. x.mu is held.
+func (x *Index) compact() {
+	var fresh arena
+	for name, e := range x.entries {
+		if e.bits == nil {
+			continue
+		}
+		c := *e
+		c.bits = fresh.alloc(len(e.bits))
+		copy(c.bits, e.bits)
+		x.entries[name] = &c // entries are immutable: searches may hold e
+	}
+	x.arena = fresh
+}
+
+// arena holds the bit sets in large chunks: no allocation, size-class
+// rounding or slice header per file beyond the entry's own.
+type arena struct {
+	cur  []uint64 // the unused end of the newest chunk
+	size int64    // bytes handed out, live or dead
+}
+
+const chunkWords = 1 << 17 // 1 MiB
+
+func (a *arena) alloc(n int) []uint64 {
+	if n == 0 {
+		return nil
+	}
+	a.size += int64(n * 8)
+	if n > chunkWords/8 {
+		return make([]uint64, n)
+	}
+	if len(a.cur) < n {
+		a.cur = make([]uint64, chunkWords)
+	}
+	s := a.cur[:n:n]
+	a.cur = a.cur[n:]
+	return s
 }
 
 // trigramHash maps three bytes, ASCII-folded, to a well-mixed hash.
@@ -200,10 +369,21 @@ func trigramsOf(s string) []uint32 {
 	return out
 }
 
-// trigramBits sets one bit per trigram in a set sized to the content, then
-// folds it down to about 8 bits per distinct trigram (a false positive rate
-// near 12% per trigram, so a 6-byte literal lets through ~0.02% of files).
-func trigramBits(content []byte, scratch *[]uint64) []uint64 {
+// bitsPerTrigram sizes a file's bit set: with one hash per trigram, a
+// trigram the file does not hold passes with probability about
+// 1-e^(-1/4) = 22%, so a 6-byte literal (4 trigrams) lets through ~0.25%
+// of the files that do not hold it, a 10-byte one ~0.0005%. Half a byte per
+// distinct trigram per file: 52 MB for 99,000 files of Go source (1.3 GB).
+const bitsPerTrigram = 4
+
+// trigramBits computes a file's bit set into *out: it counts the distinct
+// trigrams with a scratch set sized to the content, then sets one bit per
+// trigram in a set of about bitsPerTrigram bits per distinct trigram
+// (a whole number of words, position = hash * size >> 32).
+func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
+	if len(content) < 3 {
+		return nil
+	}
 	// The scratch set: a power of two >= 2 bits per byte, at most 4 Mbit.
 	nbits := 64
 	for nbits < 2*len(content) && nbits < 1<<22 {
@@ -213,26 +393,29 @@ func trigramBits(content []byte, scratch *[]uint64) []uint64 {
 	if cap(*scratch) < words {
 		*scratch = make([]uint64, words)
 	}
-	s := (*scratch)[:words]
-	clear(s)
+	sc := (*scratch)[:words]
+	clear(sc)
 	mask := uint32(nbits - 1)
 	for i := 0; i+3 <= len(content); i++ {
 		h := trigramHash(content[i], content[i+1], content[i+2]) & mask
-		s[h>>6] |= 1 << (h & 63)
+		sc[h>>6] |= 1 << (h & 63)
 	}
 	set := 0
-	for _, w := range s {
+	for _, w := range sc {
 		set += bits.OnesCount64(w)
 	}
-	target := 64
-	for target < 8*set && target < nbits {
-		target <<= 1
+	n := max(1, (set*bitsPerTrigram+63)/64)
+	if cap(*out) < n {
+		*out = make([]uint64, n)
 	}
-	out := make([]uint64, target/64)
-	for i, w := range s {
-		out[i%len(out)] |= w
+	o := (*out)[:n]
+	clear(o)
+	size := uint64(n * 64)
+	for i := 0; i+3 <= len(content); i++ {
+		p := uint64(trigramHash(content[i], content[i+1], content[i+2])) * size >> 32
+		o[p>>6] |= 1 << (p & 63)
 	}
-	return out
+	return o
 }
 
 // mayMatch reports whether a file with these bits can hold a match.
@@ -240,15 +423,15 @@ func (m *Matcher) mayMatch(bits []uint64) bool {
 	if bits == nil || len(m.lits) == 0 {
 		return true
 	}
-	mask := uint32(len(bits)*64 - 1)
+	size := uint64(len(bits) * 64)
 	for _, tris := range m.tris {
 		if tris == nil {
 			return true // a literal too short to filter on
 		}
 		ok := true
 		for _, h := range tris {
-			h &= mask
-			if bits[h>>6]&(1<<(h&63)) == 0 {
+			p := uint64(h) * size >> 32
+			if bits[p>>6]&(1<<(p&63)) == 0 {
 				ok = false
 				break
 			}

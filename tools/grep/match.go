@@ -61,7 +61,7 @@ func Compile(q Query) (*Matcher, error) {
 		if strings.ContainsAny(q.Pattern, "\n\r") {
 			return nil, fmt.Errorf("%w: the text contains a line break; grep matches within one line, so search for one line of it", ErrPattern)
 		}
-		if !q.IgnoreCase || isASCII(q.Pattern) {
+		if !q.IgnoreCase || asciiFold(q.Pattern) {
 			m.setLits([]string{q.Pattern}, q.IgnoreCase)
 			m.pure = true
 			return m, nil
@@ -95,7 +95,7 @@ func compileRegexp(m *Matcher, expr string) (*Matcher, error) {
 	if tree.Op == syntax.OpLiteral {
 		s := string(tree.Rune)
 		fold := tree.Flags&syntax.FoldCase != 0
-		if !fold || isASCII(s) {
+		if !fold || asciiFold(s) {
 			m.setLits([]string{s}, fold)
 			m.pure = true
 			m.re = nil
@@ -249,13 +249,14 @@ func literalInfo(re *syntax.Regexp) litInfo {
 	if !fold {
 		return litInfo{exact: &litSet{strs: []string{string(re.Rune)}}}
 	}
-	// ASCII case folding is what the prefilter can do; a rune with
-	// non-ASCII case variants splits the literal.
+	// ASCII case folding is what the prefilter can do; a rune with a
+	// non-ASCII case variant (é/É, and also k/K/U+212A, s/S/U+017F) splits
+	// the literal.
 	var best string
 	var cur []rune
 	split := false
 	for _, r := range re.Rune {
-		if r >= utf8.RuneSelf && unicode.SimpleFold(r) != r {
+		if !asciiFoldRune(r) {
 			split = true
 			if len(string(cur)) > len(best) {
 				best = string(cur)
@@ -269,12 +270,12 @@ func literalInfo(re *syntax.Regexp) litInfo {
 		best = string(cur)
 	}
 	if !split {
-		return litInfo{exact: &litSet{strs: []string{strings.ToLower(string(re.Rune))}, fold: true}}
+		return litInfo{exact: &litSet{strs: []string{lowerASCII(string(re.Rune))}, fold: true}}
 	}
 	if best == "" {
 		return litInfo{}
 	}
-	return litInfo{req: &litSet{strs: []string{strings.ToLower(best)}, fold: true}}
+	return litInfo{req: &litSet{strs: []string{lowerASCII(best)}, fold: true}}
 }
 
 func classInfo(re *syntax.Regexp) litInfo {
@@ -341,7 +342,7 @@ func cross(a, b *litSet) *litSet {
 		for _, y := range b.strs {
 			s := x + y
 			if out.fold {
-				s = strings.ToLower(s)
+				s = lowerASCII(s)
 			}
 			out.strs = append(out.strs, s)
 		}
@@ -375,14 +376,14 @@ func alternateInfo(subs []*syntax.Regexp) litInfo {
 	if exact != nil {
 		if exact.fold {
 			for i, s := range exact.strs {
-				exact.strs[i] = strings.ToLower(s)
+				exact.strs[i] = lowerASCII(s)
 			}
 		}
 		return litInfo{exact: exact}
 	}
 	if req != nil && req.fold {
 		for i, s := range req.strs {
-			req.strs[i] = strings.ToLower(s)
+			req.strs[i] = lowerASCII(s)
 		}
 	}
 	return litInfo{req: req}
@@ -413,15 +414,31 @@ func (m *Matcher) Literals() (lits []string, fold, pure bool) {
 	return lits, m.fold, m.pure
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
+// asciiFold reports whether ASCII case folding finds every case variant of
+// s: s is ASCII and none of its letters has a non-ASCII variant (U+212A
+// KELVIN SIGN folds to k, U+017F LONG S to s).
+func asciiFold(s string) bool {
+	for _, r := range s {
+		if !asciiFoldRune(r) {
 			return false
 		}
 	}
 	return true
 }
 
+// asciiFoldRune reports whether every simple case variant of r is r itself
+// or an ASCII letter whose variants are ASCII too.
+func asciiFoldRune(r rune) bool {
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf || r >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII lowers the ASCII letters of s and keeps every other byte:
+// the fold search compares non-ASCII bytes exactly.
 func lowerASCII(s string) string {
 	b := []byte(s)
 	for i, c := range b {

@@ -1,35 +1,48 @@
-//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+//go:build !linux
 
 package grep
 
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
 )
 
-func readFile(abs string, buf *[]byte) ([]byte, error) {
-	if fi, err := os.Stat(abs); err != nil {
+func openDirFD(string) (int, error) { return -1, nil }
+
+func closeDirFD(int) {}
+
+// readFile reads file rel of r through os.Root, which refuses to leave the
+// folder (each component opened with O_NOFOLLOW where the system has it).
+func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
+	f, err := r.os.Open(rel)
+	if err != nil {
 		return nil, err
-	} else if !fi.Mode().IsRegular() {
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
 		return nil, errors.New("not a regular file")
 	}
-	data, err := os.ReadFile(abs)
+	if fi.Size() > maxFileBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", fi.Size(), maxFileBytes>>20)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, pe.Err
-		}
 		return nil, err
 	}
 	if len(data) > maxFileBytes {
 		return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
 	}
+	*buf = data
 	return data, nil
 }
 
-func statFile(abs string) (stamp, error) {
-	fi, err := os.Stat(abs)
+func statFile(r *Root, rel string) (stamp, error) {
+	fi, err := r.os.Stat(rel)
 	if err != nil {
 		return stamp{}, err
 	}

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 // File is one file to search.
 type File struct {
-	Name string // as printed: the workspace-relative path
-	Abs  string // OS path read from disk unless HasText
+	Name string // as printed, and the index key: the workspace path
+	// Root and Rel name the file on disk: Rel is slash-separated and
+	// relative to Root, and the file is opened beneath Root (never by an
+	// absolute path). Read unless HasText.
+	Root *Root
+	Rel  string
 	// Text is the editor's unsaved buffer; used instead of the disk when HasText.
 	Text    string
 	HasText bool
@@ -69,8 +72,9 @@ const maxFileBytes = 64 << 20
 
 const batch = 16
 
-// Search runs m over req.Files on GOMAXPROCS workers. Results are
-// deterministic: the first MaxTotal matching lines in file order.
+// Search runs m over req.Files on workers of the shared worker budget
+// (waiting for one when every token is held). Results are deterministic:
+// the first MaxTotal matching lines in file order.
 func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	if req.MaxPerFile <= 0 {
 		req.MaxPerFile = 20
@@ -100,9 +104,10 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	cutoff.Store(int64(n))
 	idx := req.Index
 	warm := idx != nil && idx.Warm()
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/batch))
+	nw, done := workers.search(max(1, (n+batch-1)/batch))
+	defer done()
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for w := 0; w < nw; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -123,21 +128,25 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 					var content []byte
 					if f.HasText {
 						content = []byte(f.Text)
+					} else if f.Root == nil {
+						errs.Add(1)
+						errOnce.Do(func() { firstErr = fmt.Errorf("%s: no root folder to read it from", f.Name) })
+						continue
 					} else {
 						var st stamp
 						var known *entry
 						if warm && req.Trusted {
-							known = idx.lookupTrusted(f.Abs)
+							known = idx.lookupTrusted(f.Name)
 						}
 						if warm && known == nil {
 							var err error
-							st, err = statFile(f.Abs)
+							st, err = statFile(f.Root, f.Rel)
 							if err != nil {
 								errs.Add(1)
 								errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
 								continue
 							}
-							known = idx.lookup(f.Abs, st)
+							known = idx.lookup(f.Name, st)
 						}
 						if known != nil {
 							if known.binary {
@@ -150,7 +159,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 								continue
 							}
 						}
-						data, err := readFile(f.Abs, &sc.buf)
+						data, err := readFile(f.Root, f.Rel, &sc.buf)
 						if err != nil {
 							errs.Add(1)
 							errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
@@ -158,7 +167,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						}
 						content = data
 						if warm && known == nil {
-							idx.learn(f.Abs, st, content, &sc.scratch)
+							idx.learn(f.Name, st, content, &sc.scratch, &sc.out)
 						}
 					}
 					if isBinary(content) {
@@ -252,6 +261,7 @@ type scanner struct {
 	req     *Request
 	buf     []byte
 	scratch []uint64
+	out     []uint64
 	hits    []span
 }
 
@@ -315,6 +325,8 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 			}
 			pos = le + 1
 		}
+	case len(content) == 0:
+		// An empty file has no lines, so not even ^$ matches in it.
 	default:
 		for pos := 0; pos <= len(content); {
 			loc := m.re.FindIndex(content[pos:])

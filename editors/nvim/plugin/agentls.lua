@@ -10,16 +10,27 @@ end
 
 local function a() return require('agentls') end
 
-vim.api.nvim_create_user_command('AgentRun', function(o) a().cmd_run(o) end,
+local function ids(arglead) return a().complete_task_ids(arglead) end
+local cmd = vim.api.nvim_create_user_command
+
+cmd('AgentRun', function(o) a().cmd_run(o) end,
   { nargs = '+', range = true, desc = 'agentls: run a task with this prompt' })
-vim.api.nvim_create_user_command('AgentAsk', function(o) a().cmd_ask(o) end,
+cmd('AgentAsk', function(o) a().cmd_ask(o) end,
   { nargs = '*', range = true, desc = 'agentls: ask about the symbol under the cursor or the selection' })
-vim.api.nvim_create_user_command('AgentCancel', function(o) a().cancel(o.args) end,
-  { nargs = '?', desc = 'agentls: cancel a task (this editor\'s latest by default)' })
-vim.api.nvim_create_user_command('AgentTasks', function() a().cmd_tasks() end,
-  { nargs = 0, desc = 'agentls: list tasks' })
-vim.api.nvim_create_user_command('AgentReport', function(o) a().report(o.args) end,
-  { nargs = '?', desc = 'agentls: open a task report (the last one by default)' })
+cmd('AgentPlan', function(o) a().plan(o.args) end,
+  { nargs = '+', desc = 'agentls: plan a change (read-only); then execute the plan' })
+cmd('AgentExecute', function(o) a().execute_plan(o.args) end,
+  { nargs = '?', complete = ids, desc = 'agentls: execute a plan (the last one by default)' })
+cmd('AgentCancel', function(o) a().cancel(o.args) end,
+  { nargs = '?', complete = ids, desc = 'agentls: cancel a task (this editor\'s latest by default)' })
+cmd('AgentTasks', function() a().cmd_tasks() end,
+  { nargs = 0, desc = 'agentls: list tasks, earlier sessions too' })
+cmd('AgentReport', function(o) a().report(o.args) end,
+  { nargs = '?', complete = ids, desc = 'agentls: show a task\'s answer and report (the last one by default)' })
+cmd('AgentUndo', function(o) a().undo(o.args) end,
+  { nargs = '?', complete = ids, desc = 'agentls: revert every edit of a task (the last by default)' })
+cmd('AgentResume', function(o) a().resume(o.args) end,
+  { nargs = '?', complete = ids, desc = 'agentls: continue an interrupted task (the newest by default)' })
 
 if vim.g.agentls_autosetup ~= 0 and vim.g.agentls_autosetup ~= false then
   -- setup() with defaults unless the user calls it from their config first.

@@ -64,7 +64,7 @@ local ok_main, err_main = xpcall(function()
 
   -- 1. The plugin's commands exist with -u NONE plus runtimepath.
   vim.cmd('runtime plugin/agentls.lua')
-  for _, c in ipairs({ 'AgentRun', 'AgentAsk', 'AgentCancel', 'AgentTasks', 'AgentReport' }) do
+  for _, c in ipairs({ 'AgentRun', 'AgentAsk', 'AgentPlan', 'AgentExecute', 'AgentCancel', 'AgentTasks', 'AgentReport', 'AgentUndo', 'AgentResume' }) do
     note(vim.fn.exists(':' .. c) == 2, 'command :' .. c .. ' exists')
   end
 
@@ -85,7 +85,7 @@ local ok_main, err_main = xpcall(function()
   assert(cmd_json, 'AGENTLS_E2E_CMD is required')
   local cmd = vim.json.decode(cmd_json)
   local agentls = require('agentls')
-  agentls.setup({ cmd = cmd, settings = { model = 'e2e-model', approval = 'auto', allowCommands = { 'go test' } } })
+  agentls.setup({ cmd = cmd, show_answer = false, settings = { model = 'e2e-model', approval = 'auto', allowCommands = { 'go test' } } })
   local bufnr = vim.api.nvim_get_current_buf()
   note(vim.api.nvim_buf_get_name(bufnr):match('main%.go$') ~= nil, 'fixture main.go is the current buffer')
   agentls.attach(bufnr)
@@ -123,18 +123,23 @@ local ok_main, err_main = xpcall(function()
     local before = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
     local n0 = #notes
     local seen_status = ''
+    local seen_plan = ''
     local prev = agentls.last_result()
     vim.cmd('AgentRun ' .. (os.getenv('AGENTLS_E2E_EDIT_PROMPT') or 'Add a header comment to main.go'))
     vim.wait(30000, function()
       local s = agentls.status()
       if s ~= '' then seen_status = s end
+      local pl = table.concat(agentls.progress_lines(), ' | ')
+      if pl:find('%[[x>]%]') then seen_plan = pl end
       local r = agentls.last_result()
       return r ~= nil and r ~= prev
     end, 5)
     local r = agentls.last_result()
     note(r ~= nil and r ~= prev and r.status == 'completed', 'edit task completed (status ' .. tostring(r and r.status) .. ')')
-    local plan_notes = notes_matching('%[[x>]%]', n0 + 1)
-    note(#plan_notes > 0, 'progress shown with vim.notify carries the plan checklist ([x]/[>] lines): ' .. (plan_notes[1] or ''):gsub('\n', ' | '))
+    note(seen_plan ~= '', 'the progress window carries the plan checklist ([x]/[>] lines): ' .. seen_plan)
+    local multi = 0
+    for i = n0 + 1, #notes do if notes[i].msg:find('\n') then multi = multi + 1 end end
+    note(multi == 0, string.format('no multi-line vim.notify (%d)', multi))
     note(seen_status:match('^agentls') ~= nil, 'statusline function showed progress while running: ' .. seen_status)
     note(agentls.status() == '', 'statusline empty after the end')
     local after = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
@@ -204,16 +209,40 @@ local ok_main, err_main = xpcall(function()
     note(#notes_matching('cancelled', n0 + 1) > 0, 'the user is told it was cancelled')
   end
 
-  -- 6. :AgentTasks lists the tasks.
+  -- 6. :AgentTasks lists the tasks (in a float).
   if want.tasks then
-    local n0 = #notes
+    local win0 = vim.api.nvim_get_current_win()
     vim.cmd('AgentTasks')
-    vim.wait(5000, function() return #notes > n0 end, 10)
-    local listed = notes[n0 + 1] and notes[n0 + 1].msg or ''
+    vim.wait(5000, function() return vim.api.nvim_get_current_win() ~= win0 end, 10)
+    local listed = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    if vim.api.nvim_get_current_win() ~= win0 then vim.cmd('close') end
     local r = agentls.last_result()
     note(r ~= nil and listed:find(r.taskId, 1, true) ~= nil, ':AgentTasks lists the last task: ' .. listed:gsub('\n', ' | '))
     note(listed:find('completed%s+2/2') ~= nil,
       ':AgentTasks shows the edit task\'s plan progress (completed 2/2)')
+  end
+
+  -- 7. The handlers of the server's requests agentls/saveDocuments and
+  -- agentls/diagnostics (called as vim.lsp calls them).
+  if want.handlers or want.tasks then
+    local h = agentls._handlers()
+    local uri = vim.uri_from_bufnr(bufnr)
+    vim.api.nvim_buf_set_lines(bufnr, -1, -1, false, { '// unsaved line' })
+    local r = h['agentls/saveDocuments'](nil, { uris = { uri, 'file:///nonexistent/x.go' } }, { client_id = client.id })
+    local disk = table.concat(vim.fn.readfile(vim.api.nvim_buf_get_name(bufnr)), '\n')
+    note(#r.saved == 2 and #r.failed == 0 and disk:find('// unsaved line', 1, true) ~= nil
+      and not vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'agentls/saveDocuments wrote the modified buffer (an unloaded one counts as saved): ' .. vim.json.encode(r))
+    local ns = vim.api.nvim_create_namespace('e2e-other-server')
+    vim.diagnostic.set(ns, bufnr, { { lnum = 5, col = 2, end_lnum = 5, end_col = 7, severity = vim.diagnostic.severity.WARN,
+      message = 'unused thing', source = 'e2e', code = 'U1' } })
+    local d = h['agentls/diagnostics'](nil, { uris = { uri } }, { client_id = client.id })
+    local got = d[1] and d[1].diagnostics[1]
+    note(d[1] and d[1].uri == uri and got and got.range.start.line == 5 and got.range.start.character == 2
+      and got.range['end'].character == 7 and got.severity == 2 and got.message == 'unused thing' and got.code == 'U1',
+      'agentls/diagnostics answers vim.diagnostic in LSP shape: ' .. vim.json.encode(d))
+    local all = h['agentls/diagnostics'](nil, { uris = {} }, { client_id = client.id })
+    note(#all == 1 and all[1].uri == uri, 'agentls/diagnostics with no uris lists every buffer that has some')
   end
 end, debug.traceback)
 

@@ -9,15 +9,29 @@ export const ServerCommand = {
   cancel: 'agentls.cancel',
   tasks: 'agentls.tasks',
   showReport: 'agentls.showReport',
+  result: 'agentls.result',
+  resume: 'agentls.resume',
+  undo: 'agentls.undo',
+} as const;
+
+/** Requests the server sends to the editor beyond LSP's own. */
+export const ServerRequest = {
+  saveDocuments: 'agentls/saveDocuments',
+  diagnostics: 'agentls/diagnostics',
 } as const;
 
 /** Settings section sent in workspace/didChangeConfiguration. */
 export const settingsSection = 'agentls';
 
-/** The environment variable the server reads the API key from. */
+/** The environment variable the server reads the API key from by default. */
 export const apiKeyEnv = 'OPENAI_API_KEY';
 
-export type Mode = 'ask' | 'edit';
+/** validEnvName: what may name the API key's variable (agentls.apiKeyEnv). */
+export function validEnvName(name: unknown): name is string {
+  return typeof name === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name);
+}
+
+export type Mode = 'ask' | 'edit' | 'plan';
 
 /** LSP position and range: zero-based lines, UTF-16 code units. */
 export interface Position { line: number; character: number }
@@ -43,6 +57,10 @@ export interface RunResult {
   llmCalls?: number;
   usage?: { inputTokens?: number; outputTokens?: number; cachedTokens?: number };
   report?: string;
+  /** Plan mode: the mode the task ran in, its plan and the files it would change. */
+  mode?: string;
+  plan?: { items?: { text: string; status: string }[] };
+  plannedFiles?: string[];
 }
 
 const editVerbs = /\b(fix|add|change|rename|refactor|implement|write|remove|delete|update|replace|make|create|convert|move|extract|insert|edit|rewrite)\b/i;
@@ -110,6 +128,7 @@ export interface Settings {
   approval?: string;
   allowCommands?: unknown;
   checkCommand?: string;
+  apiKeyEnv?: string;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -129,7 +148,7 @@ export interface ServerSettings {
  * key is never part of it: only the name of the variable that holds it.
  */
 export function serverSettings(s: Settings): ServerSettings {
-  const out: ServerSettings = { apiKeyEnv };
+  const out: ServerSettings = { apiKeyEnv: validEnvName(s.apiKeyEnv) ? s.apiKeyEnv : apiKeyEnv };
   const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
   if (str(s.model)) out.model = str(s.model);
   if (str(s.baseURL)) out.baseURL = str(s.baseURL);
@@ -147,12 +166,12 @@ export function serverSettings(s: Settings): ServerSettings {
  * serverEnv returns the environment of the server process: a copy of base
  * with the API key set when there is one. base is not modified.
  */
-export function serverEnv(base: Record<string, string | undefined>, apiKey: string | undefined): Record<string, string> {
+export function serverEnv(base: Record<string, string | undefined>, apiKey: string | undefined, keyEnv: string = apiKeyEnv): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) {
     if (v !== undefined) env[k] = v;
   }
-  if (apiKey) env[apiKeyEnv] = apiKey;
+  if (apiKey) env[validEnvName(keyEnv) ? keyEnv : apiKeyEnv] = apiKey;
   return env;
 }
 
@@ -171,7 +190,9 @@ export interface ResultView {
 /** resultView turns the agentls.run reply into one notification. */
 export function resultView(r: RunResult): ResultView {
   const text = (r.summary || r.answer || '').trim();
-  const files = r.changedFiles && r.changedFiles.length > 0 ? ` (changed: ${r.changedFiles.join(', ')})` : '';
+  // The server's summary already names the files it changed ("changed main.go").
+  const named = (r.changedFiles ?? []).every((f) => text.includes(f));
+  const files = r.changedFiles && r.changedFiles.length > 0 && !named ? ` (changed: ${r.changedFiles.join(', ')})` : '';
   switch (r.status) {
     case 'completed':
       return { severity: 'info', message: `agentls: ${text || 'done'}${files}` };
@@ -220,7 +241,9 @@ export function parsePlan(message: string | undefined): { doing: string; plan: P
       other.push(line.trim());
     }
   }
-  return { doing: other.join(' '), plan };
+  // Line 1 of the contract's message is the activity; other free text
+  // (a skipped item's reason on its own line) stays out of it.
+  return { doing: other.length > 0 ? other[0] : '', plan };
 }
 
 /**
@@ -269,14 +292,18 @@ export class ProgressTracker {
 }
 
 /**
- * compactMessage renders a progress message on one line for a notification:
- * what the agent does now, then the plan as marks ("reading a.go · [x] Read
- * [>] Edit [ ] Check").
+ * compactMessage renders a progress message on the one line a notification
+ * has: what the agent does now (the message's first line), then how far the
+ * plan is and its current item ("reading a.go · plan 1/3: Edit server.go").
+ * The whole checklist is in the tasks view, not squeezed onto this line.
  */
 export function compactMessage(message: string): string {
   const { doing, plan } = parsePlan(message);
-  const marksOut = plan.map((p) => `[${{ done: 'x', todo: ' ', skipped: '-', active: '>' }[p.state]}] ${p.text}`).join('  ');
-  return [doing, marksOut].filter((s) => s !== '').join(' · ');
+  if (plan.length === 0) return doing;
+  const closed = plan.filter((p) => p.state === 'done' || p.state === 'skipped').length;
+  const active = plan.find((p) => p.state === 'active') ?? plan.find((p) => p.state === 'todo');
+  const where = `plan ${closed}/${plan.length}${active ? `: ${active.text}` : ''}`;
+  return [doing, where].filter((s) => s !== '').join(' · ');
 }
 
 /** A task as listed by agentls.tasks, normalized. */
@@ -287,9 +314,12 @@ export interface TaskInfo {
   progress: string;
   started: string;
   duration: string;
+  mode: string;
+  /** The plan's checklist (agentls.tasks gives it as "[x] text" lines). */
+  plan: PlanItem[];
 }
 
-const finalStates = new Set(['completed', 'failed', 'cancelled', 'done', 'error']);
+const finalStates = new Set(['completed', 'failed', 'cancelled', 'done', 'error', 'interrupted']);
 
 /** isRunning says whether a task state is not final. */
 export function isRunning(state: string): boolean {
@@ -317,6 +347,31 @@ function fmtDuration(d: unknown): string {
   return '';
 }
 
+function planOf(p: unknown): PlanItem[] {
+  if (!p || typeof p !== 'object') return [];
+  const items = (p as { items?: unknown }).items;
+  if (!Array.isArray(items)) return [];
+  const lines = items.map((i) => {
+    if (typeof i === 'string') return i;
+    if (i && typeof i === 'object' && typeof (i as { text?: unknown }).text === 'string') {
+      const it = i as { text: string; status?: string };
+      return `${statusMark(it.status)} ${it.text}`;
+    }
+    return '';
+  });
+  return parsePlan(lines.join('\n')).plan;
+}
+
+/** statusMark maps an update_plan status to its checklist mark. */
+export function statusMark(status: string | undefined): string {
+  switch (status) {
+    case 'done': case 'completed': return '[x]';
+    case 'in_progress': case 'active': return '[>]';
+    case 'skipped': return '[-]';
+    default: return '[ ]';
+  }
+}
+
 /** parseTasks accepts the agentls.tasks reply as a list or as {tasks: list}. */
 export function parseTasks(reply: unknown): TaskInfo[] {
   const list = Array.isArray(reply) ? reply : reply && typeof reply === 'object' && Array.isArray((reply as { tasks?: unknown }).tasks) ? (reply as { tasks: unknown[] }).tasks : [];
@@ -329,10 +384,14 @@ export function parseTasks(reply: unknown): TaskInfo[] {
     out.push({
       id,
       prompt: typeof o.prompt === 'string' ? o.prompt : '',
-      state: typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
+      // A task an earlier server left in a live state is flagged
+      // "interrupted" (today's servers) or has that state (the contract's).
+      state: o.interrupted === true ? 'interrupted' : typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
       progress: fmtProgress(o.progress ?? o.plan),
       started: typeof o.started === 'string' ? o.started : '',
       duration: fmtDuration(o.duration),
+      mode: typeof o.mode === 'string' ? o.mode : '',
+      plan: planOf(o.plan),
     });
   }
   return out;
@@ -359,4 +418,241 @@ export function reportTarget(reply: unknown): { uri?: string; markdown?: string 
 export function taskTitle(prompt: string, words = 6): string {
   const w = prompt.trim().split(/\s+/);
   return `agentls: ${w.slice(0, words).join(' ')}${w.length > words ? ' …' : ''}`;
+}
+
+
+/** isApproval says whether a window/showMessageRequest is an agentls approval question. */
+export function isApproval(p: { message?: unknown; actions?: { title: string }[] | null }): boolean {
+  const titles = (p.actions ?? []).map((a) => a.title);
+  return typeof p.message === 'string' && p.message.startsWith('agentls') && titles.includes('Deny') && titles.includes('Allow once');
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/**
+ * approvalHtml is the page of the approval panel: the whole question, the
+ * command in a wrapped code block, and one button per action. Nothing is cut:
+ * text wraps (pre-wrap, overflow-wrap anywhere) and buttons wrap onto new
+ * lines instead of shrinking. The script posts the chosen title back; the
+ * panel never answers by itself (closing it is Deny, decided by the caller).
+ */
+export function approvalHtml(message: string, actions: string[], nonce: string, cspSource: string): string {
+  // The command is what the user approves: shown apart, in full, when the
+  // message quotes one in backticks ("wants to run `go test ./...`.").
+  const m = /^([\s\S]*?)`([\s\S]+)`([\s\S]*)$/.exec(message);
+  const lead = m ? m[1] : message;
+  const command = m ? m[2] : '';
+  const tail = m ? m[3] : '';
+  const buttons = actions.map((a, i) => `<button type="button" class="${a === 'Deny' ? 'deny' : i === 0 ? 'primary' : 'secondary'}" data-action="${escapeHtml(a)}">${escapeHtml(a)}</button>`).join('\n');
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${cspSource} 'nonce-${nonce}'; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style nonce="${nonce}">
+body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 12px 16px; }
+h1 { font-size: 1.2em; margin: 0 0 8px; }
+p, pre { white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; }
+pre { font-family: var(--vscode-editor-font-family); background: var(--vscode-textCodeBlock-background); padding: 8px; border-radius: 3px; }
+.actions { display: flex; flex-wrap: wrap; gap: 8px; margin-top: 12px; }
+button { flex: 0 0 auto; white-space: normal; overflow: visible; text-overflow: clip; max-width: 100%; padding: 6px 14px; border: 1px solid var(--vscode-button-border, transparent); border-radius: 2px; cursor: pointer; font: inherit; }
+button.primary { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
+button.secondary, button.deny { background: var(--vscode-button-secondaryBackground); color: var(--vscode-button-secondaryForeground); }
+.hint { opacity: 0.8; margin-top: 12px; }
+</style></head>
+<body>
+<h1>agentls asks for approval</h1>
+<p class="question">${escapeHtml(lead.trim())}</p>
+${command ? `<pre class="command">${escapeHtml(command)}</pre>` : ''}
+${tail.trim() && tail.trim() !== '.' ? `<p class="tail">${escapeHtml(tail.trim())}</p>` : ''}
+<div class="actions">
+${buttons}
+</div>
+<p class="hint">Closing this panel denies.</p>
+<script nonce="${nonce}">
+const vscode = acquireVsCodeApi();
+for (const b of document.querySelectorAll('button[data-action]')) {
+  b.addEventListener('click', () => { for (const x of document.querySelectorAll('button')) x.disabled = true; vscode.postMessage({ action: b.dataset.action }); });
+}
+</script>
+</body></html>`;
+}
+
+/** A failure the user fixes by setting the API key: none, or one rejected. */
+export function isAuthFailure(text: string | undefined): boolean {
+  if (!text) return false;
+  return /\bno API key\b|\(401\)|\b401\b.*(key|unauthori[sz]ed)|API key was rejected|invalid[_ ]api[_ ]key|incorrect API key/i.test(text);
+}
+
+/**
+ * keyPromptNeeded: at activation, ask for an API key when none is stored,
+ * the server's environment has none, and the user has not said one is not
+ * needed (a local model server).
+ */
+export function keyPromptNeeded(o: { stored?: string; env: Record<string, string | undefined>; keyEnv: string; dismissed?: boolean }): boolean {
+  if (o.dismissed) return false;
+  if (o.stored) return false;
+  const name = validEnvName(o.keyEnv) ? o.keyEnv : apiKeyEnv;
+  return !o.env[name];
+}
+
+function norm(s: string): string {
+  // "agentls: X", "agentls.undo: X" (a command's error) and "task X" say X.
+  return s.replace(/^agentls(?:\.\w+)?:\s*/i, '').replace(/^task\s+/i, '').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * covered says whether a server window/showMessage repeats what the
+ * extension shows itself for one of its requests (the task's summary, or
+ * the error it failed with), so each thing is said once.
+ */
+export function covered(message: string, shown: string[]): boolean {
+  const m = norm(message);
+  if (m === '') return false;
+  return shown.some((t) => {
+    const n = norm(t);
+    return n !== '' && (n === m || n.includes(m) || m.includes(n));
+  });
+}
+
+/**
+ * MessageGate holds the server's "agentls: ..." messages that arrive while
+ * one of the extension's own requests is in flight: the server sends a
+ * task's summary (or its error) as a message right before the reply, and
+ * the extension shows the reply with buttons. settle(texts) drops the held
+ * messages the reply covers and releases the rest; a message is held at
+ * most holdMs (the caller's timer calls expire), so nothing is lost.
+ */
+export class MessageGate<M extends { message: string }> {
+  private held: { msg: M; at: number }[] = [];
+  private inflight = 0;
+  constructor(readonly holdMs = 1500) {}
+
+  /** begin marks one of our requests in flight; end undoes it. */
+  begin(): void { this.inflight++; }
+  end(): void { this.inflight = Math.max(0, this.inflight - 1); }
+  get busy(): boolean { return this.inflight > 0; }
+
+  /** offer returns true when msg is held (shown later or never), false to show it now. */
+  offer(msg: M, now: number): boolean {
+    if (this.inflight === 0 || !/^agentls\b/i.test(msg.message)) return false;
+    this.held.push({ msg, at: now });
+    return true;
+  }
+
+  /** settle returns the held messages the texts do not cover, and forgets all held. */
+  settle(texts: string[]): M[] {
+    const out = this.held.filter((h) => !covered(h.msg.message, texts)).map((h) => h.msg);
+    this.held = [];
+    return out;
+  }
+
+  /** expire returns (and forgets) the messages held longer than holdMs. */
+  expire(now: number): M[] {
+    const old = this.held.filter((h) => now - h.at >= this.holdMs).map((h) => h.msg);
+    this.held = this.held.filter((h) => now - h.at < this.holdMs);
+    return old;
+  }
+}
+
+/**
+ * stderrLevel decides at which level a line of the server's stderr is
+ * logged: the slog level it carries ("level=WARN"), else info. Plain lines
+ * ("agentls: logging to ...") are information, not errors.
+ */
+export function stderrLevel(line: string): 'error' | 'warn' | 'info' | 'debug' {
+  const m = /(?:^|\s)level=(ERROR|WARN|INFO|DEBUG)\b/i.exec(line);
+  if (m) {
+    const l = m[1].toUpperCase();
+    return l === 'ERROR' ? 'error' : l === 'WARN' ? 'warn' : l === 'DEBUG' ? 'debug' : 'info';
+  }
+  if (/^(panic:|fatal error:|goroutine \d+ \[)/.test(line)) return 'error';
+  return 'info';
+}
+
+/** An editor diagnostic, as VS Code holds it (severity 0=Error .. 3=Hint). */
+export interface EditorDiagnostic {
+  range: Range;
+  severity: number;
+  message: string;
+  source?: string;
+  code?: string | number | { value: string | number };
+}
+
+/** An LSP Diagnostic (severity 1=Error .. 4=Hint). */
+export interface LspDiagnostic {
+  range: Range;
+  severity: 1 | 2 | 3 | 4;
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+
+/** toLspDiagnostic converts one editor diagnostic to the LSP shape; absent fields are omitted. */
+export function toLspDiagnostic(d: EditorDiagnostic): LspDiagnostic {
+  const sev = Math.min(4, Math.max(1, Math.round(d.severity) + 1)) as 1 | 2 | 3 | 4;
+  const out: LspDiagnostic = {
+    range: { start: { line: d.range.start.line, character: d.range.start.character }, end: { line: d.range.end.line, character: d.range.end.character } },
+    severity: sev,
+    message: d.message,
+  };
+  if (d.source) out.source = d.source;
+  const code = d.code !== undefined && typeof d.code === 'object' ? d.code.value : d.code;
+  if (code !== undefined && code !== '') out.code = code;
+  return out;
+}
+
+/** ownDiagnostic: diagnostics agentls publishes itself are not reported back to it. */
+export function ownDiagnostic(d: { source?: string }): boolean {
+  return !!d.source && /^agentls\b/i.test(d.source);
+}
+
+/** uriList reads the {uris: [...]} parameter of the agentls/* requests. */
+export function uriList(params: unknown): string[] {
+  if (!params || typeof params !== 'object') return [];
+  const uris = (params as { uris?: unknown }).uris;
+  return Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string' && u !== '') : [];
+}
+
+/** answerFits: an answer shown whole in a notification (one short line). */
+export function answerFits(answer: string | undefined): boolean {
+  const a = (answer ?? '').trim();
+  return !a.includes('\n') && a.length <= 140;
+}
+
+/** answerMarkdown is the document the answer preview shows: the whole answer, never cut. */
+export function answerMarkdown(r: RunResult & { prompt?: string }): string {
+  const out: string[] = [];
+  out.push(`# ${r.prompt ? taskTitle(r.prompt, 12).replace(/^agentls: /, '') : `Task ${r.taskId}`}`, '');
+  out.push(`*Task ${r.taskId} · ${r.status}${r.mode ? ` · ${r.mode}` : ''}*`, '');
+  const answer = (r.answer ?? '').trim();
+  out.push(answer !== '' ? answer : (r.summary ?? '(no answer)'), '');
+  const items = r.plan?.items ?? [];
+  if (items.length > 0) {
+    out.push('## Plan', '');
+    for (const it of items) out.push(`- ${statusMark(it.status)} ${it.text}`);
+    out.push('');
+  }
+  if (r.plannedFiles && r.plannedFiles.length > 0) out.push(`Files it would change: ${r.plannedFiles.map((f) => `\`${f}\``).join(', ')}`, '');
+  if (r.changedFiles && r.changedFiles.length > 0) out.push(`Changed: ${r.changedFiles.map((f) => `\`${f}\``).join(', ')}`, '');
+  return out.join('\n');
+}
+
+/** parseResult reads an agentls.run / agentls.result / agentls.resume reply. */
+export function parseResult(reply: unknown): RunResult | undefined {
+  if (!reply || typeof reply !== 'object') return undefined;
+  const o = reply as Record<string, unknown>;
+  if (typeof o.taskId !== 'string' || o.taskId === '') return undefined;
+  return reply as RunResult;
+}
+
+/** isPlanResult: a completed plan-mode task, which the user may execute. */
+export function isPlanResult(r: RunResult): boolean {
+  return r.status === 'completed' && r.mode === 'plan';
+}
+
+/** executePlanArgs is the agentls.run argument that carries out plan task id. */
+export function executePlanArgs(id: string): RunArgs {
+  return { prompt: 'go ahead', mode: 'edit', followUp: id };
 }

@@ -1,38 +1,71 @@
 // extension.ts: the VS Code side of agentls. It starts the agentls language
 // server over stdio with vscode-languageclient, adds the palette commands,
 // shows each task's work-done progress as a cancellable notification plus a
-// status bar item, and shows the result with a "Show report" button.
+// status bar item, the tasks and their plans in the explorer's "agentls
+// tasks" view, approvals in a panel that shows the whole question, and the
+// whole answer in a markdown preview.
+import { randomBytes } from 'crypto';
+import * as readline from 'readline';
 import * as vscode from 'vscode';
 import {
+  CancellationToken,
   CancellationTokenSource,
   DidChangeConfigurationNotification,
   ExecuteCommandParams,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
+  LSPErrorCodes,
+  MessageActionItem,
+  ResponseError,
   ServerOptions,
   ShowMessageNotification,
+  ShowMessageParams,
+  ShowMessageRequest,
+  ShowMessageRequestParams,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
 import {
+  MessageGate,
   ProgressTracker,
   ProgressValue,
   RunRequest,
   RunResult,
   ServerCommand,
+  ServerRequest,
+  TaskInfo,
+  answerFits,
+  answerMarkdown,
+  apiKeyEnv,
+  approvalHtml,
   buildRunArgs,
+  executePlanArgs,
+  isApproval,
+  isAuthFailure,
+  isPlanResult,
   isRunning,
+  keyPromptNeeded,
+  ownDiagnostic,
+  parseResult,
   parseTasks,
   reportTarget,
   resultView,
   serverEnv,
   serverSettings,
   settingsSection,
+  statusMark,
+  stderrLevel,
   taskTitle,
+  toLspDiagnostic,
+  uriList,
+  validEnvName,
 } from './contract';
 
 const secretKey = 'agentls.openaiApiKey';
+const noKeyNeededKey = 'agentls.noKeyNeeded';
+const answerScheme = 'agentls-answer';
+const setKeyAction = 'Set API key';
 
 /** A task this window started and is waiting for. */
 interface LocalRun {
@@ -49,21 +82,236 @@ let ctx: vscode.ExtensionContext;
 let lastResult: RunResult | undefined;
 const runs = new Map<string, LocalRun>();
 let runSeq = 0;
+// Server messages that may repeat what a reply of ours says (see MessageGate).
+const gate = new MessageGate<ShowMessageParams>();
+// Prompts of the tasks this window ran, by task id (for answer titles).
+const prompts = new Map<string, string>();
+
+function config() {
+  return vscode.workspace.getConfiguration(settingsSection);
+}
+
+function keyEnvName(): string {
+  const v = config().get<string>('apiKeyEnv');
+  return validEnvName(v) ? v : apiKeyEnv;
+}
 
 function readSettings() {
-  const c = vscode.workspace.getConfiguration(settingsSection);
+  const c = config();
   return serverSettings({
     model: c.get<string>('model'),
     baseURL: c.get<string>('baseURL'),
     approval: c.get<string>('approval'),
     allowCommands: c.get<unknown>('allowCommands'),
     checkCommand: c.get<string>('checkCommand'),
+    apiKeyEnv: keyEnvName(),
   });
 }
 
+function errorText(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}
+
+// ---- messages from the server ------------------------------------------
+
+function showServerMessage(m: ShowMessageParams): void {
+  const show = m.type === 1 ? vscode.window.showErrorMessage : m.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  if (isAuthFailure(m.message)) {
+    show(m.message, setKeyAction).then((pick) => {
+      if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
+    });
+    return;
+  }
+  show(m.message);
+}
+
+function onServerMessage(m: ShowMessageParams): void {
+  log.info(`server: ${m.message}`);
+  if (gate.offer(m, Date.now())) {
+    setTimeout(() => gate.expire(Date.now()).forEach(showServerMessage), gate.holdMs + 50);
+    return;
+  }
+  showServerMessage(m);
+}
+
+/**
+ * request sends one of our own commands; the server's messages that arrive
+ * meanwhile are held and, when the reply says the same (texts), dropped.
+ */
+async function request(command: string, args: unknown[], token?: CancellationToken, workDoneToken?: string, said?: (reply: unknown) => string[]): Promise<unknown> {
+  const lc = requireClient();
+  gate.begin();
+  let texts: string[] = [];
+  try {
+    const params: ExecuteCommandParams = { command, arguments: args };
+    if (workDoneToken) params.workDoneToken = workDoneToken;
+    const reply = await lc.sendRequest(ExecuteCommandRequest.type, params, token);
+    texts = said ? said(reply) : [];
+    return reply;
+  } catch (err) {
+    texts = [errorText(err)];
+    throw err;
+  } finally {
+    gate.end();
+    gate.settle(texts).forEach(showServerMessage);
+  }
+}
+
+// ---- approvals ----------------------------------------------------------
+
+/** An approval question on screen, and what withdraws it. */
+interface OpenApproval {
+  panel: vscode.WebviewPanel;
+  // The runs of this window in flight when it was asked: when all have
+  // ended, the question is withdrawn even if no $/cancelRequest came.
+  owners: Set<string>;
+  withdraw: () => void;
+}
+const approvals = new Set<OpenApproval>();
+
+function withdrawOrphanApprovals(): void {
+  for (const a of [...approvals]) {
+    if (a.owners.size > 0 && [...a.owners].every((t) => !runs.has(t))) {
+      log.info('approval withdrawn: its task ended');
+      a.withdraw();
+    }
+  }
+}
+
+/**
+ * askApproval shows an agentls approval question in a panel: the whole
+ * message and command wrap, the buttons wrap instead of being cut. The
+ * answer is the chosen action; closing the panel is Deny. $/cancelRequest
+ * for the request (the task ended or was cancelled) closes the panel and
+ * answers RequestCancelled, as LSP wants of a cancelled request.
+ */
+function askApproval(params: ShowMessageRequestParams, token: CancellationToken): Promise<MessageActionItem | null> {
+  const actions = (params.actions ?? []).map((a) => a.title);
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const panel = vscode.window.createWebviewPanel('agentls.approval', 'agentls: approve?', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: true });
+    const nonce = randomBytes(16).toString('base64');
+    panel.webview.html = approvalHtml(params.message, actions, nonce, panel.webview.cspSource);
+    const entry: OpenApproval = {
+      panel,
+      owners: new Set(runs.keys()),
+      withdraw: () => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        panel.dispose();
+        reject(new ResponseError(LSPErrorCodes.RequestCancelled, 'the approval question was withdrawn'));
+      },
+    };
+    approvals.add(entry);
+    const finish = (title: string) => {
+      if (settled) return;
+      settled = true;
+      cleanup();
+      log.info(`approval: ${title}`);
+      panel.dispose();
+      resolve({ title });
+    };
+    const subs = [
+      panel.webview.onDidReceiveMessage((m: { action?: unknown }) => {
+        if (typeof m.action === 'string' && actions.includes(m.action)) finish(m.action);
+      }),
+      panel.onDidDispose(() => finish('Deny')),
+      token.onCancellationRequested(() => {
+        log.info('approval withdrawn by the server ($/cancelRequest)');
+        entry.withdraw();
+      }),
+    ];
+    function cleanup() {
+      approvals.delete(entry);
+      subs.forEach((s) => s.dispose());
+    }
+    if (token.isCancellationRequested) entry.withdraw();
+  });
+}
+
+async function onMessageRequest(params: ShowMessageRequestParams, token: CancellationToken): Promise<MessageActionItem | null> {
+  if (isApproval(params)) return askApproval(params, token);
+  // Any other question: what vscode-languageclient does by default.
+  const show = params.type === 1 ? vscode.window.showErrorMessage : params.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const pick = await show(params.message, ...(params.actions ?? []));
+  return pick ?? null;
+}
+
+// ---- requests from the server: save documents, editor diagnostics --------
+
+function findDocument(u: string): vscode.TextDocument | undefined {
+  const want = client ? client.protocol2CodeConverter.asUri(u).toString() : vscode.Uri.parse(u).toString();
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === want);
+}
+
+/**
+ * saveDocuments writes the listed documents that are open and modified;
+ * one that is not open or not modified counts as saved. Never prompts:
+ * untitled documents (which would ask for a name) are reported as failed.
+ */
+async function saveDocuments(params: unknown): Promise<{ saved: string[]; failed: { uri: string; reason: string }[] }> {
+  const saved: string[] = [];
+  const failed: { uri: string; reason: string }[] = [];
+  await Promise.all(uriList(params).map(async (u) => {
+    const doc = findDocument(u);
+    if (!doc || !doc.isDirty) {
+      saved.push(u);
+      return;
+    }
+    if (doc.isUntitled) {
+      failed.push({ uri: u, reason: 'an untitled document has no file to save to' });
+      return;
+    }
+    try {
+      if (await doc.save()) saved.push(u);
+      else failed.push({ uri: u, reason: 'the editor did not save it' });
+    } catch (err) {
+      failed.push({ uri: u, reason: errorText(err) });
+    }
+  }));
+  log.info(`${ServerRequest.saveDocuments}: saved ${saved.length}, failed ${failed.length}`);
+  return { saved, failed };
+}
+
+/** editorDiagnostics answers agentls/diagnostics with what the editor shows, agentls's own left out. */
+function editorDiagnostics(params: unknown) {
+  const lc = requireClient();
+  const uris = uriList(params);
+  const pairs: [vscode.Uri, readonly vscode.Diagnostic[]][] = uris.length === 0
+    ? vscode.languages.getDiagnostics()
+    : uris.map((u) => {
+      const uri = lc.protocol2CodeConverter.asUri(u);
+      return [uri, vscode.languages.getDiagnostics(uri)];
+    });
+  const out = [];
+  for (const [uri, ds] of pairs) {
+    const own = new Set(lc.diagnostics?.get(uri) ?? []);
+    const diagnostics = ds.filter((d) => !own.has(d) && !ownDiagnostic(d)).map((d) => toLspDiagnostic({
+      range: { start: { line: d.range.start.line, character: d.range.start.character }, end: { line: d.range.end.line, character: d.range.end.character } },
+      severity: d.severity,
+      message: d.message,
+      source: d.source,
+      code: d.code === undefined ? undefined : typeof d.code === 'object' ? { value: d.code.value } : d.code,
+    }));
+    if (uris.length === 0 && diagnostics.length === 0) continue;
+    const doc = vscode.workspace.textDocuments.find((x) => x.uri.toString() === uri.toString());
+    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), ...(doc ? { version: doc.version } : {}), diagnostics });
+  }
+  return out;
+}
+
+// ---- the client ---------------------------------------------------------
+
+function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', each);
+}
+
 async function startClient(): Promise<void> {
-  const path = vscode.workspace.getConfiguration(settingsSection).get<string>('path') || 'agentls';
+  const path = config().get<string>('path') || 'agentls';
   const apiKey = await ctx.secrets.get(secretKey);
+  const keyEnv = keyEnvName();
   const serverOptions: ServerOptions = {
     command: path,
     // No transport: vscode-languageclient would append --stdio; agentls
@@ -71,15 +319,22 @@ async function startClient(): Promise<void> {
     args: ['serve'],
     // The key goes to the server's environment only: never to settings,
     // initializationOptions or the log.
-    options: { env: serverEnv(process.env, apiKey) },
+    options: { env: serverEnv(process.env, apiKey, keyEnv) },
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: log,
     initializationOptions: readSettings(),
+    // stderr carries slog lines and notes such as "agentls: logging to
+    // FILE": each at its own level, not all as errors.
+    stdioOptions: {
+      stdout: (input, ch) => lines(input, (l) => ch.info(l)),
+      stderr: (input, ch) => lines(input, (l) => ch[stderrLevel(l)](l)),
+    },
     middleware: {
-      // Code actions ("Ask agent about X") run agentls.run through the same
-      // path as the palette, so they get the notification and the result.
+      // Code actions ("Ask agent about X", "Plan with agent") run agentls.run
+      // through the same path as the palette, so they get the notification,
+      // the answer and the result.
       executeCommand: async (command, args, next) => {
         if (command === ServerCommand.run && args.length > 0 && args[0] && typeof args[0] === 'object') {
           return runTask(args[0] as RunRequest);
@@ -88,27 +343,25 @@ async function startClient(): Promise<void> {
       },
     },
   };
-  log.appendLine(`starting ${path} serve (API key ${apiKey ? 'set' : 'not set'} in secret storage)`);
-  client = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
+  log.info(`starting ${path} serve (API key ${apiKey ? `set in secret storage, passed as ${keyEnv}` : 'not in secret storage'})`);
+  const lc = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
+  // Registered before start, so they replace vscode-languageclient's
+  // defaults for these methods.
+  lc.onRequest(ShowMessageRequest.type, onMessageRequest);
+  lc.onNotification(ShowMessageNotification.type, onServerMessage);
+  lc.onRequest(ServerRequest.saveDocuments, saveDocuments);
+  lc.onRequest(ServerRequest.diagnostics, editorDiagnostics);
+  client = lc;
   try {
-    await client.start();
-    // The server announces a task's end with window/showMessage (for clients
-    // without progress) right before its reply; runTask shows the reply with a
-    // "Show report" button, so for our own runs the message only goes to the log.
-    const lc = client;
-    lc.onNotification(ShowMessageNotification.type, (m) => {
-      log.appendLine(`server: ${m.message}`);
-      if (runs.size > 0 && m.type >= 2 && m.message.startsWith('agentls')) return;
-      const show = m.type === 1 ? vscode.window.showErrorMessage : m.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-      show(m.message);
-    });
+    await lc.start();
   } catch (err) {
-    log.appendLine(`agentls did not start: ${String(err)}`);
+    log.error(`agentls did not start: ${String(err)}`);
     vscode.window.showErrorMessage(`agentls: could not start "${path}": ${String(err)}. Set agentls.path.`, 'Open settings').then((pick) => {
       if (pick) vscode.commands.executeCommand('workbench.action.openSettings', 'agentls.path');
     });
     throw err;
   }
+  tasksView.refresh();
 }
 
 async function restartClient(): Promise<void> {
@@ -118,7 +371,7 @@ async function restartClient(): Promise<void> {
     try {
       await old.stop();
     } catch (err) {
-      log.appendLine(`stopping agentls: ${String(err)}`);
+      log.warn(`stopping agentls: ${String(err)}`);
     }
   }
   await startClient();
@@ -140,105 +393,277 @@ function refreshStatus(): void {
   const first = active[0];
   const more = active.length > 1 ? ` (+${active.length - 1})` : '';
   status.text = `$(sync~spin) ${first.tracker.statusText()}${more}`;
-  status.tooltip = `${first.tracker.title || taskTitle(first.prompt)}\n\n${first.tracker.message}\n\nClick to cancel.`;
+  // The tooltip has room for the whole checklist, one item a line.
+  const tip = new vscode.MarkdownString();
+  tip.appendText(`${first.tracker.title || taskTitle(first.prompt)}\n\n`);
+  tip.appendCodeblock(first.tracker.message || 'starting', 'text');
+  tip.appendText('\nClick to cancel.');
+  status.tooltip = tip;
   status.show();
 }
 
+// ---- tasks: run, show, tree ---------------------------------------------
+
 /**
- * runTask executes agentls.run with our own work-done token, shows the
- * progress as a cancellable notification (the cancel button sends
- * window/workDoneProgress/cancel) and the result as a notification.
+ * runTask executes agentls.run (or agentls.resume) with our own work-done
+ * token, shows the progress as a cancellable notification (the cancel
+ * button sends window/workDoneProgress/cancel) and the result.
  */
 async function runTask(req: RunRequest): Promise<RunResult | undefined> {
-  const lc = requireClient();
   const args = buildRunArgs(req);
+  return runCommand(ServerCommand.run, args, args.prompt);
+}
+
+async function runCommand(command: string, arg: object, prompt: string): Promise<RunResult | undefined> {
+  const lc = requireClient();
   const token = `agentls-vscode-${process.pid}-${++runSeq}`;
   const tracker = new ProgressTracker();
   const cts = new CancellationTokenSource();
   const run: LocalRun = {
     token,
-    prompt: args.prompt,
+    prompt,
     tracker,
     cancel: () => {
-      log.appendLine(`cancelling ${token}`);
+      log.info(`cancelling ${token}`);
       lc.sendNotification(WorkDoneProgressCancelNotification.type, { token });
     },
   };
   runs.set(token, run);
   refreshStatus();
-  log.appendLine(`agentls.run ${JSON.stringify({ ...args, prompt: args.prompt.slice(0, 200) })}`);
+  // What is sent, as sent (a long prompt cut for the log only).
+  const sent = arg as { prompt?: unknown };
+  log.info(`${command} ${JSON.stringify(typeof sent.prompt === 'string' ? { ...arg, prompt: sent.prompt.slice(0, 200) } : arg)}`);
   try {
-    const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: taskTitle(args.prompt), cancellable: true },
+    const reply = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: taskTitle(prompt), cancellable: true },
       async (progress, cancel) => {
         cancel.onCancellationRequested(() => run.cancel());
         const sub = lc.onProgress(WorkDoneProgress.type, token, (v) => {
           const step = tracker.update(v as ProgressValue);
           progress.report(step);
           refreshStatus();
+          tasksView.refreshSoon();
+          if (tracker.done) {
+            // Belt and braces: the task is over, so no question of it stays.
+            runs.delete(token);
+            withdrawOrphanApprovals();
+          }
         });
         try {
-          const params: ExecuteCommandParams = { command: ServerCommand.run, arguments: [args], workDoneToken: token };
-          return (await lc.sendRequest(ExecuteCommandRequest.type, params, cts.token)) as RunResult;
+          return await request(command, [arg], cts.token, token, (r) => {
+            const res = parseResult(r);
+            return res ? [res.summary ?? '', `${res.status}: ${res.summary ?? ''}`] : [];
+          });
         } finally {
           sub.dispose();
         }
       },
     );
+    const result = parseResult(reply);
     if (result) {
+      prompts.set(result.taskId, prompt);
       lastResult = result;
       showResult(result);
     }
     return result;
   } catch (err) {
-    log.appendLine(`agentls.run failed: ${String(err)}`);
-    vscode.window.showErrorMessage(`agentls: ${errorText(err)}`);
+    const text = errorText(err);
+    log.error(`${command} failed: ${text}`);
+    showError(text);
     return undefined;
   } finally {
     runs.delete(token);
+    withdrawOrphanApprovals();
     cts.dispose();
     refreshStatus();
+    tasksView.refresh();
   }
 }
 
-function errorText(err: unknown): string {
-  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
-  return String(err);
+/** showError: one notification; a key problem gets a "Set API key" button. */
+function showError(text: string): void {
+  const msg = `agentls: ${text.replace(/^agentls:\s*/, '')}`;
+  if (isAuthFailure(text)) {
+    vscode.window.showErrorMessage(msg, setKeyAction).then((pick) => {
+      if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
+    });
+    return;
+  }
+  vscode.window.showErrorMessage(msg);
 }
 
 function showResult(r: RunResult): void {
+  log.info(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
+  if (isPlanResult(r)) {
+    const n = r.plan?.items?.length ?? 0;
+    showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
+    vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
+      if (pick === 'Execute plan') executePlan(r.taskId);
+      else if (pick === 'Show plan') showAnswer(r);
+    });
+    return;
+  }
   const view = resultView(r);
-  log.appendLine(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
+  const buttons: string[] = [];
+  const failedOnKey = r.status === 'failed' && isAuthFailure(`${r.summary ?? ''} ${r.stopReason ?? ''}`);
+  if (failedOnKey) buttons.push(setKeyAction);
+  const whole = !answerFits(r.answer) && r.status === 'completed';
+  if (whole) buttons.push('Show answer');
+  if (r.report) buttons.push('Show report');
+  if (whole && config().get<boolean>('openAnswer', true)) {
+    showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+  }
   const show = view.severity === 'error' ? vscode.window.showErrorMessage : view.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-  show(view.message, 'Show report').then((pick) => {
-    if (pick) showReport(r).catch((err) => vscode.window.showErrorMessage(`agentls: ${errorText(err)}`));
+  show(view.message, ...buttons).then((pick) => {
+    if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
+    else if (pick === 'Show answer') showAnswer(r);
+    else if (pick === 'Show report') showReport(r).catch((err) => showError(errorText(err)));
   });
 }
 
-async function openMarkdown(markdown: string): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
-  await vscode.window.showTextDocument(doc, { preview: true });
+// The answer documents, by URI: agentls-answer:/answer-ID.md.
+const answers = new Map<string, string>();
+const answerChanged = new vscode.EventEmitter<vscode.Uri>();
+
+/** showAnswer opens the whole answer of a task in the markdown preview. */
+async function showAnswer(r: RunResult): Promise<void> {
+  const uri = vscode.Uri.from({ scheme: answerScheme, path: `/answer-${r.taskId}.md` });
+  answers.set(uri.toString(), answerMarkdown({ ...r, prompt: prompts.get(r.taskId) }));
+  answerChanged.fire(uri);
+  await openPreview(uri);
 }
 
-async function showReport(r: RunResult): Promise<void> {
-  if (r.report) {
-    await vscode.window.showTextDocument(vscode.Uri.parse(r.report), { preview: true });
-    return;
-  }
-  const reply = await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.showReport, arguments: [{ taskId: r.taskId }] });
-  const target = reportTarget(reply);
-  if (target.uri) {
-    await vscode.window.showTextDocument(vscode.Uri.parse(target.uri), { preview: true });
-  } else if (target.markdown) {
-    await openMarkdown(target.markdown);
-  } else if (r.answer || r.summary) {
-    await openMarkdown(`# ${taskTitle(r.taskId)}\n\n${r.answer || r.summary}\n`);
+async function openPreview(uri: vscode.Uri): Promise<void> {
+  try {
+    await vscode.commands.executeCommand('markdown.showPreviewToSide', uri);
+  } catch (err) {
+    // Without the markdown extension: the source, which is still whole.
+    log.warn(`markdown.showPreviewToSide: ${errorText(err)}`);
+    await vscode.window.showTextDocument(uri, { preview: true, viewColumn: vscode.ViewColumn.Beside });
   }
 }
+
+/** showReport opens the task's report rendered (markdown preview), not its source. */
+async function showReport(r: { taskId: string; report?: string }): Promise<void> {
+  let target = r.report;
+  if (!target) {
+    const reply = await request(ServerCommand.showReport, [{ taskId: r.taskId }]);
+    const t = reportTarget(reply);
+    if (t.markdown) {
+      await showAnswer({ taskId: r.taskId, status: 'completed', answer: t.markdown });
+      return;
+    }
+    target = t.uri;
+  }
+  if (!target) throw new Error(`task ${r.taskId} has no report`);
+  await openPreview(vscode.Uri.parse(target));
+}
+
+/** resultOf asks the server for a task's whole result (agentls.result), for tasks of any session. */
+async function resultOf(id: string): Promise<RunResult | undefined> {
+  try {
+    return parseResult(await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.result, arguments: [{ taskId: id }] }));
+  } catch (err) {
+    log.info(`${ServerCommand.result} ${id}: ${errorText(err)}`);
+    return undefined;
+  }
+}
+
+async function listTasks(): Promise<TaskInfo[]> {
+  const reply = await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.tasks, arguments: [] });
+  return parseTasks(reply);
+}
+
+/** A node of the tasks view: a task, or one item of its plan. */
+type Node = { task: TaskInfo } | { item: { text: string; state: string }; parent: TaskInfo };
+
+function taskIcon(t: TaskInfo): vscode.ThemeIcon {
+  if (isRunning(t.state)) return new vscode.ThemeIcon('sync~spin');
+  switch (t.state) {
+    case 'completed': return new vscode.ThemeIcon(t.mode === 'plan' ? 'checklist' : 'check');
+    case 'failed': return new vscode.ThemeIcon('error');
+    case 'interrupted': return new vscode.ThemeIcon('debug-pause');
+    default: return new vscode.ThemeIcon('circle-slash');
+  }
+}
+
+const itemIcons: Record<string, string> = { done: 'pass', active: 'arrow-right', todo: 'circle-large-outline', skipped: 'circle-slash' };
+
+/**
+ * TasksView is the "agentls tasks" tree: every task agentls.tasks lists
+ * (this session and earlier ones), newest first, each with its plan as a
+ * checklist. It is refreshed when a task ends and, throttled, on progress.
+ */
+class TasksView implements vscode.TreeDataProvider<Node> {
+  private changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private tasks: TaskInfo[] = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  refresh(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (!client || !client.isRunning()) return;
+    listTasks().then((t) => {
+      this.tasks = t.reverse();
+      this.changed.fire(undefined);
+    }, (err) => log.debug(`agentls.tasks: ${errorText(err)}`));
+  }
+
+  /** refreshSoon refreshes at most twice a second while progress flows. */
+  refreshSoon(): void {
+    if (!this.timer) this.timer = setTimeout(() => this.refresh(), 500);
+  }
+
+  getTreeItem(n: Node): vscode.TreeItem {
+    if ('task' in n) {
+      const t = n.task;
+      const it = new vscode.TreeItem(t.prompt || t.id, t.plan.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      it.id = `task:${t.id}`;
+      it.description = [t.state, t.mode, t.progress, t.duration].filter((s) => s).join(' · ');
+      it.tooltip = `${t.prompt}\n\ntask ${t.id} · ${t.state}${t.started ? ` · started ${t.started}` : ''}`;
+      it.iconPath = taskIcon(t);
+      it.contextValue = `task.${isRunning(t.state) ? 'running' : t.state}${t.mode === 'plan' ? '.plan' : ''}`;
+      // A finished task opens its answer; a running one has nothing to show yet.
+      if (!isRunning(t.state)) it.command = { command: 'agentls.showAnswer', title: 'Show answer', arguments: [n] };
+      return it;
+    }
+    const it = new vscode.TreeItem(n.item.text, vscode.TreeItemCollapsibleState.None);
+    const mark = statusMark(n.item.state === 'todo' ? 'pending' : n.item.state === 'active' ? 'in_progress' : n.item.state);
+    it.description = mark;
+    it.tooltip = `${mark} ${n.item.text}`;
+    it.iconPath = new vscode.ThemeIcon(itemIcons[n.item.state] ?? 'circle-large-outline');
+    return it;
+  }
+
+  getChildren(n?: Node): Node[] {
+    if (!n) return this.tasks.map((task) => ({ task }));
+    if ('task' in n) return n.task.plan.map((item) => ({ item, parent: n.task }));
+    return [];
+  }
+}
+const tasksView = new TasksView();
+
+/** pickTask: the task a command is about, from the tree node it was run on or a QuickPick over agentls.tasks. */
+async function pickTask(arg: unknown, title: string, keep: (t: TaskInfo) => boolean): Promise<TaskInfo | undefined> {
+  if (arg && typeof arg === 'object' && 'task' in arg) return (arg as { task: TaskInfo }).task;
+  const tasks = (await listTasks()).filter(keep).reverse();
+  if (tasks.length === 0) {
+    vscode.window.showInformationMessage(`agentls: no task to ${title.toLowerCase()}`);
+    return undefined;
+  }
+  const item = await vscode.window.showQuickPick(
+    tasks.map((t) => ({ label: t.prompt || t.id, description: [t.id, t.state, t.mode, t.duration].filter((s) => s).join(' · '), detail: t.plan.length > 0 ? t.plan.map((p) => `${statusMark(p.state === 'todo' ? 'pending' : p.state === 'active' ? 'in_progress' : p.state)} ${p.text}`).join('   ') : t.started, task: t })),
+    { title: `agentls: ${title} which task?`, matchOnDescription: true, ignoreFocusOut: true },
+  );
+  return item?.task;
+}
+
+// ---- commands -----------------------------------------------------------
 
 function editorContext(): { uri?: string; range?: RunRequest['range']; selected: string } {
   const ed = vscode.window.activeTextEditor;
-  if (!ed) return { selected: '' };
+  if (!ed || ed.document.uri.scheme === answerScheme) return { selected: '' };
   const uri = client ? client.code2ProtocolConverter.asUri(ed.document.uri) : ed.document.uri.toString();
   const sel = ed.selection;
   // VS Code positions are UTF-16 based, like LSP's default encoding.
@@ -246,12 +671,12 @@ function editorContext(): { uri?: string; range?: RunRequest['range']; selected:
   return { uri, range, selected: ed.document.getText(sel) };
 }
 
-async function cmdRunTask(): Promise<void> {
-  const prompt = await vscode.window.showInputBox({ title: 'agentls: Run task', prompt: 'What should the agent do? (a question is answered, a change is made)', ignoreFocusOut: true });
+async function promptAndRun(title: string, mode?: RunRequest['mode']): Promise<void> {
+  const prompt = await vscode.window.showInputBox({ title: `agentls: ${title}`, prompt: mode === 'plan' ? 'What should the agent plan? (it explores read-only and proposes a plan)' : 'What should the agent do? (a question is answered, a change is made)', ignoreFocusOut: true });
   if (!prompt || prompt.trim() === '') return;
   // A selection makes the task about those lines; a bare cursor does not.
   const { uri, range, selected } = editorContext();
-  await runTask({ prompt, uri, range: selected.trim() !== '' ? range : undefined });
+  await runTask({ prompt, mode, uri, range: selected.trim() !== '' ? range : undefined });
 }
 
 async function cmdAskSelection(): Promise<void> {
@@ -278,48 +703,58 @@ async function cmdAskSelection(): Promise<void> {
   await runTask({ prompt: question, mode: 'ask', uri, range });
 }
 
-async function listTasks() {
-  const reply = await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.tasks, arguments: [] });
-  return parseTasks(reply);
-}
-
-async function cmdCancelTask(): Promise<void> {
-  let tasks;
-  try {
-    tasks = (await listTasks()).filter((t) => isRunning(t.state));
-  } catch (err) {
-    log.appendLine(`agentls.tasks failed, cancelling this window's tasks: ${String(err)}`);
-    for (const r of runs.values()) r.cancel();
-    return;
-  }
-  if (tasks.length === 0) {
-    if (runs.size === 0) {
-      vscode.window.showInformationMessage('agentls: no task is running');
+async function cmdCancelTask(arg?: unknown): Promise<void> {
+  let task: TaskInfo | undefined;
+  if (arg && typeof arg === 'object' && 'task' in arg) {
+    task = (arg as { task: TaskInfo }).task;
+  } else {
+    let tasks;
+    try {
+      tasks = (await listTasks()).filter((t) => isRunning(t.state));
+    } catch (err) {
+      log.warn(`agentls.tasks failed, cancelling this window's tasks: ${String(err)}`);
+      for (const r of runs.values()) r.cancel();
       return;
     }
-    for (const r of runs.values()) r.cancel();
-    return;
+    if (tasks.length === 0) {
+      if (runs.size === 0) {
+        vscode.window.showInformationMessage('agentls: no task is running');
+        return;
+      }
+      for (const r of runs.values()) r.cancel();
+      return;
+    }
+    task = tasks[0];
+    if (tasks.length > 1) {
+      const item = await vscode.window.showQuickPick(tasks.map((t) => ({ label: t.prompt || t.id, description: `${t.id} · ${t.state} ${t.progress}`, task: t })), { title: 'agentls: Cancel which task?' });
+      if (!item) return;
+      task = item.task;
+    }
   }
-  let pick = tasks[0];
-  if (tasks.length > 1) {
-    const item = await vscode.window.showQuickPick(tasks.map((t) => ({ label: t.prompt || t.id, description: `${t.state} ${t.progress}`, task: t })), { title: 'agentls: Cancel which task?' });
-    if (!item) return;
-    pick = item.task;
-  }
-  await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.cancel, arguments: [{ taskId: pick.id }] });
+  await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.cancel, arguments: [{ taskId: task.id }] });
 }
 
 async function cmdShowTasks(): Promise<void> {
-  const tasks = await listTasks();
-  if (tasks.length === 0) {
-    vscode.window.showInformationMessage('agentls: no tasks yet');
+  await vscode.commands.executeCommand('agentls.tasks.focus');
+  tasksView.refresh();
+}
+
+async function cmdShowAnswer(arg?: unknown): Promise<void> {
+  const t = await pickTask(arg, 'Show the answer of', (x) => !isRunning(x.state));
+  if (!t) return;
+  const r = (lastResult && lastResult.taskId === t.id ? lastResult : undefined) ?? (await resultOf(t.id));
+  if (r) {
+    prompts.set(t.id, prompts.get(t.id) ?? t.prompt);
+    await showAnswer(r);
     return;
   }
-  const item = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: `${isRunning(t.state) ? '$(sync~spin)' : t.state === 'completed' ? '$(check)' : '$(circle-slash)'} ${t.prompt || t.id}`, description: [t.state, t.progress, t.duration].filter((s) => s).join(' · '), detail: t.started, task: t })),
-    { title: 'agentls: Tasks (pick one for its report)' },
-  );
-  if (item) await showReport({ taskId: item.task.id, status: 'completed' });
+  // A server without agentls.result: the report has the whole answer.
+  await showReport({ taskId: t.id });
+}
+
+async function cmdShowReportOf(arg?: unknown): Promise<void> {
+  const t = await pickTask(arg, 'Show the report of', (x) => !isRunning(x.state));
+  if (t) await showReport({ taskId: t.id });
 }
 
 async function cmdShowLastReport(): Promise<void> {
@@ -330,25 +765,64 @@ async function cmdShowLastReport(): Promise<void> {
   await showReport(lastResult);
 }
 
+async function cmdUndoTask(arg?: unknown): Promise<void> {
+  const t = await pickTask(arg, 'Undo', (x) => !isRunning(x.state) && x.mode !== 'ask' && x.mode !== 'plan');
+  if (!t) return;
+  try {
+    // The server says what it reverted in a message of its own.
+    await request(ServerCommand.undo, [{ taskId: t.id }]);
+  } catch (err) {
+    showError(errorText(err));
+  }
+  tasksView.refresh();
+}
+
+async function cmdResumeTask(arg?: unknown): Promise<void> {
+  const t = await pickTask(arg, 'Resume', (x) => x.state === 'interrupted');
+  if (!t) return;
+  await runCommand(ServerCommand.resume, { taskId: t.id }, t.prompt || t.id);
+}
+
+async function executePlan(id: string): Promise<void> {
+  const args = executePlanArgs(id);
+  await runCommand(ServerCommand.run, args, `${args.prompt} (plan ${id})`);
+}
+
+async function cmdExecutePlan(arg?: unknown): Promise<void> {
+  const t = await pickTask(arg, 'Execute the plan of', (x) => x.mode === 'plan' && x.state === 'completed');
+  if (t) await executePlan(t.id);
+}
+
 async function cmdSetApiKey(): Promise<void> {
-  const key = await vscode.window.showInputBox({ title: 'agentls: Set API key', prompt: 'Stored in VS Code secret storage and passed to the server as OPENAI_API_KEY. Empty removes it.', password: true, ignoreFocusOut: true });
+  const key = await vscode.window.showInputBox({ title: 'agentls: Set API key', prompt: `Stored in VS Code secret storage and passed to the server as ${keyEnvName()}. Empty removes it.`, password: true, ignoreFocusOut: true });
   if (key === undefined) return;
   if (key.trim() === '') {
     await ctx.secrets.delete(secretKey);
   } else {
     await ctx.secrets.store(secretKey, key.trim());
   }
-  log.appendLine(`API key ${key.trim() === '' ? 'removed' : 'stored'}; restarting the server`);
+  log.info(`API key ${key.trim() === '' ? 'removed' : 'stored'}; restarting the server`);
   await restartClient();
   vscode.window.showInformationMessage(`agentls: API key ${key.trim() === '' ? 'removed' : 'saved'}; server restarted`);
 }
 
-function guard(fn: () => Promise<void>): () => Promise<void> {
-  return async () => {
+/** askForKeyOnce: at start, without a key anywhere, offer to set one (once per "Not needed"). */
+async function askForKeyOnce(): Promise<void> {
+  const stored = await ctx.secrets.get(secretKey);
+  const keyEnv = keyEnvName();
+  if (!keyPromptNeeded({ stored, env: process.env, keyEnv, dismissed: ctx.globalState.get<boolean>(noKeyNeededKey) })) return;
+  log.info(`no API key: none in secret storage and ${keyEnv} is not set`);
+  const pick = await vscode.window.showWarningMessage(`agentls: no API key is set, so the model service will refuse its tasks (a local model server may need none). The key is kept in VS Code's secret storage.`, setKeyAction, 'Not needed');
+  if (pick === setKeyAction) await vscode.commands.executeCommand('agentls.setApiKey');
+  else if (pick === 'Not needed') await ctx.globalState.update(noKeyNeededKey, true);
+}
+
+function guard(fn: (...args: unknown[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
+  return async (...args: unknown[]) => {
     try {
-      await fn();
+      await fn(...args);
     } catch (err) {
-      vscode.window.showErrorMessage(`agentls: ${errorText(err)}`);
+      showError(errorText(err));
     }
   };
 }
@@ -362,16 +836,29 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     log,
     status,
-    vscode.commands.registerCommand('agentls.runTask', guard(cmdRunTask)),
+    answerChanged,
+    vscode.workspace.registerTextDocumentContentProvider(answerScheme, {
+      onDidChange: answerChanged.event,
+      provideTextDocumentContent: (uri) => answers.get(uri.toString()) ?? '(this answer is no longer in memory: use "agentls: Show answer")',
+    }),
+    vscode.window.createTreeView('agentls.tasks', { treeDataProvider: tasksView, showCollapseAll: true }),
+    vscode.commands.registerCommand('agentls.runTask', guard(() => promptAndRun('Run task'))),
+    vscode.commands.registerCommand('agentls.planTask', guard(() => promptAndRun('Plan task', 'plan'))),
+    vscode.commands.registerCommand('agentls.executePlan', guard(cmdExecutePlan)),
     vscode.commands.registerCommand('agentls.askSelection', guard(cmdAskSelection)),
     vscode.commands.registerCommand('agentls.cancelTask', guard(cmdCancelTask)),
+    vscode.commands.registerCommand('agentls.undoTask', guard(cmdUndoTask)),
+    vscode.commands.registerCommand('agentls.resumeTask', guard(cmdResumeTask)),
     vscode.commands.registerCommand('agentls.showTasks', guard(cmdShowTasks)),
+    vscode.commands.registerCommand('agentls.refreshTasks', guard(async () => tasksView.refresh())),
+    vscode.commands.registerCommand('agentls.showAnswer', guard(cmdShowAnswer)),
+    vscode.commands.registerCommand('agentls.openReport', guard(cmdShowReportOf)),
     vscode.commands.registerCommand('agentls.showLastReport', guard(cmdShowLastReport)),
     vscode.commands.registerCommand('agentls.setApiKey', guard(cmdSetApiKey)),
     vscode.commands.registerCommand('agentls.restartServer', guard(restartClient)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(settingsSection)) return;
-      if (e.affectsConfiguration(`${settingsSection}.path`)) {
+      if (e.affectsConfiguration(`${settingsSection}.path`) || e.affectsConfiguration(`${settingsSection}.apiKeyEnv`)) {
         restartClient().catch(() => undefined);
         return;
       }
@@ -380,9 +867,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     context.secrets.onDidChange((e) => {
-      if (e.key === secretKey) log.appendLine('API key changed in secret storage');
+      if (e.key === secretKey) log.info('API key changed in secret storage');
     }),
   );
+  askForKeyOnce().catch((err) => log.warn(`API key prompt: ${errorText(err)}`));
   try {
     await startClient();
   } catch {
@@ -391,5 +879,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 export async function deactivate(): Promise<void> {
+  for (const a of [...approvals]) a.withdraw();
   if (client) await client.stop();
 }

@@ -2,10 +2,26 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  MessageGate,
   ProgressTracker,
+  answerFits,
+  answerMarkdown,
+  approvalHtml,
+  covered,
+  executePlanArgs,
+  isApproval,
+  isAuthFailure,
+  isPlanResult,
+  keyPromptNeeded,
+  ownDiagnostic,
+  parseResult,
+  stderrLevel,
+  toLspDiagnostic,
+  uriList,
   buildRunArgs,
   compactMessage,
   guessMode,
+  isRunning,
   parsePlan,
   parseTasks,
   redact,
@@ -65,6 +81,8 @@ test('serverSettings: empty values omitted, approval safe, no key', () => {
       want: { apiKeyEnv: 'OPENAI_API_KEY', model: 'gpt-4o', baseURL: 'http://127.0.0.1:8080/v1', approval: 'auto', allowCommands: ['go test', 'go build'], checkCommand: 'go vet ./...' } },
     { in: { approval: 'yolo', model: '' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' } },
     { in: { approval: 'deny', allowCommands: 'go test' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'deny' } },
+    { in: { apiKeyEnv: 'DEEPSEEK_API_KEY' }, want: { apiKeyEnv: 'DEEPSEEK_API_KEY', approval: 'ask' } },
+    { in: { apiKeyEnv: 'BAD NAME; rm' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' } },
   ];
   for (const c of cases) {
     assert.deepEqual(serverSettings(c.in), c.want, JSON.stringify(c.in));
@@ -80,6 +98,9 @@ test('serverEnv: key in the child environment only', () => {
   assert.ok(!('OPENAI_API_KEY' in base), 'base environment not modified');
   assert.ok(!('OPENAI_API_KEY' in serverEnv(base, undefined)));
   assert.equal(serverEnv({ OPENAI_API_KEY: 'from-shell' }, undefined).OPENAI_API_KEY, 'from-shell', 'no stored key: the inherited one stays');
+  const other = serverEnv(base, 'sk-x', 'DEEPSEEK_API_KEY');
+  assert.equal(other.DEEPSEEK_API_KEY, 'sk-x', 'the key goes in the variable agentls.apiKeyEnv names');
+  assert.ok(!('OPENAI_API_KEY' in other));
 });
 
 test('redact', () => {
@@ -91,6 +112,7 @@ test('resultView: one notification per status', () => {
   const cases = [
     { in: { taskId: 't1', status: 'completed' as const, summary: 'renamed Foo', changedFiles: ['a.go'] }, sev: 'info', msg: 'agentls: renamed Foo (changed: a.go)' },
     { in: { taskId: 't1', status: 'completed' as const, answer: 'It parses.' }, sev: 'info', msg: 'agentls: It parses.' },
+    { in: { taskId: 't1', status: 'completed' as const, summary: 'completed in 3.5s: changed main.go: Added a comment.', changedFiles: ['main.go'] }, sev: 'info', msg: 'agentls: completed in 3.5s: changed main.go: Added a comment.' },
     { in: { taskId: 't2', status: 'cancelled' as const }, sev: 'warning', msg: 'agentls: task cancelled' },
     { in: { taskId: 't3', status: 'failed' as const, stopReason: 'max_calls' }, sev: 'error', msg: 'agentls: task failed: max_calls' },
     // The real server's summaries start with the status: not said twice.
@@ -110,7 +132,11 @@ test('parsePlan and compactMessage read the [x]/[ ]/[-]/[>] checklist', () => {
   assert.equal(doing, 'reading lsp/server.go');
   assert.deepEqual(plan.map((p) => p.state), ['done', 'skipped', 'active', 'todo']);
   assert.equal(plan[2].text, 'Edit server.go');
-  assert.equal(compactMessage(msg), 'reading lsp/server.go · [x] Find the handler  [-] Ask the user  [>] Edit server.go  [ ] Run go test');
+  // One line for the notification: the activity and where the plan is; the
+  // whole checklist lives in the tasks view.
+  assert.equal(compactMessage(msg), 'reading lsp/server.go · plan 2/4: Edit server.go');
+  assert.equal(compactMessage('turn 3/40 · 12.3k tokens · 14 s'), 'turn 3/40 · 12.3k tokens · 14 s');
+  assert.equal(compactMessage('thinking\n[x] A\n[x] B'), 'thinking · plan 2/2');
 });
 
 test('ProgressTracker: absolute percentages become increments, never backwards', () => {
@@ -135,7 +161,7 @@ test('parseTasks: list or {tasks}, tolerant field shapes', () => {
   for (const reply of [[one], { tasks: [one] }]) {
     const got = parseTasks(reply);
     assert.equal(got.length, 1);
-    assert.deepEqual(got[0], { id: 't1', prompt: 'fix', state: 'running', progress: '1/3', started: '2026-01-01T00:00:00Z', duration: '2.5 s' });
+    assert.deepEqual(got[0], { id: 't1', prompt: 'fix', state: 'running', progress: '1/3', started: '2026-01-01T00:00:00Z', duration: '2.5 s', mode: '', plan: [] });
   }
   assert.deepEqual(parseTasks(null), []);
   assert.deepEqual(parseTasks([{ prompt: 'no id' }]), []);
@@ -152,6 +178,14 @@ test('parseTasks reads the agentls.tasks reply of the real server (plan, duratio
     ['ab12-1', 'completed', '2/2', '0.1 s'],
     ['ab12-2', 'running', '', '1.5 s'],
   ]);
+  assert.deepEqual(got[0].plan, [{ state: 'done', text: 'A' }, { state: 'skipped', text: 'B' }]);
+  assert.equal(got[0].mode, 'edit');
+  // Plan-mode items as objects, and a task a killed server left.
+  const planned = parseTasks([{ id: 'p1', mode: 'plan', state: 'completed', plan: { items: [{ text: 'Read', status: 'done' }, { text: 'Edit', status: 'pending' }] } }, { id: 'i1', state: 'interrupted' }]);
+  assert.deepEqual(planned[0].plan.map((p) => p.state), ['done', 'todo']);
+  assert.equal(isRunning(planned[1].state), false, 'an interrupted task is not running');
+  const flagged = parseTasks([{ id: 'old-3', state: 'planning', interrupted: true, duration: 0 }]);
+  assert.equal(flagged[0].state, 'interrupted', 'the interrupted flag wins over the live state the store kept');
 });
 
 test('reportTarget', () => {
@@ -165,4 +199,133 @@ test('reportTarget', () => {
 test('taskTitle follows the server title', () => {
   assert.equal(taskTitle('rename Foo to Bar'), 'agentls: rename Foo to Bar');
   assert.equal(taskTitle('a b c d e f g h'), 'agentls: a b c d e f …');
+});
+
+const approvalActions = ['Allow once', 'Allow for this task', 'Always allow `go test`', 'Deny'];
+
+test('isApproval recognises the server approval question only', () => {
+  const msg = 'agentls (task 3, "run the tests") wants to run `go test ./...`.';
+  assert.ok(isApproval({ message: msg, actions: approvalActions.map((title) => ({ title })) }));
+  assert.ok(!isApproval({ message: msg, actions: [{ title: 'OK' }] }), 'other questions keep the default dialog');
+  assert.ok(!isApproval({ message: 'Some other server asks', actions: approvalActions.map((title) => ({ title })) }));
+  assert.ok(!isApproval({ message: msg, actions: null }));
+});
+
+test('approvalHtml shows the whole command and every action, escaped, with nothing that cuts text', () => {
+  const long = 'go test ./... && ' + 'echo "<b>' + 'x'.repeat(400) + '</b>" | tee out.txt';
+  const html = approvalHtml(`agentls (task 3, "x") wants to run \`${long}\`.`, approvalActions, 'N0NCE', 'vscode-resource:');
+  const esc = long.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  assert.ok(html.includes(`<pre class="command">${esc}</pre>`), 'the whole command, escaped, in its own block');
+  assert.ok(!html.includes('<b>x'), 'markup in the command is not rendered');
+  for (const a of approvalActions) {
+    const e = a.replace(/`/g, '`');
+    assert.ok(html.includes(`>${e}</button>`), `button ${a}`);
+  }
+  assert.ok(/button \{[^}]*white-space: normal/.test(html) && /text-overflow: clip/.test(html), 'buttons wrap, never ellipsize');
+  assert.ok(/flex-wrap: wrap/.test(html), 'the button row wraps');
+  assert.ok(/script-src 'nonce-N0NCE'/.test(html) && html.includes('<script nonce="N0NCE">'), 'scripts only with the nonce');
+  // A question without a quoted command is shown whole too.
+  const plain = approvalHtml('agentls wants to write notes/todo.md. The file is not open in the editor, so the change goes straight to disk.', ['Allow once', 'Deny'], 'n', 's');
+  assert.ok(plain.includes('so the change goes straight to disk.'));
+  assert.ok(!plain.includes('<pre class="command">'));
+});
+
+test('isAuthFailure: missing or rejected key, not other failures', () => {
+  const yes = [
+    'failed (model_error) after 0.1 s: the API key was rejected (401): set OPENAI_API_KEY or agentls.apiKeyEnv to a valid key',
+    'agentls.run: no API key: the environment variable OPENAI_API_KEY is empty or unset.',
+    'Incorrect API key provided',
+  ];
+  const no = ['failed (max_calls) after 3 s', 'rate limited (429)', 'model "x" was not found (404)', undefined, ''];
+  for (const t of yes) assert.ok(isAuthFailure(t), String(t));
+  for (const t of no) assert.ok(!isAuthFailure(t), String(t));
+});
+
+test('keyPromptNeeded: only when no key is anywhere and the user has not declined', () => {
+  const cases = [
+    { in: { env: {}, keyEnv: 'OPENAI_API_KEY' }, want: true },
+    { in: { stored: 'sk-1', env: {}, keyEnv: 'OPENAI_API_KEY' }, want: false },
+    { in: { env: { OPENAI_API_KEY: 'sk-2' }, keyEnv: 'OPENAI_API_KEY' }, want: false },
+    { in: { env: { OPENAI_API_KEY: 'sk-2' }, keyEnv: 'DEEPSEEK_API_KEY' }, want: true },
+    { in: { env: {}, keyEnv: 'OPENAI_API_KEY', dismissed: true }, want: false },
+  ];
+  for (const c of cases) assert.equal(keyPromptNeeded(c.in), c.want, JSON.stringify(c.in));
+});
+
+test('covered: a server message that repeats our reply is said once', () => {
+  const summary = 'failed (model_error) after 0.1 s: the API key was rejected (401) [1 model calls, 0 tokens]';
+  assert.ok(covered(`agentls: ${summary}`, [summary]));
+  assert.ok(covered('agentls: no API key: set it', ['agentls.run: no API key: set it']));
+  assert.ok(covered('agentls: no stored task "x"', ['agentls.undo: no stored task "x"']));
+  assert.ok(!covered('agentls: the editor did not answer an approval question', [summary]));
+  assert.ok(!covered('agentls: x', []));
+  assert.ok(!covered('agentls: ', ['']));
+});
+
+test('MessageGate: holds only while our request is in flight, drops what the reply covers, releases the rest', () => {
+  const g = new MessageGate<{ message: string }>(1000);
+  assert.equal(g.offer({ message: 'agentls: idle' }, 0), false, 'nothing in flight: shown at once');
+  g.begin();
+  assert.equal(g.offer({ message: 'other server: hi' }, 0), false, 'only agentls messages are held');
+  assert.ok(g.offer({ message: 'agentls: completed in 1 s: done [1 model calls, 9 tokens]' }, 10));
+  assert.ok(g.offer({ message: 'agentls: the editor did not answer' }, 20));
+  g.end();
+  const shown = g.settle(['completed in 1 s: done [1 model calls, 9 tokens]']);
+  assert.deepEqual(shown.map((m) => m.message), ['agentls: the editor did not answer']);
+  assert.deepEqual(g.settle([]), [], 'settled messages are forgotten');
+  g.begin();
+  g.offer({ message: 'agentls: a' }, 0);
+  g.offer({ message: 'agentls: b' }, 900);
+  assert.deepEqual(g.expire(1000).map((m) => m.message), ['agentls: a'], 'held at most holdMs');
+  assert.deepEqual(g.settle([]).map((m) => m.message), ['agentls: b']);
+});
+
+test('stderrLevel: start-up notes are info, slog levels are kept', () => {
+  const cases: [string, string][] = [
+    ['agentls: logging to /home/u/.cache/agentls/agentls.log', 'info'],
+    ['time=2026-11-22T20:00:00Z level=WARN msg="approval question not answered: denied"', 'warn'],
+    ['time=2026-11-22T20:00:00Z level=ERROR msg="write failed"', 'error'],
+    ['time=2026-11-22T20:00:00Z level=DEBUG msg=x', 'debug'],
+    ['panic: runtime error: index out of range', 'error'],
+    ['', 'info'],
+  ];
+  for (const [line, want] of cases) assert.equal(stderrLevel(line), want, line);
+});
+
+test('toLspDiagnostic: VS Code severities 0..3 become LSP 1..4, codes flattened, absent fields omitted', () => {
+  const range = { start: { line: 2, character: 1 }, end: { line: 2, character: 5 } };
+  assert.deepEqual(toLspDiagnostic({ range, severity: 0, message: 'undefined: x', source: 'compiler', code: { value: 'UndeclaredName' } }),
+    { range, severity: 1, message: 'undefined: x', source: 'compiler', code: 'UndeclaredName' });
+  assert.deepEqual(toLspDiagnostic({ range, severity: 3, message: 'hint' }), { range, severity: 4, message: 'hint' });
+  assert.deepEqual(toLspDiagnostic({ range, severity: 1, message: 'w', code: 42 }).code, 42);
+  assert.ok(ownDiagnostic({ source: 'agentls' }) && !ownDiagnostic({ source: 'gopls' }) && !ownDiagnostic({}));
+});
+
+test('uriList reads {uris}', () => {
+  assert.deepEqual(uriList({ uris: ['file:///a.go', 3, '', 'file:///b.go'] }), ['file:///a.go', 'file:///b.go']);
+  assert.deepEqual(uriList({}), []);
+  assert.deepEqual(uriList(null), []);
+});
+
+test('answers: a long or multi-line answer goes to the preview whole', () => {
+  assert.ok(answerFits('`Greet` returns the greeting.'));
+  assert.ok(!answerFits('line one\nline two'));
+  assert.ok(!answerFits('x'.repeat(141)));
+  const answer = Array.from({ length: 12 }, (_, i) => `Line ${i + 1}: ${'word '.repeat(8).trim()}`).join('\n');
+  const md = answerMarkdown({ taskId: 't9', status: 'completed', answer, prompt: 'Explain the whole program', changedFiles: ['a.go'] });
+  assert.ok(md.includes(answer), 'the whole answer, not cut');
+  assert.ok(md.startsWith('# Explain the whole program\n'));
+  assert.ok(md.includes('Changed: `a.go`'));
+});
+
+test('plan results: recognised, shown as a checklist, executed as a follow-up edit', () => {
+  const r = parseResult({ taskId: 'p1', status: 'completed', mode: 'plan', answer: 'The plan.', plan: { items: [{ text: 'Read main.go', status: 'done' }, { text: 'Rename Greet', status: 'pending' }] }, plannedFiles: ['main.go'] });
+  assert.ok(r && isPlanResult(r));
+  assert.ok(!isPlanResult({ taskId: 'x', status: 'completed', mode: 'edit' }));
+  assert.ok(!isPlanResult({ taskId: 'x', status: 'failed', mode: 'plan' }));
+  const md = answerMarkdown(r!);
+  assert.ok(md.includes('- [x] Read main.go\n- [ ] Rename Greet'), md);
+  assert.ok(md.includes('Files it would change: `main.go`'));
+  assert.deepEqual(executePlanArgs('p1'), { prompt: 'go ahead', mode: 'edit', followUp: 'p1' });
+  assert.equal(parseResult({ status: 'completed' }), undefined);
 });

@@ -1,6 +1,7 @@
 -- agentls.nvim: the agentls language server in Neovim 0.7 and newer, on plain
 -- vim.lsp (lspconfig optional). See :help agentls.
 local M = {}
+local ui = require('agentls.ui')
 
 -- Server commands of the agentls contract (docs/editors.md).
 M.commands = {
@@ -8,6 +9,9 @@ M.commands = {
   cancel = 'agentls.cancel',
   tasks = 'agentls.tasks',
   show_report = 'agentls.showReport',
+  result = 'agentls.result',
+  undo = 'agentls.undo',
+  resume = 'agentls.resume',
 }
 
 local defaults = {
@@ -29,8 +33,16 @@ local defaults = {
   -- given to the server as OPENAI_API_KEY. Without it the server inherits
   -- OPENAI_API_KEY from Neovim's environment.
   api_key_cmd = nil,
-  -- Show progress with vim.notify (begin, plan changes, end).
+  -- One line with vim.notify when a task ends (never more: a longer message
+  -- would stop the screen at "Press ENTER").
   notify = true,
+  -- A floating window in the top right corner with the activity and the
+  -- plan checklist while a task runs.
+  progress_window = true,
+  -- Where answers, task lists and reports open: 'float' or 'split'.
+  view = 'float',
+  -- Open the answer of an ask or plan task when it ends.
+  show_answer = true,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -40,6 +52,7 @@ local progress = {} -- token -> { title, message, percentage, done }
 local runs = {} -- token -> { prompt, client_id, request_id, bufnr }
 local own_tokens = {} -- tokens of the tasks this plugin started
 local last_result = nil
+local last_undo = nil
 local run_seq = 0
 
 local has = function(feature) return vim.fn.has(feature) == 1 end
@@ -118,11 +131,46 @@ function M.status()
   return table.concat(parts, ' | ')
 end
 
+-- statusline(): status() for a statusline item that composes with the rest
+-- of the line: ' [agentls 1/2: reading main.go]' while a task runs, '' else.
+--   set statusline+=%{luaeval(\"require'agentls'.statusline()\")}
+function M.statusline()
+  local s = M.status()
+  if s == '' then return '' end
+  return ' [' .. ui.one_line(s, 60) .. ']'
+end
+
+-- progress_lines(): what the progress window shows: per running task its
+-- title, activity and plan checklist.
+function M.progress_lines()
+  local lines = {}
+  local tokens = vim.tbl_keys(progress)
+  table.sort(tokens, function(a, b) return tostring(a) < tostring(b) end)
+  for _, token in ipairs(tokens) do
+    local p = progress[token]
+    if not p.done then
+      local doing, plan = M.parse_plan(p.message)
+      table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task'):gsub('^agentls: ', '') .. (p.percentage and string.format(' %d%%', p.percentage) or ''), 70))
+      if doing ~= '' then table.insert(lines, ui.one_line('  ' .. doing, 70)) end
+      for _, it in ipairs(plan) do
+        local mark = ({ done = 'x', todo = ' ', skipped = '-', active = '>' })[it.state]
+        table.insert(lines, ui.one_line(string.format('  [%s] %s', mark, it.text), 70))
+      end
+    end
+  end
+  return lines
+end
+
+function M.refresh_progress()
+  if M.config.progress_window then ui.progress(M.progress_lines()) end
+end
+
 -- progress_state(): a copy of the progress table (for tests and statuslines).
 function M.progress_state() return vim.deepcopy(progress) end
 
 -- last_result(): the reply of the last agentls.run that finished.
 function M.last_result() return last_result end
+function M.last_undo() return last_undo end
 
 local function on_progress(result, ctx)
   if type(result) ~= 'table' or type(result.value) ~= 'table' then return end
@@ -150,20 +198,11 @@ local function on_progress(result, ctx)
     end
     p.plan_text = table.concat(lines, '\n')
   end
-  if M.config.notify then
-    local title = p.title or 'agentls'
-    if v.kind == 'begin' then
-      log_notify(title .. (v.message and ('\n' .. v.message) or ''))
-    elseif v.kind == 'end' then
-      -- A task this plugin started shows its result from the reply (with
-      -- the changed files); the end message would say the same again.
-      if not own_tokens[token] then log_notify(title .. ': ' .. (v.message or 'done')) end
-    elseif p.plan_text ~= old_plan and p.plan_text ~= '' then
-      -- Notify when the plan changes, not on every report (reports come up to
-      -- ten a second); the statusline shows the rest.
-      log_notify(title .. '\n' .. (v.message or ''))
-    end
+  if v.kind == 'end' and M.config.notify and not own_tokens[token] then
+    -- Tasks started elsewhere (a code action of another plugin): one line.
+    log_notify(ui.one_line((p.title or 'agentls') .. ': ' .. (v.message or 'done')))
   end
+  M.refresh_progress()
   vim.cmd('redrawstatus')
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'AgentlsProgress', modeline = false, data = { token = token, value = v } })
 end
@@ -176,6 +215,167 @@ local function progress_handler(err, result, ctx, config)
   if default then pcall(default, err, result, ctx, config) end
   on_progress(result, ctx)
 end
+
+local get_clients = function(filter)
+  if vim.lsp.get_clients then return vim.lsp.get_clients(filter) end
+  if filter and filter.bufnr then
+    local out = {}
+    for _, c in pairs(vim.lsp.buf_get_clients(filter.bufnr)) do table.insert(out, c) end
+    return out
+  end
+  return vim.lsp.get_active_clients()
+end
+
+-- col_to_lsp: a byte column of line in the client's offset encoding.
+local function col_to_lsp(line, col, enc)
+  if enc == 'utf-8' then return col end
+  local ok, u32, u16 = pcall(vim.str_utfindex, line, col)
+  if not ok then return col end
+  return enc == 'utf-32' and u32 or u16
+end
+
+-- Server requests that are being answered: the approval picker closes when
+-- its request is withdrawn ($/cancelRequest) or no task runs any more.
+local open_question = nil -- { id?, withdrawn }
+local pick_fn = function(...) return ui.pick(...) end
+
+-- set_picker(fn): replace the approval picker (tests; fn(prompt_lines,
+-- items, opts) -> index|nil, called inside the synchronous handler).
+function M.set_picker(fn) pick_fn = fn or function(...) return ui.pick(...) end end
+function M.open_question() return open_question end
+
+local function any_task_running()
+  for _, p in pairs(progress) do
+    if not p.done then return true end
+  end
+  return next(runs) ~= nil
+end
+
+-- approve: window/showMessageRequest. The question (the whole command) and
+-- its actions in a modal float; an empty answer asks again, it never
+-- means Deny. Withdrawn (RequestCancelled, no action) when the server
+-- cancels the request or the tasks end.
+local function show_message_request(_, params, ctx)
+  if type(params) ~= 'table' or type(params.actions) ~= 'table' or #params.actions == 0 then
+    if type(params) == 'table' and params.message then log_notify(ui.one_line(params.message)) end
+    return vim.NIL
+  end
+  local q = { id = ctx and ctx.id, withdrawn = false, message = params.message }
+  open_question = q
+  local titles = {}
+  for _, a in ipairs(params.actions) do table.insert(titles, a.title) end
+  local had_task = any_task_running()
+  local choice
+  while not choice and not q.withdrawn do
+    choice = pick_fn(vim.split(params.message or '', '\n', { plain = true }), titles, {
+      on_cancel = next(runs) ~= nil and function() M.cancel() end or nil,
+      withdrawn = function()
+        if had_task and not any_task_running() then q.withdrawn = true end
+        return q.withdrawn
+      end,
+    })
+  end
+  open_question = nil
+  if q.withdrawn or not choice then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestCancelled, 'withdrawn by the server')
+  end
+  return params.actions[choice]
+end
+
+local function cancel_request(_, params)
+  if open_question and type(params) == 'table' and (open_question.id == nil or open_question.id == params.id) then
+    open_question.withdrawn = true
+  end
+end
+
+-- agentls/saveDocuments: write the listed buffers that are loaded and
+-- modified, without a prompt (noautocmd-free :write, errors caught).
+local function save_documents(_, params)
+  local saved, failed = {}, {}
+  for _, uri in ipairs(type(params) == 'table' and params.uris or {}) do
+    local ok, fname = pcall(vim.uri_to_fname, uri)
+    local bufnr = ok and vim.fn.bufnr(fname) or -1 -- never creates a buffer
+    if bufnr < 0 or not vim.api.nvim_buf_is_loaded(bufnr) or not vim.api.nvim_buf_get_option(bufnr, 'modified') then
+      table.insert(saved, uri)
+    else
+      local wok, werr = pcall(vim.api.nvim_buf_call, bufnr, function() vim.cmd('silent keepalt write!') end)
+      if wok and not vim.api.nvim_buf_get_option(bufnr, 'modified') then
+        table.insert(saved, uri)
+      else
+        table.insert(failed, { uri = uri, reason = ui.one_line(tostring(werr or 'not written'), 200) })
+      end
+    end
+  end
+  return { saved = saved, failed = failed }
+end
+
+-- lsp_diagnostic(d, bufnr, enc): a vim.diagnostic entry in LSP shape
+-- (0-based lines; byte columns converted to the client's offset encoding).
+function M.lsp_diagnostic(d, bufnr, enc)
+  local function char(lnum, col)
+    if not bufnr or not vim.api.nvim_buf_is_loaded(bufnr) then return col end
+    local line = vim.api.nvim_buf_get_lines(bufnr, lnum, lnum + 1, false)[1] or ''
+    return col_to_lsp(line, math.min(col, #line), enc or 'utf-16')
+  end
+  local el, ec = d.end_lnum or d.lnum, d.end_col or d.col
+  local out = {
+    range = { start = { line = d.lnum, character = char(d.lnum, d.col) },
+      ['end'] = { line = el, character = char(el, ec) } },
+    severity = d.severity,
+    message = d.message,
+  }
+  if d.source then out.source = d.source end
+  if d.code then out.code = d.code end
+  return out
+end
+
+-- agentls/diagnostics: the editor's diagnostics for the listed documents
+-- (all buffers that have some for an empty list), agentls's own excluded.
+local function editor_diagnostics(_, params, ctx)
+  local own = {}
+  for _, c in pairs(get_clients()) do
+    if c.name == 'agentls' then
+      own[vim.lsp.diagnostic.get_namespace(c.id)] = true
+    end
+  end
+  local bufs = {}
+  local uris = type(params) == 'table' and params.uris or {}
+  if #uris == 0 then
+    local seen = {}
+    for _, d in ipairs(vim.diagnostic.get()) do
+      if not seen[d.bufnr] then seen[d.bufnr] = true; table.insert(bufs, d.bufnr) end
+    end
+  else
+    for _, uri in ipairs(uris) do
+      local b = vim.fn.bufnr(vim.uri_to_fname(uri))
+      if b > 0 then table.insert(bufs, b) end
+    end
+  end
+  local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local enc = c and c.offset_encoding or 'utf-16'
+  local out = {}
+  for _, b in ipairs(bufs) do
+    local list = {}
+    for _, d in ipairs(vim.diagnostic.get(b)) do
+      if not own[d.namespace] then table.insert(list, M.lsp_diagnostic(d, b, enc)) end
+    end
+    local item = { uri = vim.uri_from_bufnr(b), diagnostics = list }
+    if vim.api.nvim_buf_is_loaded(b) then item.version = vim.lsp.util.buf_versions[b] end
+    table.insert(out, item)
+  end
+  return out
+end
+
+local function handlers()
+  return {
+    ['$/progress'] = progress_handler,
+    ['window/showMessageRequest'] = show_message_request,
+    ['$/cancelRequest'] = cancel_request,
+    ['agentls/saveDocuments'] = save_documents,
+    ['agentls/diagnostics'] = editor_diagnostics,
+  }
+end
+M._handlers = handlers
 
 -- find_root: the deepest directory above the buffer holding a root marker,
 -- else the buffer's directory.
@@ -197,23 +397,6 @@ local function find_root(bufnr)
   return best or dir
 end
 
--- col_to_lsp: a byte column of line in the client's offset encoding.
-local function col_to_lsp(line, col, enc)
-  if enc == 'utf-8' then return col end
-  local ok, u32, u16 = pcall(vim.str_utfindex, line, col)
-  if not ok then return col end
-  return enc == 'utf-32' and u32 or u16
-end
-
-local get_clients = function(filter)
-  if vim.lsp.get_clients then return vim.lsp.get_clients(filter) end
-  if filter and filter.bufnr then
-    local out = {}
-    for _, c in pairs(vim.lsp.buf_get_clients(filter.bufnr)) do table.insert(out, c) end
-    return out
-  end
-  return vim.lsp.get_active_clients()
-end
 
 local function cmd_env()
   if not M.config.api_key_cmd then return nil end
@@ -247,7 +430,7 @@ function M.client_config(root)
     capabilities = capabilities(),
     init_options = settings,
     settings = { agentls = settings },
-    handlers = { ['$/progress'] = progress_handler },
+    handlers = handlers(),
     on_init = function(client)
       client.notify('workspace/didChangeConfiguration', { settings = { agentls = settings } })
     end,
@@ -346,29 +529,107 @@ function M.run(args, opts)
   args = vim.deepcopy(args)
   args.prompt = vim.trim(args.prompt)
   args.mode = args.mode or M.guess_mode(args.prompt)
+  return M.run_command(M.commands.run, args, { prompt = args.prompt, mode = args.mode }, opts)
+end
+
+-- run_command(command, arg, meta, opts): a task command (agentls.run,
+-- agentls.resume) with this plugin's work-done token; its reply is shown
+-- like agentls.run's. Returns the token.
+function M.run_command(command, args, meta, opts)
+  opts = opts or {}
+  local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
+  local client = need_client(bufnr)
+  if not client then return nil end
   run_seq = run_seq + 1
   local token = string.format('agentls-nvim-%d-%d', vim.fn.getpid(), run_seq)
   own_tokens[token] = true
-  local params = { command = M.commands.run, arguments = { args }, workDoneToken = token }
+  local params = { command = command, arguments = { args }, workDoneToken = token }
   local ok, request_id = client.request('workspace/executeCommand', params, function(err, result)
     runs[token] = nil
     if progress[token] then progress[token].done = true end
+    M.refresh_progress()
     vim.cmd('redrawstatus')
     if err then
-      log_notify('agentls.run failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      log_notify(ui.one_line('agentls.run failed: ' .. (err.message or vim.inspect(err))), vim.log.levels.ERROR)
     elseif type(result) == 'table' then
+      if result.mode == nil and meta.mode then result.mode = meta.mode end
       last_result = result
       local msg, level = result_message(result)
-      log_notify(msg, level)
+      if M.config.notify then log_notify(ui.one_line(msg), level) end
+      -- A cancelled task has nothing to read: its one line is enough.
+      if M.config.show_answer and not opts.quiet and result.status ~= 'cancelled' then M.show_result(result, client) end
     end
     if opts.on_done then opts.on_done(err, result) end
   end, bufnr)
   if not ok then
-    log_notify('could not send agentls.run (client stopped?)', vim.log.levels.ERROR)
+    log_notify('could not send ' .. command .. ' (client stopped?)', vim.log.levels.ERROR)
     return nil
   end
-  runs[token] = { prompt = args.prompt, client_id = client.id, request_id = request_id, bufnr = bufnr }
+  runs[token] = { prompt = meta.prompt, client_id = client.id, request_id = request_id, bufnr = bufnr }
   return token
+end
+
+local function str(v) return (type(v) == 'string') and v or '' end
+
+-- result_lines(r): the whole answer of a task as markdown lines, never cut.
+function M.result_lines(r)
+  local lines = { '# agentls task ' .. str(r.taskId) .. ': ' .. str(r.status), '' }
+  if str(r.summary) ~= '' then
+    table.insert(lines, str(r.summary))
+    table.insert(lines, '')
+  end
+  if str(r.answer) ~= '' and r.answer ~= r.summary then
+    vim.list_extend(lines, vim.split(r.answer, '\n', { plain = true }))
+    table.insert(lines, '')
+  end
+  if type(r.plan) == 'table' and type(r.plan.items) == 'table' and #r.plan.items > 0 then
+    table.insert(lines, '## Plan')
+    for _, it in ipairs(r.plan.items) do
+      local mark = ({ done = 'x', skipped = '-', in_progress = '>' })[it.status] or ' '
+      table.insert(lines, string.format('- [%s] %s', mark, str(it.text)))
+    end
+    table.insert(lines, '')
+  end
+  if type(r.changedFiles) == 'table' and #r.changedFiles > 0 then
+    table.insert(lines, 'Changed: ' .. table.concat(r.changedFiles, ', '))
+  end
+  if str(r.report) ~= '' then table.insert(lines, 'Report: ' .. vim.uri_to_fname(r.report)) end
+  local keys = { 'q closes' }
+  if r.mode == 'plan' and r.status == 'completed' then table.insert(keys, 'x executes the plan') end
+  if str(r.report) ~= '' then table.insert(keys, 'r opens the report') end
+  table.insert(lines, '')
+  table.insert(lines, '_' .. table.concat(keys, ' · ') .. '_')
+  return lines
+end
+
+-- show_result(r): the task's whole answer in a markdown float (or split).
+-- A plan task gets the "Execute plan" action (`x`), any task with a report
+-- `r`. Returns the buffer.
+function M.show_result(r, client)
+  local keys = {}
+  if r.mode == 'plan' and r.status == 'completed' then keys.x = function() M.execute_plan(r.taskId) end end
+  if str(r.report) ~= '' then keys.r = function() M.open_report_file(r.report) end end
+  local b = ui.show('task-' .. str(r.taskId), M.result_lines(r), { split = M.config.view == 'split', keys = keys })
+  return b
+end
+
+-- supports(command): whether the server advertises a command.
+function M.supports(command, client)
+  client = client or M.client()
+  local ecp = client and client.server_capabilities and client.server_capabilities.executeCommandProvider
+  return type(ecp) == 'table' and vim.tbl_contains(ecp.commands or {}, command)
+end
+
+local function exec(command, arg, cb)
+  local client = need_client()
+  if not client then return end
+  client.request('workspace/executeCommand', { command = command, arguments = arg and { arg } or {} }, function(err, result)
+    if err then
+      log_notify(ui.one_line(command .. ' failed: ' .. (err.message or vim.inspect(err))), vim.log.levels.ERROR)
+      return
+    end
+    cb(result, client)
+  end)
 end
 
 local function buf_uri(bufnr) return vim.uri_from_bufnr(bufnr) end
@@ -482,51 +743,121 @@ function M.duration_text(ms)
   return string.format('%d min %d s', math.floor(s / 60), math.floor(s % 60 + 0.5))
 end
 
+-- task_state(t): the state of an agentls.tasks entry; a task an earlier
+-- server left running reads "interrupted".
+function M.task_state(t)
+  if t.interrupted == true then return 'interrupted' end
+  return str(t.state) ~= '' and t.state or str(t.status)
+end
+
+function M.task_lines(list)
+  local lines = { '# agentls tasks', '' }
+  for _, t in ipairs(list) do
+    table.insert(lines, string.format('- `%s` %-11s %-5s %8s  %s', t.id or t.taskId or '?', M.task_state(t),
+      M.plan_progress(t.plan or t.progress), M.duration_text(t.duration), ui.one_line(str(t.prompt), 70)))
+  end
+  table.insert(lines, '')
+  table.insert(lines, '_q closes · :AgentReport ID · :AgentUndo ID · :AgentResume ID_')
+  return lines
+end
+
 function M.cmd_tasks()
   M.tasks(function(err, list)
-    if err then return log_notify('agentls.tasks failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
-    if #list == 0 then return log_notify('no tasks yet') end
-    local lines = {}
-    for _, t in ipairs(list) do
-      table.insert(lines, string.format('%s  %-9s %-5s %7s  %s', t.id or t.taskId or '?', t.state or t.status or '',
-        M.plan_progress(t.plan or t.progress), M.duration_text(t.duration), t.prompt or ''))
-    end
-    log_notify(table.concat(lines, '\n'))
+    if err then return log_notify(ui.one_line('agentls.tasks failed: ' .. (err.message or '')), vim.log.levels.ERROR) end
+    if #list == 0 then return log_notify('agentls: no tasks yet') end
+    ui.show('tasks', M.task_lines(list), { split = M.config.view == 'split' })
   end)
 end
 
-local function open_report_text(text)
-  vim.cmd('new')
-  local b = vim.api.nvim_get_current_buf()
-  vim.api.nvim_buf_set_lines(b, 0, -1, false, vim.split(text, '\n', { plain = true }))
-  vim.api.nvim_buf_set_option(b, 'buftype', 'nofile')
-  vim.api.nvim_buf_set_option(b, 'bufhidden', 'wipe')
-  vim.api.nvim_buf_set_option(b, 'filetype', 'markdown')
-  vim.api.nvim_buf_set_name(b, 'agentls://report/' .. b)
+-- task_ids(): ids of the server's tasks, newest first, for completion
+-- (a synchronous request of at most a second).
+function M.task_ids()
+  local client = M.client()
+  if not client then return {} end
+  local resp = client.request_sync('workspace/executeCommand', { command = M.commands.tasks, arguments = {} }, 1000)
+  local list = resp and resp.result
+  if type(list) == 'table' and list.tasks then list = list.tasks end
+  local ids = {}
+  for _, t in ipairs(type(list) == 'table' and list or {}) do table.insert(ids, t.id or t.taskId) end
+  return ids
 end
 
--- report(task_id?): open a task's report (the last finished task by default).
+function M.complete_task_ids(arglead)
+  return vim.tbl_filter(function(id) return vim.startswith(id, arglead or '') end, M.task_ids())
+end
+
+function M.open_report_file(uri)
+  local name = vim.uri_to_fname(uri)
+  vim.cmd('botright split ' .. vim.fn.fnameescape(name))
+  vim.bo.readonly = true
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = 0, nowait = true })
+end
+
+-- report(task_id?): a task's whole answer and report (the last finished
+-- task by default), any task agentls.tasks lists, earlier sessions too.
 function M.report(task_id)
   local r = last_result
-  if (not task_id or task_id == '') and r and type(r.report) == 'string' and r.report ~= '' then
-    vim.cmd('split ' .. vim.fn.fnameescape(vim.uri_to_fname(r.report)))
-    return
-  end
   task_id = (task_id and task_id ~= '') and task_id or (r and r.taskId)
-  if not task_id then return log_notify('no task has finished yet', vim.log.levels.WARN) end
-  local client = need_client()
-  if not client then return end
-  client.request('workspace/executeCommand', { command = M.commands.show_report, arguments = { { taskId = task_id } } }, function(err, result)
-    if err then return log_notify('agentls.showReport failed: ' .. (err.message or ''), vim.log.levels.ERROR) end
-    local uri = type(result) == 'string' and result:match('^%a[%w+.-]*:') and result or (type(result) == 'table' and type(result.report) == 'string' and result.report) or (type(result) == 'table' and type(result.uri) == 'string' and result.uri)
-    if uri then
-      vim.cmd('split ' .. vim.fn.fnameescape(vim.uri_to_fname(uri)))
-      return
-    end
-    local text = type(result) == 'string' and result or (type(result) == 'table' and (result.markdown or result.content)) or nil
-    if type(text) == 'string' then return open_report_text(text) end
-    -- The server may have opened it with window/showDocument already.
+  if not task_id then return log_notify('agentls: no task has finished yet (:AgentTasks lists all)', vim.log.levels.WARN) end
+  if M.supports(M.commands.result) then
+    return exec(M.commands.result, { taskId = task_id }, function(res, client) M.show_result(res, client) end)
+  end
+  -- A server without agentls.result: its markdown report file.
+  exec(M.commands.show_report, { taskId = task_id }, function(result)
+    local uri = type(result) == 'table' and str(result.report) or ''
+    if uri ~= '' and not result.shown then M.open_report_file(uri) end
   end)
+end
+
+local function newest_task(pred, cb)
+  M.tasks(function(err, list)
+    if err then return cb(nil) end
+    for _, t in ipairs(list) do
+      if pred(t) then return cb(t.id or t.taskId) end
+    end
+    cb(nil)
+  end)
+end
+
+-- undo(task_id?): revert every edit of a task (this editor's last task that
+-- changed files by default).
+function M.undo(task_id)
+  local function go(id)
+    if not id then return log_notify('agentls: no task to undo (:AgentTasks lists them)', vim.log.levels.WARN) end
+    exec(M.commands.undo, { taskId = id }, function(res)
+      last_undo = res
+      log_notify(ui.one_line('agentls: ' .. (type(res) == 'table' and str(res.summary) or 'undone')))
+    end)
+  end
+  if task_id and task_id ~= '' then return go(task_id) end
+  local r = last_result
+  if r and type(r.changedFiles) == 'table' and #r.changedFiles > 0 then return go(r.taskId) end
+  newest_task(function(t) return M.task_state(t) == 'completed' and t.mode == 'edit' end, go)
+end
+
+-- resume(task_id?): continue an interrupted task (the newest by default).
+function M.resume(task_id)
+  local function go(id)
+    if not id then return log_notify('agentls: no interrupted task to resume', vim.log.levels.WARN) end
+    M.run_command(M.commands.resume, { taskId = id }, { prompt = 'resume ' .. id })
+  end
+  if task_id and task_id ~= '' then return go(task_id) end
+  newest_task(function(t) return M.task_state(t) == 'interrupted' end, go)
+end
+
+-- plan(prompt): a read-only task that ends with a plan; its answer window
+-- offers "Execute plan" (`x`, or :AgentExecute).
+function M.plan(prompt, bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  return M.run({ prompt = prompt, mode = 'plan', uri = vim.uri_from_bufnr(bufnr) }, { bufnr = bufnr })
+end
+
+-- execute_plan(task_id?): run the plan of a plan task (the last by default).
+function M.execute_plan(task_id)
+  local r = last_result
+  task_id = (task_id and task_id ~= '') and task_id or (r and r.mode == 'plan' and r.taskId)
+  if not task_id then return log_notify('agentls: no plan to execute (:AgentPlan first)', vim.log.levels.WARN) end
+  return M.run({ prompt = 'go ahead', mode = 'edit', followUp = task_id })
 end
 
 -- register_lspconfig(): add "agentls" to nvim-lspconfig when it is installed,
@@ -546,7 +877,7 @@ function M.register_lspconfig()
         init_options = settings,
         settings = { agentls = settings },
         capabilities = capabilities(),
-        handlers = { ['$/progress'] = progress_handler },
+        handlers = handlers(),
       },
       docs = { description = 'agentls: a coding agent as a language server. https://github.com/agentls/agentls' },
     }
@@ -565,8 +896,20 @@ local function register_client_commands()
 end
 
 -- setup(opts): configure; with autostart, attach to buffers as they open.
+-- ensure_helptags(): :help agentls works even when doc/tags is not there
+-- (a plugin manager that skips it); a read-only directory is left alone.
+function M.ensure_helptags()
+  for _, doc in ipairs(vim.api.nvim_get_runtime_file('doc/agentls.txt', true)) do
+    local dir = vim.fn.fnamemodify(doc, ':h')
+    if vim.fn.filereadable(dir .. '/tags') == 0 and vim.fn.filewritable(dir) == 2 then
+      pcall(vim.cmd, 'silent! helptags ' .. vim.fn.fnameescape(dir))
+    end
+  end
+end
+
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  M.ensure_helptags()
   register_client_commands()
   local lspconfig = M.register_lspconfig()
   local group = vim.api.nvim_create_augroup('agentls', { clear = true })

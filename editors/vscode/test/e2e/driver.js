@@ -9,7 +9,10 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: palette,run,quickfix,ask,cancel (default: all)
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,cancel
+//                     (default: all but plan, which needs a server with plan
+//                     mode: add it when the server has it). nokey needs code-server started without
+//                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
 //   E2E_CLIENT_LOGS   code-server's log folder, where the extension's output
 //                     channel ("agentls") is written: what it sent
@@ -25,7 +28,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'palette,run,quickfix,ask,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -33,7 +36,7 @@ let failed = 0;
 function note(ok, what) {
   findings.push(`${ok ? 'PASS' : 'FAIL'} ${what}`);
   if (!ok) failed++;
-  process.stderr.write(`${ok ? 'PASS' : 'FAIL'} ${what}\n`);
+  process.stderr.write(`${ok ? 'PASS' : 'FAIL'} [${secs()} s] ${what}\n`);
   return ok;
 }
 const t0 = Date.now();
@@ -111,9 +114,47 @@ async function main() {
     await page.waitForTimeout(300);
   };
   const statusText = () => page.$eval('.statusbar', (e) => e.innerText);
+  const toastTexts = () => page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
+  // toastButton: the button titled label of the toast that includes text.
+  const toastButton = (text, label, ms = 15000) => poll(async () => {
+    for (const t of await page.$$('.notification-toast')) {
+      if (!(await t.innerText()).includes(text)) continue;
+      for (const b of await t.$$('.monaco-button')) {
+        if ((await b.innerText()).trim() === label) return b;
+      }
+    }
+    return undefined;
+  }, ms);
+  // frameWith: the webview frame (approval panel, markdown preview) whose
+  // document contains text.
+  const frameWith = async (text) => {
+    for (const f of page.frames()) {
+      const has = await f.evaluate((x) => !!document.body && document.body.innerText.includes(x), text).catch(() => false);
+      if (has) return f;
+    }
+    return undefined;
+  };
+  const tabTitles = () => page.$$eval('.tabs-container .tab', (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim())).catch(() => []);
+  const runPalette = async (command, input) => {
+    await palette(command);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.quick-input-widget input', { timeout: 10000 });
+    await page.waitForTimeout(300);
+    await page.keyboard.type(input, { delay: 5 });
+    await page.keyboard.press('Enter');
+  };
+  const openMain = async () => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+P');
+    await page.waitForTimeout(300);
+    await page.keyboard.type('main.go', { delay: 10 });
+    await page.waitForTimeout(600);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(500);
+  };
 
   try {
-    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded' });
+    await page.goto(`${url}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded', timeout: 90000 });
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     note(true, `workbench ready after ${secs()} s`);
 
@@ -142,20 +183,61 @@ async function main() {
     // settings the extension sent.
     const init = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg=initialize')), 40000);
     note(Boolean(init), `extension started bin/agentls and it initialized (${secs()} s): ${init ? init.replace(/^time=\S+ /, '').slice(0, 160) : 'no initialize in ' + process.env.E2E_AGENTLS_LOG}`);
-    note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=auto')), 'settings (model, approval) reached the server as initializationOptions');
+    note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=ask')), 'settings (model, approval) reached the server as initializationOptions');
     note(!agentlsLog().includes('e2e-not-a-key'), 'the API key is not in the server log');
     await page.waitForTimeout(1000);
+    // A normal start logs nothing at error level in the output channel: the
+    // server's stderr note "agentls: logging to FILE" is information.
+    const startLog = clientLog();
+    const errLines = startLog.split('\n').filter((l) => /\[error\]/.test(l));
+    const loggingTo = startLog.split('\n').find((l) => l.includes('agentls: logging to')) || '';
+    note(errLines.length === 0 && /\[info\]/.test(loggingTo), `no error-level line in the "agentls" output at start-up (${errLines.length ? errLines[0].slice(0, 120) : `"logging to" at ${(/\[(\w+)\]/.exec(loggingTo) || [])[1] || 'no such line'}`})`);
     const errToasts = await page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
     const bad = errToasts.find((t) => /could not start|Couldn't start|Connection to server got closed|flag provided/i.test(t));
     await shot('00-started');
     note(!bad, `no error notification (${bad ? bad.replace(/\s+/g, ' ') : 'none'})`);
+
+    if (want.has('nokey')) {
+      // Started without a key (the runner unsets OPENAI_API_KEY): one prompt
+      // at start offering "Set API key".
+      const prompt = await toastButton('no API key is set', 'Set API key', 20000);
+      await shot('vscode-nokey-prompt');
+      note(Boolean(prompt), 'no key at start: a notification offers "Set API key"');
+      await clearToasts();
+      // A task the model service refuses (401): one notification, with the button.
+      await runPalette('agentls: Run task', 'nokey: say hello');
+      const button = await toastButton('401', 'Set API key', 30000);
+      await page.waitForTimeout(2000); // a second, duplicate notification would be up by now
+      const with401 = (await toastTexts()).filter((t) => t.includes('401'));
+      await shot('vscode-nokey-401');
+      note(with401.length === 1, `the 401 shows exactly one notification (${with401.length}): ${(with401[0] || 'none').replace(/\s+/g, ' ').slice(0, 200)}`);
+      note(Boolean(button), 'the 401 notification has a "Set API key" button');
+      const hint = with401.join(' ');
+      const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+      note(!hint.includes('agentls.apiKeyEnv') || Boolean(pkg.contributes.configuration.properties['agentls.apiKeyEnv']), 'a hint that names agentls.apiKeyEnv names a real VS Code setting');
+      if (button) {
+        await button.click();
+        const box = await page.waitForSelector('.quick-input-widget input[type="password"]', { timeout: 10000 }).catch(() => undefined);
+        note(Boolean(box), '"Set API key" asks for the key in a password box');
+        if (box) {
+          await page.keyboard.type('e2e-not-a-key', { delay: 5 });
+          await page.keyboard.press('Enter');
+          const saved = await toastWith('API key saved');
+          note(Boolean(saved), `the key is saved and the server restarted: ${(saved || 'none').replace(/\s+/g, ' ')}`);
+          const restarted = await poll(async () => agentlsLog().split('\n').filter((l) => l.includes('msg=initialize')).length >= 2, 20000);
+          note(Boolean(restarted), 'the server was started again (a second initialize in its log)');
+        }
+      }
+      await clearToasts();
+      await openMain();
+    }
 
     if (want.has('palette')) {
       await palette('agentls: ');
       await page.waitForTimeout(600);
       const items = await page.$$eval('.quick-input-list .monaco-list-row', (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ')));
       await shot('01-palette');
-      for (const title of ['Run task', 'Ask about selection', 'Cancel task', 'Show tasks', 'Show last report', 'Set API key']) {
+      for (const title of ['Run task', 'Plan task', 'Ask about selection', 'Cancel task', 'Undo task', 'Resume task', 'Show tasks', 'Show answer', 'Show last report', 'Set API key']) {
         note(items.some((i) => i.includes(`agentls: ${title}`)), `palette lists "agentls: ${title}"`);
       }
       await page.keyboard.press('Escape');
@@ -182,8 +264,45 @@ async function main() {
       const expect = process.env.E2E_EXPECT_EDIT || '// Package main greets the world.';
       const edited = await poll(() => page.$eval('.monaco-editor .view-lines', (e, x) => e.innerText.replace(/\u00a0/g, ' ').includes(x), expect), 5000);
       note(Boolean(edited), `edit applied in the editor (shows "${expect}")`);
-      const firstRun = clientLog().split('\n').find((l) => l.includes('agentls.run {')) || '';
+      const firstRun = clientLog().split('\n').find((l) => l.includes('agentls.run {') && l.includes(prompt)) || '';
       note(firstRun.includes('"mode":"edit"') && !firstRun.includes('"range"'), `Run task sent mode "edit" and no range for a bare cursor: ${firstRun.slice(firstRun.indexOf('agentls.run')).slice(0, 160)}`);
+      // The tasks view in the explorer: the task and its plan, one item a row
+      // ("agentls: Show tasks" opens it).
+      await palette('agentls: Show tasks');
+      await page.keyboard.press('Enter');
+      const rows = await poll(async () => {
+        const r = await page.$$eval('.pane', (panes) => {
+          const p = panes.find((x) => /agentls tasks/i.test((x.querySelector('.pane-header') || {}).innerText || ''));
+          return p ? [...p.querySelectorAll('.monaco-list-row')].map((e) => e.innerText.replace(/\s+/g, ' ').trim()) : [];
+        });
+        return r.some((x) => x.includes('Add a package comment to main.go')) && r.some((x) => x.includes('Check that it builds')) ? r : undefined;
+      }, 10000);
+      await shot('vscode-tasks-view');
+      note(Boolean(rows), `the "agentls tasks" view lists the task with its plan as a checklist: ${(rows || []).join(' | ').slice(0, 220)}`);
+      await page.keyboard.press('Escape');
+    }
+
+    if (want.has('undo')) {
+      // "agentls: Undo task": a QuickPick over agentls.tasks; picking the
+      // edit task reverts its edit in the editor.
+      await clearToasts();
+      await openMain();
+      await palette('agentls: Undo task');
+      await page.keyboard.press('Enter');
+      const item = await poll(async () => {
+        const rows = await page.$$eval('.quick-input-list .monaco-list-row', (els) => els.map((e) => e.innerText.replace(/\s+/g, ' ')));
+        return rows.find((r) => r.includes('Add a header comment')) ? rows : undefined;
+      }, 10000);
+      await shot('08-undo-pick');
+      note(Boolean(item), `Undo task offers the tasks to pick from: ${(item || []).join(' | ').slice(0, 200)}`);
+      if (item) {
+        await page.keyboard.type('Add a header comment', { delay: 5 });
+        await page.waitForTimeout(300);
+        await page.keyboard.press('Enter');
+        const undone = await toastWith('undid task');
+        const reverted = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => !e.innerText.replace(/\u00a0/g, ' ').includes('// Package main greets the world.')), 10000);
+        note(Boolean(undone) && Boolean(reverted), `the edit is reverted in the editor: ${(undone || 'no message').replace(/\s+/g, ' ').slice(0, 160)}`);
+      }
       await page.keyboard.press('Escape');
     }
 
@@ -258,6 +377,113 @@ async function main() {
         `it sent mode "ask" with the selection's range: ${sent ? JSON.stringify({ mode: sent.mode, range: sent.range }) : 'no agentls.run in the output channel'}`);
     }
 
+    if (want.has('answer')) {
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Run task', 'Explain the whole program');
+      const lastLine = 'Last line of the answer: the program exits with status 0 after printing its greeting.';
+      const frame = await poll(() => frameWith(lastLine), 30000);
+      note(Boolean(frame), 'a long answer (over 400 characters, several lines) opens whole in a markdown preview');
+      if (frame) {
+        const vis = await frame.evaluate((x) => {
+          const el = [...document.querySelectorAll('p, li')].find((e) => e.innerText.includes(x));
+          if (!el) return 'not found';
+          el.scrollIntoView({ block: 'nearest' });
+          const r = el.getBoundingClientRect();
+          const full = document.body.innerText;
+          return `${r.top >= 0 && r.bottom <= window.innerHeight && r.width > 0 ? 'visible' : 'hidden'} ${full.length}`;
+        }, lastLine);
+        await page.waitForTimeout(300);
+        await shot('vscode-answer');
+        note(/^visible/.test(vis), `its last line is visible in the preview (${vis} characters of text)`);
+        const iframeBox = await poll(async () => {
+          for (const el of await page.$$('iframe')) {
+            const cf = await el.contentFrame();
+            const inner = cf ? cf.childFrames().concat([cf]) : [];
+            if (inner.includes(frame)) return el.boundingBox();
+          }
+          return undefined;
+        }, 3000);
+        note(Boolean(iframeBox && iframeBox.width > 200 && iframeBox.height > 200), `the preview is on screen (${iframeBox ? `${Math.round(iframeBox.width)}x${Math.round(iframeBox.height)}` : 'no frame box'})`);
+      }
+      const report = await toastButton('completed', 'Show report', 10000);
+      note(Boolean(report), 'the result notification offers "Show report"');
+      if (report) {
+        await report.click();
+        // The report (.agentls/tasks/ID.md) in a preview tab of its own, not
+        // the answer's (answer-ID.md); rendered: its "Timing" heading is text.
+        const tab = await poll(async () => (await tabTitles()).find((t) => /^Preview (?!answer-).*\.md/.test(t)), 10000);
+        const rendered = await poll(() => frameWith('Timing'), 10000);
+        await shot('vscode-report');
+        const sourceTab = (await tabTitles()).find((t) => /^[^ ]+\.md$/.test(t) && !/^Preview/.test(t));
+        note(Boolean(tab) && Boolean(rendered) && !sourceTab, `"Show report" opens the report rendered (${tab || 'no preview tab'}), not its markdown source${sourceTab ? ` (source tab ${sourceTab})` : ''}`);
+      }
+      await page.keyboard.press('Escape');
+    }
+
+    if (want.has('approval')) {
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Run task', 'approval: run the tests of Greet');
+      const frame = await poll(() => frameWith('agentls asks for approval'), 30000);
+      note(Boolean(frame), 'the approval question opens in a panel');
+      if (frame) {
+        const m = await frame.evaluate(() => {
+          const cut = (e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1 || getComputedStyle(e).textOverflow === 'ellipsis';
+          const buttons = [...document.querySelectorAll('button')].map((b) => ({ text: b.innerText.trim(), cut: cut(b), w: b.clientWidth }));
+          const texts = [...document.querySelectorAll('p, pre')].map((e) => ({ text: e.innerText, cut: cut(e) }));
+          return { buttons, texts };
+        });
+        await shot('vscode-approval');
+        const titles = m.buttons.map((b) => b.text);
+        note(JSON.stringify(titles) === JSON.stringify(['Allow once', 'Allow for this task', 'Always allow `go test`', 'Deny']), `the approval offers every action, titles whole: ${titles.join(' | ')}`);
+        const cutB = m.buttons.filter((b) => b.cut);
+        note(cutB.length === 0, `no approval button is truncated (scrollWidth <= clientWidth, no ellipsis): ${m.buttons.map((b) => `${b.text} ${b.w}px`).join(', ')}`);
+        const cmd = "go test -count=1 -run 'TestGreetReturnsTheGreetingForEveryNameInTheTable|TestMainPrintsExactlyOneLineOfOutput' -timeout 120s ./...";
+        const cmdShown = m.texts.find((t) => t.text.includes(cmd));
+        note(Boolean(cmdShown) && m.texts.every((t) => !t.cut), `the whole command is shown and no text is cut (${m.texts.length} blocks)`);
+        // Cancel the task while the question is open: the question goes away.
+        const cancel = await toastButton('approval', 'Cancel', 10000);
+        note(Boolean(cancel), 'the task shows a Cancel button while the approval is open');
+        if (cancel) {
+          const c0 = Date.now();
+          await cancel.click();
+          const gone = await poll(async () => !(await frameWith('agentls asks for approval')) && !(await tabTitles()).some((t) => t.includes('approve')), 10000);
+          await shot('vscode-approval-withdrawn');
+          note(Boolean(gone), `cancelling the task withdraws its approval panel (${Date.now() - c0} ms)`);
+          const ended = await toastWith('cancelled');
+          note(Boolean(ended), `the task ends "cancelled": ${(ended || 'none').replace(/\s+/g, ' ').slice(0, 160)}`);
+          const withdrawn = clientLog().split('\n').find((l) => l.includes('approval withdrawn')) || '';
+          note(withdrawn !== '', `the extension logged why: ${withdrawn.replace(/^.*\] /, '')}`);
+        }
+      }
+    }
+
+    if (want.has('plan')) {
+      // Plan mode (needs a server with mode "plan"): the plan opens in the
+      // preview, the notification offers "Execute plan", which runs the
+      // follow-up {prompt: "go ahead", mode: "edit", followUp: ID}.
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Plan task', 'plan: rename Greet to Hello');
+      const exec = await toastButton('plan ready', 'Execute plan', 30000);
+      const planFrame = await poll(() => frameWith('Rename Greet to Hello in main.go'), 10000);
+      await shot('vscode-plan');
+      // When it fails, say why: an error toast without buttons hides itself
+      // after a while, the output channel keeps it.
+      const why = (clientLog().split('\n').find((l) => l.includes('agentls.run failed')) || 'no failure logged').replace(/^.*\] /, '').slice(0, 200);
+      note(Boolean(exec), `a finished plan offers "Execute plan"${exec ? '' : ` (${why})`}`);
+      note(Boolean(planFrame), 'the plan opens in the preview as a checklist');
+      const sentPlan = clientLog().split('\n').find((l) => l.includes('agentls.run {') && l.includes('plan: rename')) || '';
+      note(sentPlan.includes('"mode":"plan"'), `Plan task sent mode "plan": ${sentPlan.slice(sentPlan.indexOf('agentls.run')).slice(0, 120)}`);
+      if (exec) {
+        await exec.click();
+        const done = await toastWith('Carried out the plan');
+        const followUp = clientLog().split('\n').find((l) => l.includes('agentls.run {"prompt":"go ahead"')) || '';
+        note(Boolean(done) && /"mode":"edit","followUp":"[^"]+"/.test(followUp), `"Execute plan" runs the follow-up edit: ${followUp.slice(followUp.indexOf('agentls.run')).slice(0, 140)}`);
+      }
+    }
+
     if (want.has('cancel')) {
       await clearToasts();
       await palette('agentls: Run task');
@@ -293,6 +519,7 @@ async function main() {
     await ctx.close().catch(() => undefined);
     fs.rmSync(profile, { recursive: true, force: true });
   }
+  // The screenshots named vscode-* are the ones docs/ and README show.
   findings.push(`total ${secs()} s; ${failed} failed`);
   fs.writeFileSync(path.join(art, 'findings.txt'), findings.join('\n') + '\n');
   process.exit(failed > 0 ? 1 : 0);

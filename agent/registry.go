@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+)
+
+// Registry is the index of the tasks of one host, the only one: every
+// runner of a host adds its tasks to the host's registry, so a follow-up,
+// a resume or a cancel finds a task whichever runner started it. A runner
+// made without one gets its own.
+type Registry struct {
+	prefix string // random, so task IDs of different hosts never collide
+
+	mu    sync.Mutex // guards tasks and seq
+	tasks []*Task    // in start order
+	seq   int
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return &Registry{prefix: hex.EncodeToString(b[:])}
+}
+
+// newID returns the ID of the registry's next task: "<prefix>-<n>".
+func (g *Registry) newID() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seq++
+	return fmt.Sprintf("%s-%d", g.prefix, g.seq)
+}
+
+// Task returns the task with id, or nil.
+func (g *Registry) Task(id string) *Task {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, t := range g.tasks {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// Tasks returns the tasks, oldest first.
+func (g *Registry) Tasks() []*Task {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]*Task(nil), g.tasks...)
+}
+
+// add lists t; a task of the same ID that has ended (an earlier run of a
+// resumed task) is replaced. It fails when a live task has that ID.
+func (g *Registry) add(t *Task) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, o := range g.tasks {
+		if o.id == t.id {
+			if !o.State().Terminal() {
+				return false
+			}
+			g.tasks = append(g.tasks[:i], g.tasks[i+1:]...)
+			break
+		}
+	}
+	g.tasks = append(g.tasks, t)
+	return true
+}

@@ -1,0 +1,302 @@
+// Package session hosts the agent for one workspace: it owns the workspace
+// and its search index, the session store, the model clients, the user's
+// settings and the only registry of tasks, decides a task's mode, and
+// writes each task's report and summary. The faces (the LSP server, the ACP
+// agent, the command line) are thin: each turns its protocol into Start
+// calls and implements a Port for every task.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/store"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/grep"
+	"github.com/agentls/agentls/workspace"
+)
+
+// EnvSessionDB names a variable that overrides the session database's
+// location (default: .agentls/agentls.db in the primary root).
+const EnvSessionDB = "AGENTLS_SESSION_DB"
+
+// Options configure a Host. Zero fields mean their defaults.
+type Options struct {
+	// Getenv reads the environment (the API key); nil means os.Getenv.
+	Getenv func(string) string
+	// Logger receives the host's log; nil discards it.
+	Logger *slog.Logger
+	// Buffers are the editor's open documents; nil means none (a face
+	// without an editor).
+	Buffers *workspace.Buffers
+	// Watch keeps the file index current with a file watcher.
+	Watch bool
+	// DBPath is the session database; "" means $AGENTLS_SESSION_DB, else
+	// .agentls/agentls.db in the primary root.
+	DBPath string
+	// DrainTimeout bounds the wait, in Close, for cancelled tasks to end
+	// (their pending writes finish first). Default 5 s.
+	DrainTimeout time.Duration
+}
+
+// Host is the agent of one workspace: one value per editor connection or
+// command-line run. Its methods are safe for concurrent use.
+type Host struct {
+	opts     Options
+	log      *slog.Logger
+	tasks    *agent.Registry // the only registry of tasks
+	commands *tools.Commands // every command the tasks run, killed at Close
+
+	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots
+	ws      *workspace.Workspace
+	index   *grep.Index
+	wsRoots []string // the roots ws was built or synced with
+
+	mu       sync.Mutex // guards the fields below
+	roots    []string
+	settings Settings
+	client   *llm.Client
+	clientOf string // modelKey of client
+	st       *store.Store
+	stPath   string
+	closed   bool
+	running  sync.WaitGroup // tasks started and not yet finished
+}
+
+// New returns a host with the given settings and no roots yet.
+func New(settings Settings, opts Options) *Host {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 5 * time.Second
+	}
+	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings}
+}
+
+// Settings returns the current settings.
+func (h *Host) Settings() Settings {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.settings
+}
+
+// SetSettings replaces the settings; they apply from the next task on,
+// never midway through one.
+func (h *Host) SetSettings(s Settings) {
+	h.mu.Lock()
+	h.settings = s
+	h.mu.Unlock()
+}
+
+// SetLogger replaces the host's logger (a face whose log sink exists only
+// once it is connected).
+func (h *Host) SetLogger(l *slog.Logger) {
+	if l != nil {
+		h.mu.Lock()
+		h.log = l
+		h.mu.Unlock()
+	}
+}
+
+func (h *Host) logger() *slog.Logger {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.log
+}
+
+// Secrets are the values agentls must never write down or show: the API
+// key of the current settings.
+func (h *Host) Secrets() []string {
+	if k := h.Settings().APIKey(h.opts.Getenv); k != "" {
+		return []string{k}
+	}
+	return nil
+}
+
+// Commands tracks every command the host's tasks run.
+func (h *Host) Commands() *tools.Commands { return h.commands }
+
+// SetRoots sets the workspace folders; the first is the primary one (it
+// holds .agentls/). The workspace follows at its next use.
+func (h *Host) SetRoots(roots []string) {
+	h.mu.Lock()
+	h.roots = append([]string(nil), roots...)
+	h.mu.Unlock()
+}
+
+// ErrNoWorkspace is returned when the face gave no workspace folder.
+var ErrNoWorkspace = errors.New("no workspace folder: open a folder (or a project) in the editor so agentls knows where to work")
+
+// errClosed is returned once Close has begun.
+var errClosed = errors.New("agentls is shutting down")
+
+// Workspace returns the workspace of the current roots, building it (or
+// adding and removing roots) first when they changed.
+func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
+	h.mu.Lock()
+	roots := append([]string(nil), h.roots...)
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if len(roots) == 0 {
+		return nil, ErrNoWorkspace
+	}
+	h.syncMu.Lock()
+	defer h.syncMu.Unlock()
+	if h.ws != nil && slices.Equal(h.wsRoots, roots) {
+		return h.ws, nil
+	}
+	if h.ws == nil {
+		ws, err := workspace.New(ctx, workspace.Options{
+			Roots: roots, Buffers: h.opts.Buffers, Watch: h.opts.Watch, Logger: h.logger(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		h.ws, h.index, h.wsRoots = ws, grep.NewIndex(0), roots
+		// The search filter builds in the background from now on, shared
+		// by every task of the workspace; a search never waits for it.
+		if err := tools.StartGrepFilter(ws, h.index); err != nil {
+			h.logger().Warn("search filter not started", "error", err)
+		}
+		return ws, nil
+	}
+	for _, r := range h.wsRoots {
+		if !slices.Contains(roots, r) {
+			if err := h.ws.RemoveRoot(r); err != nil {
+				h.logger().Warn("remove workspace root", "root", r, "error", err)
+			}
+		}
+	}
+	for _, r := range roots {
+		if !slices.Contains(h.wsRoots, r) {
+			if err := h.ws.AddRoot(ctx, r); err != nil {
+				return nil, fmt.Errorf("workspace: %w", err)
+			}
+		}
+	}
+	h.wsRoots = roots
+	return h.ws, nil
+}
+
+// Store returns the session database of the workspace, opening it on first
+// use.
+func (h *Host) Store(ctx context.Context) (*store.Store, error) {
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := h.opts.DBPath
+	if path == "" {
+		path = h.opts.Getenv(EnvSessionDB)
+	}
+	if path == "" {
+		path = store.DefaultPath(ws.Roots()[0])
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errClosed
+	}
+	if h.st != nil && h.stPath == path {
+		return h.st, nil
+	}
+	st, err := store.Open(ctx, path, store.Options{Secrets: h.Secrets})
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	if h.st != nil {
+		old := h.st
+		go func() { _ = old.Close(context.Background()) }()
+	}
+	h.st, h.stPath = st, path
+	h.log.Info("session store open", "path", st.Path())
+	return st, nil
+}
+
+// modelClient returns the model client of the settings, building a new one
+// when the model configuration changed since the last task.
+func (h *Host) modelClient(s Settings) (*llm.Client, error) {
+	m := s.ModelConfig(h.opts.Getenv)
+	if m.APIKey == "" && !IsLoopback(m.BaseURL) {
+		return nil, &ErrNoAPIKey{Env: s.APIKeyEnv}
+	}
+	k := modelKey(m)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.client != nil && h.clientOf == k {
+		return h.client, nil
+	}
+	c, err := llm.New(m, llm.WithLogger(h.log))
+	if err != nil {
+		return nil, fmt.Errorf("model configuration: %w", err)
+	}
+	h.client, h.clientOf = c, k
+	h.log.Info("model client ready", "config", c.Config())
+	return c, nil
+}
+
+// Close cancels every running task, kills every command process group,
+// waits (at most Options.DrainTimeout) for the tasks to end so their
+// pending writes finish, stops watching the workspace and drains and
+// closes the session store.
+func (h *Host) Close() {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return
+	}
+	h.closed = true
+	h.mu.Unlock()
+	live := h.tasks.Tasks()
+	for _, t := range live {
+		t.Cancel()
+	}
+	h.commands.KillAll()
+	done := make(chan struct{})
+	go func() {
+		h.running.Wait()
+		for _, t := range live {
+			<-t.Done()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(h.opts.DrainTimeout):
+		h.logger().Warn("tasks still running at exit", "after", h.opts.DrainTimeout)
+	}
+	h.syncMu.Lock()
+	if h.index != nil {
+		_ = h.index.Close()
+	}
+	if h.ws != nil {
+		_ = h.ws.Close()
+	}
+	h.syncMu.Unlock()
+	h.mu.Lock()
+	st := h.st
+	h.st = nil
+	h.mu.Unlock()
+	if st != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), h.opts.DrainTimeout)
+		if err := st.Close(ctx); err != nil {
+			h.logger().Warn("session store close", "path", st.Path(), "error", err)
+		}
+		cancel()
+	}
+}

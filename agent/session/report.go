@@ -1,0 +1,139 @@
+package session
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/tools"
+)
+
+// ReportDir is the folder, in the state folder, that holds task reports.
+const ReportDir = "tasks"
+
+// Report is the markdown report of a task: the agent's report (answer,
+// figures, plan, tools, notes, diffs), then the commands it ran with their
+// exit codes, and when it started and ended.
+func Report(res *agent.Result, started time.Time) string {
+	var b strings.Builder
+	b.WriteString(res.Report())
+	if len(res.Commands) > 0 {
+		b.WriteString("\n## Commands run\n\n| command | folder | result | time |\n|---|---|---|---|\n")
+		for _, c := range res.Commands {
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(c.Command), mdCell(orDot(c.Cwd)), commandStatus(c), c.Duration.Round(time.Millisecond))
+		}
+	}
+	fmt.Fprintf(&b, "\n## Timing\n\nstarted %s, ended %s (%s)\n",
+		started.Format(time.RFC3339), started.Add(res.Duration).Format(time.RFC3339), res.Duration.Round(time.Millisecond))
+	return b.String()
+}
+
+func orDot(s string) string {
+	if s == "" {
+		return "."
+	}
+	return s
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
+// commandStatus is "exit code 0", "killed by SIGTERM (cancelled)", ...
+func commandStatus(c tools.CommandOutput) string {
+	s := fmt.Sprintf("exit code %d", c.ExitCode)
+	if c.Signal != "" {
+		s = "killed by " + c.Signal
+	}
+	switch {
+	case c.TimedOut:
+		s += " (timeout)"
+	case c.Cancelled:
+		s += " (cancelled)"
+	}
+	return s
+}
+
+// Summary is one line about a task's end: what it did and what it cost.
+// Every face shows this line; the whole answer is in the result.
+func Summary(res *agent.Result) string {
+	took := res.Duration.Round(100 * time.Millisecond)
+	var what string
+	switch res.Status {
+	case agent.StateCompleted:
+		if len(res.Files) > 0 {
+			names := make([]string, 0, len(res.Files))
+			for i, f := range res.Files {
+				if i == 5 {
+					names = append(names, fmt.Sprintf("and %d more", len(res.Files)-5))
+					break
+				}
+				names = append(names, f.Path)
+			}
+			what = fmt.Sprintf("completed in %s: changed %s", took, strings.Join(names, ", "))
+			if answer := FirstLine(res.Answer, 120); answer != "" {
+				what += ": " + answer
+			}
+		} else if res.Kind == agent.KindEdit {
+			what = fmt.Sprintf("completed in %s, no file changed: %s", took, FirstLine(res.Answer, 120))
+		} else {
+			what = fmt.Sprintf("completed in %s: %s", took, FirstLine(res.Answer, 120))
+		}
+	case agent.StateCancelled:
+		what = fmt.Sprintf("cancelled after %s", took)
+		if len(res.Files) > 0 {
+			what += fmt.Sprintf(" (%d file(s) changed before)", len(res.Files))
+		}
+	default:
+		what = fmt.Sprintf("failed (%s) after %s", res.StopReason, took)
+		if res.Error != "" {
+			what += ": " + FirstLine(res.Error, 160)
+		}
+	}
+	return fmt.Sprintf("%s [%d model calls, %d tokens]", what, res.ModelCalls, res.Usage.InputTokens+res.Usage.OutputTokens)
+}
+
+// FirstLine is the first non-empty line of s without markdown marks, cut
+// to n runes.
+func FirstLine(s string, n int) string {
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(line), "#>*- "))
+		if line == "" {
+			continue
+		}
+		if utf8.RuneCountInString(line) > n {
+			r := []rune(line)
+			return string(r[:n-1]) + "…"
+		}
+		return line
+	}
+	return "(no answer)"
+}
+
+var (
+	editVerbs     = regexp.MustCompile(`(?i)\b(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|apply|edit|modify|rewrite|format|clean ?up|optimi[sz]e|improve|simplify|extract|inline|migrate|upgrade|bump|port|translate|document|comment out|uncomment|set|turn|split|merge|introduce|append|prepend|drop)\b`)
+	questionStart = regexp.MustCompile(`(?i)^\s*(what|why|how|where|which|who|whom|whose|when|is|are|was|were|does|do|did|can|could|should|would|will|has|have|explain|describe|summari[sz]e|tell me|show me|list|find|locate|search|look up|where's|what's|how's|why's)\b`)
+	// Requests that look like questions but ask for a change.
+	editQuestion = regexp.MustCompile(`(?i)^\s*(can|could|would|will) you (please )?(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|edit|modify|rewrite|format)\b`)
+)
+
+// DecideMode picks the task kind of a prompt sent without a mode: "ask"
+// when it is a question and asks for no edit, else "edit". A verb inside a
+// question ("how do I add a flag?") does not make it an edit; a request
+// phrased as a question ("can you fix the test?") does.
+func DecideMode(prompt string) agent.Kind {
+	p := strings.TrimSpace(prompt)
+	question := strings.HasSuffix(p, "?") || questionStart.MatchString(p)
+	switch {
+	case editQuestion.MatchString(p):
+		return agent.KindEdit
+	case question:
+		return agent.KindAsk
+	case editVerbs.MatchString(p):
+		return agent.KindEdit
+	}
+	return agent.KindEdit
+}

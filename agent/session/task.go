@@ -1,0 +1,283 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Task is a task the host started: the agent's task, the port it reports
+// to, and, once it has ended, its outcome.
+type Task struct {
+	*agent.Task
+	h    *Host
+	done chan struct{} // closed once the outcome is set
+	out  *Outcome
+	git  *taskGit // the workspace's git state before and after the task
+}
+
+// Outcome is how a task ended, after the host wrote its report.
+type Outcome struct {
+	Result  *agent.Result
+	Report  string // absolute path of the markdown report; "" when not written
+	Summary string // one line: what the task did and what it cost
+	// Cost is what the task's tokens cost in US dollars, when the settings
+	// give the model's price (CostKnown).
+	Cost      float64
+	CostKnown bool
+	// Git is the git state of the workspace (its first root) before and
+	// after the task, and the files it edited that the user had modified.
+	Git *GitState
+}
+
+// Wait waits for the task's outcome (its report written) or ctx's end.
+func (t *Task) Wait(ctx context.Context) (*Outcome, error) {
+	select {
+	case <-t.done:
+		return t.out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// MaxPromptBytes bounds a task's prompt: a longer text belongs in a file of
+// the workspace that the prompt names.
+const MaxPromptBytes = 256 << 10
+
+// PromptTooLargeError is the error of a prompt over MaxPromptBytes.
+type PromptTooLargeError struct{ Size int }
+
+func (e *PromptTooLargeError) Error() string {
+	return fmt.Sprintf("the prompt is %.1f KiB; agentls takes prompts of up to %d KiB: put long text in a file of the workspace and name the file in the prompt", float64(e.Size)/1024, MaxPromptBytes>>10)
+}
+
+// Start starts a task (a follow-up when spec.FollowUp is set, a resume when
+// spec.ResumeID is). An empty spec.Kind is decided from the prompt
+// (DecideMode). The task reports to port until it ends; then the host
+// writes its report and sets its outcome.
+func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task, error) {
+	if n := len(spec.Prompt); n > MaxPromptBytes {
+		return nil, &PromptTooLargeError{Size: n}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, errClosed
+	}
+	h.running.Add(1)
+	h.mu.Unlock()
+	started := false
+	defer func() {
+		if !started {
+			h.running.Done()
+		}
+	}()
+	settings := h.Settings()
+	client, err := h.modelClient(settings)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Kind == "" && spec.ResumeID == "" {
+		spec.Kind = DecideMode(spec.Prompt)
+	}
+	// Read before the task starts: the files the user had modified.
+	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0])}
+	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
+	sync := func(ctx context.Context) string {
+		g := guard.Load()
+		if g == nil {
+			return ""
+		}
+		return h.syncBuffers(ctx, ws, port, g.Changes())
+	}
+	cfg := h.agentConfig(ctx, ws, settings)
+	if cfg.Check != nil {
+		cfg.Check = savingCheck{next: cfg.Check, sync: sync}
+	}
+	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, guard.Store, sync))
+	at, err := runner.Start(ctx, spec, port)
+	if err != nil {
+		return nil, err
+	}
+	started = true
+	t.Task = at
+	// A change the editor applied after the task stopped waiting for it
+	// (a cancel) joins the task's changes: the report is written again.
+	at.OnLateChange(func() {
+		if res := at.Result(); res != nil {
+			if _, err := h.writeReport(ws, t, res, settings); err != nil {
+				h.logger().Warn("task report not rewritten", "task", at.ID(), "error", err)
+			}
+		}
+	})
+	h.logger().Info("task started", "task", at.ID(), "kind", at.Spec().Kind)
+	go func() {
+		defer h.running.Done()
+		<-at.Done()
+		res := at.Result()
+		t.git.end(context.WithoutCancel(ctx))
+		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state()}
+		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
+			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
+		}
+		path, err := h.writeReport(ws, t, res, settings)
+		if err != nil {
+			h.logger().Warn("task report not written", "task", at.ID(), "error", err)
+		}
+		out.Report = path
+		h.logger().Info("task ended", "task", at.ID(), "status", res.Status, "stopReason", res.StopReason,
+			"modelCalls", res.ModelCalls, "duration", res.Duration)
+		t.out = out
+		close(t.done)
+	}()
+	return t, nil
+}
+
+// Run starts a task and waits for its outcome.
+func (h *Host) Run(ctx context.Context, spec agent.TaskSpec, port Port) (*Outcome, error) {
+	t, err := h.Start(ctx, spec, port)
+	if err != nil {
+		return nil, err
+	}
+	<-t.done
+	return t.out, nil
+}
+
+// Task returns the live or ended task id of this host, or nil.
+func (h *Host) Task(id string) *agent.Task { return h.tasks.Task(id) }
+
+// Tasks returns the tasks of this host, oldest first.
+func (h *Host) Tasks() []*agent.Task { return h.tasks.Tasks() }
+
+// Cancel cancels task id of this host. It reports whether the task was
+// still running.
+func (h *Host) Cancel(id string) (bool, error) {
+	t := h.tasks.Task(id)
+	if t == nil {
+		return false, fmt.Errorf("no task %q in this session", id)
+	}
+	if t.State().Terminal() {
+		return false, nil
+	}
+	t.Cancel()
+	h.logger().Info("task cancelled", "task", id)
+	return true, nil
+}
+
+// agentConfig is the loop's configuration under settings.
+func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Settings) agent.Config {
+	root := ws.Roots()[0]
+	cfg := agent.Config{
+		Root:          root,
+		ModelName:     s.Model,
+		ContextWindow: s.ContextWindow,
+		MaxTurns:      s.MaxTurns,
+		MaxTokens:     s.MaxTokens,
+		MaxTime:       time.Duration(s.MaxTime),
+		Validate:      agent.ValidateMode(s.Validate),
+		Files:         ws,
+		NoRecord:      !s.Recordings,
+		Registry:      h.tasks,
+	}
+	if s.CheckCommand != "" {
+		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv}}
+	}
+	if st, err := h.Store(ctx); err != nil {
+		h.logger().Warn("tasks are not stored", "error", err)
+	} else {
+		cfg.Store = st
+	}
+	return cfg
+}
+
+// toolSet builds the tools of task t: edits through the port's editor,
+// approvals through the host's policy and the port, the shared search
+// index and command tracker.
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
+	return func(g *agent.Guard) []tools.Tool {
+		onGuard(g)
+		h.syncMu.Lock()
+		idx := h.index
+		h.syncMu.Unlock()
+		var ed workspace.Editor = ws.DiskEditor()
+		if pe := port.Editor(ws); pe != nil {
+			ed = pe
+		}
+		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
+		ap := &approver{h: h, port: port, stateDir: ws.StateDir(), settings: s, task: func() (string, string) {
+			return g.TaskID(), t.Spec().Prompt
+		}}
+		reg := tools.New(tools.Env{
+			Workspace: ws,
+			Editor:    g.Editor(ws, ed),
+			Approver:  tools.NewTaskApprovals(g.Approver(ap)),
+			Index:     idx,
+			Commands:  h.commands,
+			SecretEnv: []string{s.APIKeyEnv},
+		})
+		g.OnDone(func() { _ = reg.Close() })
+		out := reg.Tools()
+		for i, tool := range out {
+			if tool.Name() == "run_command" {
+				out[i] = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
+			}
+		}
+		return out
+	}
+}
+
+// ReportPath is where the report of task id is written.
+func ReportPath(ws *workspace.Workspace, id string) string {
+	return filepath.Join(ws.StateDir(), ReportDir, id+".md")
+}
+
+// ReportIfWritten returns the report path of task id when the report exists.
+func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return ""
+	}
+	p := ReportPath(ws, id)
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// writeReport writes the report of a task that ended.
+func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, s Settings) (string, error) {
+	if res == nil {
+		return "", errors.New("the task has no result")
+	}
+	path := ReportPath(ws, res.TaskID)
+	if err := os.MkdirAll(filepath.Join(ws.StateDir(), ReportDir), 0o755); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	tmp := path + ".tmp"
+	text := Report(res, t.Started()) + GitSection(t.git.state())
+	if cost, ok := s.Cost(s.Model, res.Usage); ok {
+		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
+			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
+	}
+	text = llm.Redact(text, h.Secrets()...)
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	return path, nil
+}

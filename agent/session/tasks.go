@@ -1,0 +1,290 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/store"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// PromptPreviewRunes bounds the prompt a task listing carries: a listing
+// stays small however long the prompts were.
+const PromptPreviewRunes = 200
+
+// TaskInfo is one task as listed: a task of this host, or one the session
+// store keeps from an earlier run.
+type TaskInfo struct {
+	ID       string       `json:"id"`
+	Prompt   string       `json:"prompt"` // a preview, at most PromptPreviewRunes
+	Mode     string       `json:"mode"`
+	State    string       `json:"state"`
+	Plan     PlanProgress `json:"plan"`
+	Started  time.Time    `json:"started"`
+	Duration int64        `json:"duration"` // milliseconds, so far for a running task
+	Report   string       `json:"report,omitempty"`
+	// Interrupted: left in a live state by an earlier process (crash,
+	// kill); Resume continues it.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	StopReason  string `json:"stopReason,omitempty"`
+	Summary     string `json:"summary,omitempty"`
+	LLMCalls    int    `json:"llmCalls"`
+	FollowUpOf  string `json:"followUpOf,omitempty"`
+}
+
+// PlanProgress is how far a task's plan is.
+type PlanProgress struct {
+	Done  int      `json:"done"`  // items done or skipped
+	Total int      `json:"total"` // items
+	Items []string `json:"items"` // "[x] text", one per item
+}
+
+// Filter selects tasks of a listing. Zero fields do not filter.
+type Filter struct {
+	// States keeps tasks in any of these states: completed, failed,
+	// cancelled, a live state, "live" (any live state), or "interrupted".
+	States []string
+	Since  time.Time // started at or after
+	Limit  int       // stored tasks listed (default 100)
+}
+
+func (f Filter) keep(state string, interrupted bool, started time.Time) bool {
+	if !f.Since.IsZero() && started.Before(f.Since) {
+		return false
+	}
+	if len(f.States) == 0 {
+		return true
+	}
+	for _, want := range f.States {
+		switch want {
+		case state:
+			return true
+		case "interrupted":
+			if interrupted {
+				return true
+			}
+		case "live":
+			if !store.Terminal(state) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PlanLine is one checklist line: [x] done, [ ] pending, [-] skipped,
+// [>] in progress.
+func PlanLine(it tools.PlanItem) string {
+	line := it.Status.Mark() + " " + it.Text
+	if it.Status == tools.PlanSkipped && it.Reason != "" {
+		line += " (" + it.Reason + ")"
+	}
+	return line
+}
+
+func progressOf(p tools.Plan) PlanProgress {
+	pp := PlanProgress{Total: len(p.Items), Items: []string{}}
+	for _, it := range p.Items {
+		if it.Status == tools.PlanDone || it.Status == tools.PlanSkipped {
+			pp.Done++
+		}
+		pp.Items = append(pp.Items, PlanLine(it))
+	}
+	return pp
+}
+
+func preview(s string) string {
+	r := []rune(s)
+	if len(r) <= PromptPreviewRunes {
+		return s
+	}
+	return string(r[:PromptPreviewRunes-1]) + "…"
+}
+
+// info describes a task of this host.
+func (h *Host) info(ctx context.Context, t *agent.Task) TaskInfo {
+	end := time.Now()
+	ti := TaskInfo{ID: t.ID(), Prompt: preview(t.Spec().Prompt), Mode: string(t.Spec().Kind), State: string(t.State()),
+		Plan: progressOf(t.Plan()), Started: t.Started().UTC().Truncate(time.Millisecond)}
+	if res := t.Result(); res != nil {
+		end = t.Started().Add(res.Duration)
+		ti.StopReason, ti.LLMCalls, ti.Summary = string(res.StopReason), res.ModelCalls, Summary(res)
+		ti.Report = h.ReportIfWritten(ctx, t.ID())
+	}
+	ti.Duration = end.Sub(t.Started()).Milliseconds()
+	return ti
+}
+
+// List lists this host's tasks and the stored ones of earlier runs
+// (interrupted ones flagged), oldest first.
+func (h *Host) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
+	out := []TaskInfo{}
+	mine := map[string]bool{}
+	for _, t := range h.tasks.Tasks() {
+		mine[t.ID()] = true
+		ti := h.info(ctx, t)
+		if f.keep(ti.State, false, ti.Started) {
+			out = append(out, ti)
+		}
+	}
+	if _, err := h.Workspace(ctx); err == nil {
+		st, err := h.Store(ctx)
+		if err != nil {
+			return nil, err
+		}
+		stored, err := st.Tasks(ctx, store.TaskFilter{Since: f.Since, Limit: f.Limit})
+		if err != nil {
+			return nil, err
+		}
+		for i := len(stored) - 1; i >= 0; i-- { // oldest first
+			t := stored[i]
+			if mine[t.ID] {
+				continue
+			}
+			interrupted := !store.Terminal(t.State)
+			if !f.keep(t.State, interrupted, t.CreatedAt) {
+				continue
+			}
+			end := t.EndedAt
+			if end.IsZero() {
+				end = t.UpdatedAt
+			}
+			state := t.State
+			if interrupted {
+				state = "interrupted"
+			}
+			out = append(out, TaskInfo{ID: t.ID, Prompt: preview(t.Prompt), Mode: t.Kind, State: state,
+				Plan: PlanProgress{Items: []string{}}, Started: t.CreatedAt.UTC(), Duration: end.Sub(t.CreatedAt).Milliseconds(),
+				Report: h.ReportIfWritten(ctx, t.ID), Interrupted: interrupted, StopReason: t.StopReason,
+				Summary: t.Summary, LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out, nil
+}
+
+// ErrUnknownTask is returned for a task ID that neither this host nor the
+// session store knows.
+var ErrUnknownTask = errors.New("no such task")
+
+// ErrRunning is returned for an operation that needs the task ended.
+var ErrRunning = errors.New("the task is running")
+
+// TaskResult is what a finished task answered, for any task of this host
+// or of the store.
+type TaskResult struct {
+	TaskID       string   `json:"taskId"`
+	Status       string   `json:"status"`
+	Summary      string   `json:"summary"`
+	Answer       string   `json:"answer"` // the whole answer, never cut
+	ChangedFiles []string `json:"changedFiles"`
+	Report       string   `json:"report,omitempty"` // absolute path
+}
+
+// Result returns the result of task id, from this host or the store.
+func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
+	if t := h.tasks.Task(id); t != nil {
+		res := t.Result()
+		if res == nil {
+			return nil, fmt.Errorf("task %s: %w", id, ErrRunning)
+		}
+		r := &TaskResult{TaskID: id, Status: string(res.Status), Summary: Summary(res), Answer: res.Answer,
+			ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+		for _, f := range res.Files {
+			r.ChangedFiles = append(r.ChangedFiles, f.Path)
+		}
+		return r, nil
+	}
+	st, err := h.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("task %q: %w", id, ErrUnknownTask)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r := &TaskResult{TaskID: id, Status: t.State, Summary: t.Summary, Answer: t.Answer, ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+	if !store.Terminal(t.State) {
+		r.Status = "interrupted"
+	}
+	if files, err := st.TaskFiles(ctx, id); err == nil {
+		for _, f := range files {
+			r.ChangedFiles = append(r.ChangedFiles, f.Path)
+		}
+	}
+	return r, nil
+}
+
+// liveHere reports whether task id runs in this host now.
+func (h *Host) liveHere(id string) bool {
+	t := h.tasks.Task(id)
+	return t != nil && !t.State().Terminal()
+}
+
+// Resume continues an interrupted task of the store under its own ID,
+// reporting to port like Start.
+func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) {
+	st, err := h.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.Task(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no stored task %q: %w", id, ErrUnknownTask)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if store.Terminal(t.State) {
+		return nil, fmt.Errorf("task %s has ended (%s); nothing to resume: start a follow-up instead", t.ID, t.State)
+	}
+	if h.liveHere(t.ID) {
+		return nil, fmt.Errorf("task %s: %w", t.ID, ErrRunning)
+	}
+	return h.Start(ctx, agent.TaskSpec{Kind: agent.Kind(t.Kind), Prompt: t.Prompt, ResumeID: t.ID}, port)
+}
+
+// Undo reverts every edit of task id through ed (nil: on disk), three-way
+// around what the user changed since.
+func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent.UndoReport, error) {
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st, err := h.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if h.liveHere(id) {
+		return nil, fmt.Errorf("task %s: %w; cancel it first", id, ErrRunning)
+	}
+	if ed == nil {
+		ed = ws.DiskEditor()
+	}
+	rep, err := agent.Undo(ctx, st, id, ws, ed)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no stored task %q: %w", id, ErrUnknownTask)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h.logger().Info("task undone", "task", rep.TaskID, "reverted", len(rep.Reverted), "notReverted", len(rep.NotReverted))
+	return rep, nil
+}
+
+// Stats returns the statistics of the workspace's stored tasks.
+func (h *Host) Stats(ctx context.Context, since time.Time, top int) (*store.Stats, error) {
+	st, err := h.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.Stats(ctx, since, top)
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/acp"
+)
+
+// runACP serves the Agent Client Protocol over stdio on the same session
+// host as `agentls serve`. It takes no flags: the settings come from the
+// environment (session.FromEnv), sessions start in edit mode and every
+// command and write asks (approval "ask"). stdout carries only the
+// protocol; logs go to stderr (warnings) and the log file.
+func runACP(ctx context.Context, io stdio, args []string) error {
+	if len(args) > 0 {
+		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+			fmt.Fprintf(io.err, "Usage: agentls acp\n\nServe the Agent Client Protocol over stdin/stdout (Zed, JetBrains, agent-shell, ...).\nNo flags: the model is configured by the environment.\n%s", envHelp)
+			return nil
+		}
+		return &exitError{code: 2, err: fmt.Errorf("agentls acp takes no arguments (got %q); configure it with the environment", args)}
+	}
+	settings, problems := session.FromEnv(os.Getenv)
+	// See runServe: a closed pipe must fail a write, not kill the process
+	// before its tasks' writes drain.
+	signal.Ignore(syscall.SIGPIPE)
+	level := new(slog.LevelVar)
+	level.Set(slog.LevelInfo)
+	errLevel := new(slog.LevelVar)
+	errLevel.Set(slog.LevelWarn)
+	var writers []ioWriter
+	if f, _, err := lsp.OpenLogFile(lsp.DefaultLogFile()); err == nil {
+		defer f.Close()
+		writers = append(writers, f)
+	}
+	logger := slog.New(slog.NewMultiHandler(lsp.NewLogHandler(errLevel, io.err), lsp.NewLogHandler(level, writers...)))
+	for _, p := range problems {
+		logger.Warn("setting ignored", "problem", p.String())
+	}
+	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: settings, Logger: logger, Version: version})
+}

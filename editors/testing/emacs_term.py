@@ -1,0 +1,192 @@
+"""Emacs (emacs -nw) in a real terminal (tmux) with eglot + gopls for
+go-mode and agentls.el beside it, against bin/agentls + fake-model
+(editors/testing/models/terminal.json).
+
+  python3 emacs_term.py ROOT WORKSPACE ARTIFACTS
+Fails when a prompt blocks the screen unasked, when an answer is cut (its
+last line must show in *agentls answer*), when a command the docs name
+does not exist, or when a scenario's result is wrong. The edit
+confirmation (eglot-confirm-server-initiated-edits) stays at its default:
+the test answers its "(y or n)" question. Screenshots: ARTIFACTS/emacs-*.png
+(docs/images when AGENTLS_E2E_SHOTS=docs).
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from term import Blocked, Term, doc_commands  # noqa: E402
+
+root, ws, art = sys.argv[1:4]
+shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
+probe = os.path.join(art, "emacs-term.probe.json")
+init = os.path.join(art, "emacs-term-init.el")
+with open(init, "w") as f:
+    f.write("""(dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list 'load-path d))
+(package-initialize)
+(require 'go-mode)
+(add-hook 'go-mode-hook #'eglot-ensure)
+(load %s)
+(setq agentls-program (append (json-parse-string %s) nil))
+(agentls-mode 1)
+;; Test helper: cancel the running tasks (window/workDoneProgress/cancel, as
+;; another window or the server could) once a question has been open for
+;; a second or two.
+(defvar e2e-n 0)
+(defvar e2e-tm nil)
+(defun e2e-cancel-when-asked ()
+  (setq e2e-n 0
+        e2e-tm (run-with-timer
+                1 1 (lambda ()
+                      (when (and agentls--question (>= (setq e2e-n (1+ e2e-n)) 2))
+                        (cancel-timer e2e-tm)
+                        (maphash (lambda (_ p)
+                                   (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel
+                                                   (list :token (plist-get p :token))))
+                                 agentls--progress))))))
+(setq inhibit-startup-screen t
+      native-comp-async-report-warnings-errors 'silent
+      warning-minimum-level :error)
+""" % (json.dumps(root + "/editors/emacs/agentls.el"), json.dumps(os.environ["E2E_CMD_JSON"])))
+
+t = Term("emacs", "emacs -nw -Q -l %s main.go" % init, ws)
+
+
+PROMPTS = {"agentls-run": r"agentls task: ", "agentls-plan": r"agentls plan: ", "agentls-undo": r"Undo task",
+           "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task"}
+
+
+def mx(command, *answers):
+    """M-x COMMAND, then each answer once its prompt shows (keys typed
+    before the minibuffer is ready would be lost)."""
+    t.send("C-g")
+    time.sleep(0.1)
+    t.send("M-x")
+    t.wait_for(r"M-x", 3)
+    t.type(command)
+    t.send("Enter")
+    for a in answers:
+        t.wait_for(PROMPTS.get(command, r"."), 5, allow_blockers=True)
+        t.type(a)
+        t.send("Enter")
+
+
+def probe_eval(expr, timeout=10):
+    if os.path.exists(probe):
+        os.remove(probe)
+    t.send("M-:")
+    t.type('(with-temp-file %s (insert (json-encode %s)))' % (json.dumps(probe), expr))
+    t.send("Enter")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(probe) and os.path.getsize(probe) > 0:
+            time.sleep(0.05)
+            return json.load(open(probe))
+        time.sleep(0.05)
+    return None
+
+
+def buffer_text():
+    return probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
+
+
+try:
+    t.note(t.wait_for(r"main\.go", 15) is not None, "Emacs shows main.go")
+    t.note(t.wait_for(r"eglot", 20) is not None, "eglot (gopls) is in the mode line")
+    server = probe_eval('(with-current-buffer "main.go" (format "%S" (process-command (jsonrpc--process (eglot-current-server)))))', 20)
+    t.note(server is not None and "gopls" in server, "eglot's server for main.go is gopls: %s" % server)
+
+    names = doc_commands(os.path.join(root, "docs", "editors.md"), r"## Emacs.*?(?=\n## )", r"`(agentls-[a-z-]+)`")
+    names = [n for n in names if n not in ("agentls-program", "agentls-initialization-options", "agentls-confirm-edits", "agentls-show-answer")]
+    cmds = probe_eval("(mapcar (lambda (c) (cons c (commandp (intern c)))) '(%s))" % " ".join(json.dumps(n) for n in names))
+    t.note(len(names) >= 8 and cmds and all(v is True for v in cmds.values()), "every command the docs name exists: %s" % cmds)
+
+    # 1. An ask task: the long answer whole in *agentls answer*.
+    mx("agentls-run", "What is the layout of this project?")
+    t.note(t.wait_for(r"LAST-LINE-OF-THE-ANSWER", 20) is not None, "the long answer's last line shows in *agentls answer* (not cut)")
+    s = t.screen()
+    t.note("Part 1:" in s and "Part 8:" in s, "the whole multi-line answer is on the screen")
+    t.screenshot(os.path.join(shots, "emacs-answer.png"))
+    results = probe_eval('(length (seq-filter (lambda (m) (string-prefix-p "agentls: completed" m)) (split-string (with-current-buffer "*Messages*" (buffer-string)) "\\n")))')
+    t.note(results == 1, "the result message is shown once (%s)" % results)
+
+    # 2. An edit task with a plan; the edit confirmation stays on.
+    mx("agentls-run", "Add a header comment to main.go")
+    t.note(t.wait_for(r"\[agentls( \d+/\d+)?: ", 10) is not None, "the mode line shows the task's progress")
+    t.screenshot(os.path.join(shots, "emacs-progress.png"))
+    m = t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True)
+    t.note(m is not None, "the edit asks for confirmation (eglot-confirm-server-initiated-edits)")
+    t.type("y")
+    t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's answer shows")
+    t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
+
+    # 3. Undo (default: the last edit task).
+    mx("agentls-undo", "")
+    # The undo is an edit too: its confirmation comes first.
+    t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 10, allow_blockers=True) is not None,
+           "the undo's edit asks for confirmation")
+    t.type("y")
+    t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo")
+    t.note("// Package main greets" not in buffer_text(), "agentls-undo reverted the buffer")
+
+    # 4. An approval: an empty answer asks again; Allow once runs it.
+    mx("agentls-run", "Run the vet check")
+    t.note(t.wait_for(r"git status --short", 15) is not None, "the approval shows the whole command")
+    t.screenshot(os.path.join(shots, "emacs-approval.png"))
+    t.send("Enter")
+    time.sleep(1)
+    t.note(t.wait_for(r"Choose:", 3) is not None, "an empty answer asks again (not Deny)")
+    t.type("Allow once")
+    t.send("Enter")
+    t.note(t.wait_for(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
+
+    # 5. A question withdrawn: the task is cancelled while it asks.
+    t.send("M-:")
+    # A cancel from elsewhere (another window, the server) while the
+    # question is open (after a second or two, so the test sees it).
+    t.type("(e2e-cancel-when-asked)")
+    t.send("Enter")
+    t.wait_for(r"^\[nil ", 3)  # the timer, printed by M-:
+    mx("agentls-run", "Check formatting of the files")
+    t.note(t.wait_for(r"gofmt -l \.", 10) is not None, "the second approval shows")
+    t.wait_for(r"agentls: .*cancel", 3)
+    st = probe_eval("(plist-get agentls-last-result :status)")
+    t.note(st == "cancelled", "the task ends cancelled (%s)" % st)
+    time.sleep(0.5)
+    t.note("Choose: " not in t.screen(), "the approval question is withdrawn")
+
+    # 6. Cancel a running task with agentls-cancel (default: the running task).
+    prev = probe_eval("(plist-get agentls-last-result :taskId)")
+    mx("agentls-run", "slow: explain every function")
+    t.note(t.wait_for(r"\[agentls", 10) is not None, "the slow task shows progress")
+    mx("agentls-cancel", "")
+    t.wait_for(r"agentls: .*cancelled", 5)
+    st = probe_eval("(list (plist-get agentls-last-result :taskId) (plist-get agentls-last-result :status))")
+    t.note(bool(st) and st[0] != prev and st[1] == "cancelled", "agentls-cancel ends the running task (%s; before: %s)" % (st, prev))
+
+    # 7. Tasks.
+    mx("agentls-tasks")
+    t.note(t.wait_for(r"agentls tasks", 5) is not None and t.wait_for(r"cancelled", 2) is not None, "agentls-tasks lists the tasks")
+
+    # 8. Plan, then execute (contract: plan mode).
+    if probe_eval('(if (agentls--supports "agentls.result") "yes" "no")') == "yes":
+        mx("agentls-plan", "add a Farewell function")
+        t.note(t.wait_for(r"PLAN-READY", 20) is not None, "agentls-plan shows the plan")
+        t.screenshot(os.path.join(shots, "emacs-plan.png"))
+        mx("agentls-execute-plan", "")
+        t.note(t.wait_for(r"EXECUTED", 20, allow_blockers=True) is not None, "agentls-execute-plan runs it")
+        if t.wait_for(r"\(y or n\)", 3, allow_blockers=True):
+            t.type("y")
+    else:
+        t.pending("plan mode / agentls.result: the server does not advertise agentls.result yet")
+    t.watch(0.5)
+except Blocked as e:
+    t.note(False, str(e))
+finally:
+    t.screenshot(os.path.join(art, "emacs-last.png"))
+    with open(os.path.join(art, "emacs-term.screen.txt"), "w") as f:
+        f.write(t.screen())
+    t.close()
+print("emacs-term: %d failed" % t.failed)
+sys.exit(1 if t.failed else 0)

@@ -1,0 +1,159 @@
+"""Neovim 0.7+ in a real terminal (tmux) against bin/agentls + fake-model
+(editors/testing/models/terminal.json), set up as README says.
+
+  python3 nvim_term.py ROOT WORKSPACE ARTIFACTS
+Fails when a prompt blocks the screen during a task, when an answer is cut
+(its last line must show in the answer window), when a command the docs
+name does not exist, or when a scenario's result is wrong. Screenshots:
+ARTIFACTS/nvim-*.png (docs/images when AGENTLS_E2E_SHOTS=docs).
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from term import Blocked, Term, doc_commands  # noqa: E402
+
+root, ws, art = sys.argv[1:4]
+shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
+probe = os.path.join(art, "nvim-term.probe.json")
+init = os.path.join(art, "nvim-term-init.lua")
+with open(init, "w") as f:
+    f.write("""vim.opt.runtimepath:prepend(%s)
+require('agentls').setup({ cmd = vim.json.decode(%s), settings = { approval = 'ask' } })
+vim.o.laststatus = 2
+vim.o.statusline = [[%%<%%f %%h%%m%%r%%{luaeval("require'agentls'.statusline()")}%%=%%-14.(%%l,%%c%%V%%) %%P]]
+""" % (json.dumps(root + "/editors/nvim"), json.dumps(json.dumps(json.loads(os.environ["E2E_CMD_JSON"])))))
+
+t = Term("nvim", "nvim -u %s main.go" % init, ws)
+
+
+def lua_probe(code, timeout=10):
+    """Runs Lua in the editor that writes a JSON value to the probe file."""
+    if os.path.exists(probe):
+        os.remove(probe)
+    t.send("Escape")
+    code = " ".join(line.strip() for line in code.splitlines())
+    t.type(":lua local f = io.open(%s, 'w'); f:write(vim.json.encode((function() %s end)())); f:close()" % (json.dumps(probe), code))
+    t.send("Enter")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(probe) and os.path.getsize(probe) > 0:
+            time.sleep(0.05)
+            return json.load(open(probe))
+        time.sleep(0.05)
+    return None
+
+
+def ex(cmd):
+    t.send("Escape")
+    t.type(":" + cmd)
+    t.send("Enter")
+
+
+def buffer_text():
+    return lua_probe("return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('main.go'), 0, -1, false), '\\n')") or ""
+
+
+try:
+    t.note(t.wait_for(r"main\.go", 10) is not None, "Neovim shows main.go")
+    ready = lua_probe("""vim.wait(15000, function() local c = require'agentls'.client() return c ~= nil and c.server_capabilities ~= nil end, 50)
+      local c = require'agentls'.client()
+      return c and c.server_capabilities.executeCommandProvider.commands or {}""", 20)
+    t.note(bool(ready), "agentls client initialized: %s" % ready)
+    has_contract = bool(ready) and "agentls.result" in ready
+
+    # Every command the docs name exists.
+    names = doc_commands(os.path.join(root, "docs", "editors.md"), r"## Neovim.*?(?=\n## )", r":(Agent[A-Z]\w+)")
+    names += doc_commands(os.path.join(root, "editors", "nvim", "doc", "agentls.txt"), r".*", r"\*:(Agent\w+)\*")
+    names = sorted(set(names))
+    exist = lua_probe("local o = {} for _, c in ipairs(vim.json.decode(%s)) do o[c] = vim.fn.exists(':' .. c) end return o" % json.dumps(json.dumps(names)))
+    t.note(len(names) >= 8 and exist and all(v == 2 for v in exist.values()), "every command the docs name exists: %s" % exist)
+    ex("help agentls")
+    t.note(t.wait_for(r"agentls\.txt", 5) is not None, ":help agentls opens agentls.txt")
+    ex("close")
+
+    # 1. An ask task with a long multi-line answer: shown whole.
+    ex("AgentRun What is the layout of this project?")
+    m = t.wait_for(r"LAST-LINE-OF-THE-ANSWER", 20)
+    t.note(m is not None, "the long answer's last line shows in the answer window (not cut)")
+    t.note("Part 8:" in t.screen() and "Part 1:" in t.screen(), "the whole multi-line answer is on the screen")
+    t.screenshot(os.path.join(shots, "nvim-answer.png"))
+    t.send("q")
+    time.sleep(0.3)
+    t.note("LAST-LINE-OF-THE-ANSWER" not in t.screen(), "q closes the answer window")
+
+    # 2. An edit task with a plan: progress float with the checklist.
+    ex("AgentRun Add a header comment to main.go")
+    m = t.wait_for(r"\[[>x]\] Add a package comment", 15)
+    t.note(m is not None, "the progress window shows the plan checklist while the task runs")
+    t.note(t.wait_for(r"\[agentls", 3) is not None, "the statusline item shows the task beside the file name")
+    t.note("main.go" in t.screen().splitlines()[-2], "the statusline keeps the file name")
+    t.screenshot(os.path.join(shots, "nvim-progress.png"))
+    t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's result shows")
+    t.send("q")
+    t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
+
+    # 3. Undo the task.
+    ex("AgentUndo")
+    t.note(t.wait_for(r"undid task", 10) is not None, ":AgentUndo reports the undo")
+    time.sleep(0.3)
+    t.note("// Package main greets the world." not in buffer_text(), ":AgentUndo reverted the buffer")
+
+    # 4. An approval through the picker: Esc asks again, 1 allows.
+    ex("AgentRun Run the vet check")
+    t.note(t.wait_for(r"git status --short", 15) is not None, "the approval shows the whole command")
+    t.note(t.wait_for(r"Allow once", 2) is not None and t.wait_for(r"Deny", 1) is not None, "the picker lists the actions in full")
+    t.screenshot(os.path.join(shots, "nvim-approval.png"))
+    t.send("Escape")
+    t.note(t.wait_for(r"Esc does not answer", 3) is not None, "Esc does not deny: the question stays")
+    t.send("Enter")  # the first action, Allow once
+    t.note(t.wait_for(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
+    t.send("q")
+
+    # 5. A question withdrawn: the task is cancelled while it asks.
+    ex("AgentRun Check formatting of the files")
+    t.note(t.wait_for(r"gofmt -l \.", 15) is not None, "second approval shows")
+    t.send("c")
+    t.note(t.wait_for(r"cancel", 15) is not None, "the task is cancelled from the picker")
+    time.sleep(1)
+    t.note("Allow once" not in t.screen(), "the approval picker is withdrawn when the task ends")
+    q = lua_probe("return require'agentls'.open_question() == nil")
+    t.note(q is True, "no question is open afterwards")
+
+    # 6. Cancel a running task.
+    ex("AgentRun slow: explain every function")
+    t.note(t.wait_for(r"agentls: ", 10) is not None, "the slow task shows progress")
+    ex("AgentCancel")
+    t.note(t.wait_for(r"cancelled", 15) is not None, ":AgentCancel ends the task as cancelled")
+
+    # 7. Tasks and reports.
+    ex("AgentTasks")
+    t.note(t.wait_for(r"# agentls tasks", 5) is not None and t.wait_for(r"cancelled", 2) is not None, ":AgentTasks lists the tasks in a window")
+    t.send("q")
+
+    # 8. Plan, then execute (contract: plan mode).
+    if has_contract:
+        ex("AgentPlan add a Farewell function")
+        t.note(t.wait_for(r"PLAN-READY", 20) is not None, ":AgentPlan shows the plan")
+        t.note(t.wait_for(r"x executes the plan", 2) is not None, "the plan window offers Execute plan")
+        t.screenshot(os.path.join(shots, "nvim-plan.png"))
+        t.send("x")
+        t.note(t.wait_for(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
+        t.send("q")
+        ex("AgentReport")
+        t.note(t.wait_for(r"EXECUTED", 10) is not None, ":AgentReport shows the last task's answer (agentls.result)")
+        t.send("q")
+    else:
+        t.pending("plan mode / agentls.result: the server does not advertise agentls.result yet")
+    t.watch(0.5)
+except Blocked as e:
+    t.note(False, str(e))
+finally:
+    t.screenshot(os.path.join(art, "nvim-last.png"))
+    with open(os.path.join(art, "nvim-term.screen.txt"), "w") as f:
+        f.write(t.screen())
+    t.close()
+print("nvim-term: %d failed" % t.failed)
+sys.exit(1 if t.failed else 0)

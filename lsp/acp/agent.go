@@ -1,0 +1,529 @@
+// Package acp is agentls's Agent Client Protocol face: an ACP agent over
+// stdio (newline-delimited JSON-RPC) on the same session host as the LSP
+// server and the command line. It turns session/prompt into Host.Start
+// calls and implements a session.Port per turn that streams the task as
+// session/update notifications, asks with session/request_permission and
+// writes edits through the client's fs/write_text_file when offered.
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Session modes offered by session/set_mode.
+const (
+	ModeAsk  = "ask"
+	ModeEdit = "edit"
+	ModePlan = "plan"
+)
+
+// cancelGrace bounds how long a cancelled turn waits for its task to end
+// before it answers "cancelled" anyway (the protocol wants the answer
+// promptly; the task's last writes finish in the background).
+const cancelGrace = 150 * time.Millisecond
+
+// Options configure an Agent.
+type Options struct {
+	// Settings of every host (session.FromEnv in production).
+	Settings session.Settings
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Logger receives the log (never stdout); nil discards it.
+	Logger *slog.Logger
+	// DBPath overrides the session database (tests); "" is the host's default.
+	DBPath string
+	// Version is reported in initialize.
+	Version string
+}
+
+// Agent is the ACP agent of one connection. Hosts are per workspace root
+// (the cwd of session/new or session/load); sessions are per ACP session.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	client   sdk.ClientCapabilities
+	hosts    map[string]*session.Host // by root
+	buffers  map[string]*workspace.Buffers
+	sessions map[string]*acpSession
+	closed   bool
+}
+
+// acpSession is one ACP session: a conversation of follow-up tasks in one
+// workspace.
+type acpSession struct {
+	id   string
+	root string
+	host *session.Host
+	bufs *workspace.Buffers
+
+	mu       sync.Mutex
+	mode     string
+	lastTask string          // the last ended task: the next prompt follows it up
+	running  *session.Task   // the task of the turn in progress
+	rejected map[string]bool // "reject always" answers of this session
+}
+
+var (
+	_ sdk.Agent       = (*Agent)(nil)
+	_ sdk.AgentLoader = (*Agent)(nil)
+)
+
+// New returns an agent not yet connected.
+func New(opts Options) *Agent {
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Agent{opts: opts, log: opts.Logger, hosts: map[string]*session.Host{},
+		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}}
+}
+
+// Serve speaks ACP on r/w until the client disconnects or ctx ends, then
+// cancels every task, kills their commands and drains the session stores.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
+	a := New(opts)
+	a.conn = sdk.NewAgentSideConnection(a, w, r)
+	a.conn.SetLogger(a.log)
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	a.Close()
+	return nil
+}
+
+// Close ends every host: running tasks are cancelled and their writes drained.
+func (a *Agent) Close() {
+	a.mu.Lock()
+	a.closed = true
+	hosts := make([]*session.Host, 0, len(a.hosts))
+	for _, h := range a.hosts {
+		hosts = append(hosts, h)
+	}
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, h := range hosts {
+		wg.Go(h.Close)
+	}
+	wg.Wait()
+}
+
+// host returns the host of a workspace root, making it on first use.
+func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil, nil, errors.New("agentls is shutting down")
+	}
+	if h, ok := a.hosts[root]; ok {
+		return h, a.buffers[root], nil
+	}
+	bufs := workspace.NewBuffers()
+	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath})
+	h.SetRoots([]string{root})
+	a.hosts[root], a.buffers[root] = h, bufs
+	return h, bufs, nil
+}
+
+func (a *Agent) capabilities() sdk.ClientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.client
+}
+
+func (a *Agent) session(id sdk.SessionId) (*acpSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[string(id)]
+	if !ok {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: create it with session/new or session/load", id)})
+	}
+	return s, nil
+}
+
+// update sends one session/update. Updates are sent on a context of their
+// own: a cancelled turn still reports how its tool calls ended.
+func (a *Agent) update(id string, u sdk.SessionUpdate) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+		a.log.Debug("session/update not sent", "session", id, "error", err)
+	}
+}
+
+// Initialize implements sdk.Agent with the capabilities agentls has: load
+// and list of stored sessions, text and embedded text resources in prompts;
+// no images, no audio, no MCP servers.
+func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.client = p.ClientCapabilities
+	a.mu.Unlock()
+	a.log.Info("acp initialize", "clientProtocol", p.ProtocolVersion, "fsRead", p.ClientCapabilities.Fs.ReadTextFile,
+		"fsWrite", p.ClientCapabilities.Fs.WriteTextFile, "terminal", p.ClientCapabilities.Terminal)
+	title := "agentls"
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: &title, Version: a.opts.Version},
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+		},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements sdk.Agent: agentls needs no login (the model's
+// key comes from the environment).
+func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// rootOf checks a session's cwd: an absolute directory.
+func rootOf(cwd string) (string, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
+	}
+	root := filepath.Clean(cwd)
+	st, err := os.Stat(root)
+	if err != nil || !st.IsDir() {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %q is not a directory", cwd)})
+	}
+	return root, nil
+}
+
+func newSessionID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "acp-" + hex.EncodeToString(b[:])
+}
+
+// mcpNote is the reply's word on the MCP servers the client offered.
+func mcpNote(n int) map[string]any {
+	return map[string]any{"agentls": map[string]any{
+		"mcpServers": fmt.Sprintf("not used: agentls works with its own tools only (%d offered)", n),
+	}}
+}
+
+func modeState(current string) *sdk.SessionModeState {
+	ask := "Answer questions; read and search only"
+	edit := "Change files and run commands, asking permission as configured"
+	plan := "Explore read-only and end with a plan; nothing is written and no command runs. Switch to Edit and say \"go ahead\" to execute it"
+	return &sdk.SessionModeState{CurrentModeId: sdk.SessionModeId(current), AvailableModes: []sdk.SessionMode{
+		{Id: ModeAsk, Name: "Ask", Description: &ask},
+		{Id: ModeEdit, Name: "Edit", Description: &edit},
+		{Id: ModePlan, Name: "Plan", Description: &plan},
+	}}
+}
+
+// NewSession implements sdk.Agent: cwd becomes the host's root. MCP servers
+// are accepted and not used (the reply's _meta says so).
+func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	root, err := rootOf(p.Cwd)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	h, bufs, err := a.host(root)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if len(p.McpServers) > 0 {
+		a.log.Warn("MCP servers offered by the client are not used", "count", len(p.McpServers))
+	}
+	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	a.mu.Lock()
+	a.sessions[s.id] = s
+	a.mu.Unlock()
+	a.log.Info("acp session new", "session", s.id, "root", root)
+	a.announceCommands(s.id)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), Meta: mcpNote(len(p.McpServers))}, nil
+}
+
+// slashCommands are the commands the face answers itself.
+var slashCommands = []sdk.AvailableCommand{
+	{Name: "undo", Description: "Revert every edit of the last task of this session"},
+	{Name: "report", Description: "Show the report of the last task of this session"},
+	{Name: "tasks", Description: "List the tasks of this workspace (from the editor faces and the command line too)"},
+}
+
+// announceCommands sends available_commands_update once the reply that
+// creates the session is on its way (a client drops updates of a session
+// it does not know yet).
+func (a *Agent) announceCommands(id string) {
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: slashCommands}})
+	}()
+}
+
+// SetSessionMode implements sdk.Agent: the mode applies from the next prompt.
+func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	switch string(p.ModeId) {
+	case ModeAsk, ModeEdit, ModePlan:
+	default:
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q: ask, edit or plan", p.ModeId)})
+	}
+	s.mu.Lock()
+	s.mode = string(p.ModeId)
+	s.mu.Unlock()
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// Cancel implements sdk.Agent. The SDK has already cancelled the turn's
+// request context (which the task derives from); cancelling the task here
+// too covers a task that outlived its request.
+func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return nil // a notification: nothing to answer
+	}
+	s.mu.Lock()
+	t := s.running
+	s.mu.Unlock()
+	if t != nil {
+		_, _ = s.host.Cancel(t.ID())
+	}
+	return nil
+}
+
+// CloseSession implements sdk.Agent: the running task is cancelled and the
+// session forgotten (its tasks stay in the store).
+func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	_ = a.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
+	a.mu.Lock()
+	delete(a.sessions, string(p.SessionId))
+	a.mu.Unlock()
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ResumeSession implements sdk.Agent; the capability is not offered.
+func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+// SetSessionConfigOption implements sdk.Agent; no config options are offered.
+func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+// Prompt implements sdk.Agent: one turn is one task of the host, a
+// follow-up of the session's previous task. Slash commands are answered by
+// the face.
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	in, err := readPrompt(p.Prompt, s.root)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	if in.Text == "" {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt"})
+	}
+	if f := strings.Fields(strings.TrimPrefix(in.Text, "/")); strings.HasPrefix(in.Text, "/") && len(f) > 0 {
+		if reply, handled := a.slash(ctx, s, f[0]); handled {
+			a.update(s.id, sdk.UpdateAgentMessageText(reply))
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+		}
+	}
+	a.syncBuffers(ctx, s, in)
+
+	// A turn answered "cancelled" before its task ended: the follow-up
+	// waits for that task's end (a follow-up needs an ended task).
+	s.mu.Lock()
+	last := s.lastTask
+	s.mu.Unlock()
+	if lt := s.host.Task(last); lt != nil {
+		select {
+		case <-lt.Done():
+		case <-ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+	}
+
+	s.mu.Lock()
+	if s.running != nil {
+		s.mu.Unlock()
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a turn is already running in this session; cancel it first"})
+	}
+	kind := agent.KindEdit
+	switch s.mode {
+	case ModeAsk:
+		kind = agent.KindAsk
+	case ModePlan:
+		kind = agent.KindPlan
+	}
+	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
+	port := newTurnPort(a, s)
+	t, err := s.host.Start(ctx, spec, port)
+	if err != nil {
+		s.mu.Unlock()
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	s.running = t
+	s.mu.Unlock()
+	a.remember(ctx, s, t.SessionID())
+	defer func() {
+		s.mu.Lock()
+		s.running = nil
+		s.lastTask = t.ID()
+		s.mu.Unlock()
+	}()
+
+	select {
+	case <-t.Done():
+	case <-ctx.Done():
+		// Cancelled: the task's context derives from ctx. Answer within
+		// the protocol's patience whether or not the task has ended.
+		_, _ = s.host.Cancel(t.ID())
+		select {
+		case <-t.Done():
+		case <-time.After(cancelGrace):
+			a.log.Warn("cancelled task still ending", "task", t.ID())
+		}
+		port.closeCalls(sdk.ToolCallStatusFailed)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	res := t.Result()
+	port.finish(res)
+	return sdk.PromptResponse{StopReason: stopReason(res)}, nil
+}
+
+// syncBuffers keeps the host's view of the files the prompt names current
+// with the editor: embedded text is what the editor holds; with
+// fs/read_text_file the client is asked for the text of every file named
+// and every file already held. Only when the client can also write files
+// (so agentls's edits of them go through the editor) is that text put in
+// the host's buffers, which the tools read before the disk.
+func (a *Agent) syncBuffers(ctx context.Context, s *acpSession, in promptInput) {
+	caps := a.capabilities().Fs
+	if !caps.WriteTextFile {
+		return
+	}
+	files := map[string]bool{}
+	for _, f := range in.Files {
+		files[f] = true
+	}
+	for _, f := range s.bufs.Filenames() {
+		files[f] = true
+	}
+	for f := range files {
+		if _, ok := absPath(s.root, f); !ok {
+			continue
+		}
+		text, ok := in.Embedded[f]
+		if caps.ReadTextFile {
+			resp, err := a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: f})
+			if err != nil {
+				a.log.Debug("fs/read_text_file failed", "path", f, "error", err)
+			} else {
+				text, ok = resp.Content, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		if doc, held := s.bufs.Get(f); held {
+			if doc.Text != text {
+				s.bufs.Open(f, doc.LanguageID, doc.Version+1, text)
+			}
+			continue
+		}
+		s.bufs.Open(f, "", 1, text)
+	}
+}
+
+// slash answers /undo, /report and /tasks; handled is false for any other
+// text that starts with a slash (it goes to the agent as a prompt).
+func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply string, handled bool) {
+	s.mu.Lock()
+	last := s.lastTask
+	s.mu.Unlock()
+	switch name {
+	case "undo":
+		if last == "" {
+			return "Nothing to undo: no task has run in this session yet.", true
+		}
+		ws, err := s.host.Workspace(ctx)
+		if err != nil {
+			return "Undo failed: " + err.Error(), true
+		}
+		rep, err := s.host.Undo(ctx, last, newTurnPort(a, s).Editor(ws))
+		if err != nil {
+			return "Undo failed: " + err.Error(), true
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "Undid task %s: %d file(s) reverted", rep.TaskID, len(rep.Reverted))
+		if len(rep.NotReverted) > 0 {
+			fmt.Fprintf(&b, ", %d not reverted", len(rep.NotReverted))
+		}
+		b.WriteString(".")
+		return b.String(), true
+	case "report":
+		if last == "" {
+			return "No report yet: no task has run in this session.", true
+		}
+		path := s.host.ReportIfWritten(ctx, last)
+		if path == "" {
+			return "Task " + last + " has no report.", true
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "Report not read: " + err.Error(), true
+		}
+		return string(b), true
+	case "tasks":
+		list, err := s.host.List(ctx, session.Filter{Limit: 20})
+		if err != nil {
+			return "Tasks not listed: " + err.Error(), true
+		}
+		if len(list) == 0 {
+			return "No tasks yet in this workspace.", true
+		}
+		var b strings.Builder
+		for _, t := range list {
+			fmt.Fprintf(&b, "- `%s` %s %s: %s\n", t.ID, t.Mode, t.State, session.FirstLine(t.Prompt, 80))
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
+// decision maps a permission option onto the host's decision.
+func decision(option string) tools.Decision {
+	switch option {
+	case optAllowOnce:
+		return tools.AllowOnce
+	case optAllowAlways:
+		return tools.AllowAlways
+	}
+	return tools.Deny
+}

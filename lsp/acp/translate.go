@@ -1,0 +1,232 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/tools"
+)
+
+// toolKind is the ACP kind of one of agentls's tools: editors pick an icon
+// and a presentation by it.
+func toolKind(tool string) sdk.ToolKind {
+	switch tool {
+	case "read_file", "list_files":
+		return sdk.ToolKindRead
+	case "grep":
+		return sdk.ToolKindSearch
+	case "edit_file", "write_file":
+		return sdk.ToolKindEdit
+	case "run_command":
+		return sdk.ToolKindExecute
+	case "update_plan":
+		return sdk.ToolKindThink
+	}
+	return sdk.ToolKindOther
+}
+
+// callArgs are the arguments of a tool call that a face shows: what file,
+// what command, what pattern.
+type callArgs struct {
+	Path    string `json:"path"`
+	Command string `json:"command"`
+	Pattern string `json:"pattern"`
+	Line    int    `json:"line"`
+}
+
+// pathField finds "path":"..." in a summary that was cut before the end of
+// the JSON object (the loop clips argument summaries to one short line).
+var pathField = regexp.MustCompile(`"path"\s*:\s*"((?:[^"\\]|\\.)*)"`)
+
+// parseArgs reads the one-line argument summary of a tool event. The
+// summary is JSON, possibly cut short; what can be read is returned, and
+// raw is the whole object when it is complete.
+func parseArgs(summary string) (a callArgs, raw map[string]any) {
+	if err := json.Unmarshal([]byte(summary), &raw); err == nil {
+		_ = json.Unmarshal([]byte(summary), &a)
+		return a, raw
+	}
+	if m := pathField.FindStringSubmatch(summary); m != nil {
+		var p string
+		if json.Unmarshal([]byte(`"`+m[1]+`"`), &p) == nil {
+			a.Path = p
+		}
+	}
+	return a, nil
+}
+
+// toolTitle is the one line an editor shows for a tool call.
+func toolTitle(tool string, a callArgs) string {
+	switch {
+	case a.Command != "":
+		return "Run `" + a.Command + "`"
+	case tool == "grep" && a.Pattern != "":
+		return "Search `" + a.Pattern + "`"
+	case a.Path != "":
+		switch tool {
+		case "read_file":
+			return "Read " + a.Path
+		case "list_files":
+			return "List " + a.Path
+		case "edit_file":
+			return "Edit " + a.Path
+		case "write_file":
+			return "Write " + a.Path
+		}
+		return tool + " " + a.Path
+	}
+	return tool
+}
+
+// absPath turns a tool's workspace-relative path into the absolute path the
+// protocol requires; ok is false for a path that leaves root.
+func absPath(root, p string) (string, bool) {
+	if p == "" || root == "" {
+		return "", false
+	}
+	if filepath.IsAbs(p) {
+		c := filepath.Clean(p)
+		rel, err := filepath.Rel(root, c)
+		return c, err == nil && filepath.IsLocal(rel)
+	}
+	if p == "." {
+		return root, true
+	}
+	if !filepath.IsLocal(filepath.FromSlash(p)) {
+		return "", false
+	}
+	return filepath.Join(root, filepath.FromSlash(p)), true
+}
+
+// planEntries maps the agent's checklist onto ACP plan entries: done and
+// skipped are completed (a skipped entry says so and why).
+func planEntries(p tools.Plan) []sdk.PlanEntry {
+	out := make([]sdk.PlanEntry, 0, len(p.Items))
+	for _, it := range p.Items {
+		e := sdk.PlanEntry{Content: it.Text, Priority: sdk.PlanEntryPriorityMedium, Status: sdk.PlanEntryStatusPending}
+		switch it.Status {
+		case tools.PlanInProgress:
+			e.Status = sdk.PlanEntryStatusInProgress
+		case tools.PlanDone:
+			e.Status = sdk.PlanEntryStatusCompleted
+		case tools.PlanSkipped:
+			e.Status = sdk.PlanEntryStatusCompleted
+			e.Content = it.Text + " (skipped"
+			if it.Reason != "" {
+				e.Content += ": " + it.Reason
+			}
+			e.Content += ")"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// stopReason is the ACP stop reason of a task's result. A failed task that
+// ran out of budget says which budget; any other failure ends the turn (its
+// error was sent as a message first).
+func stopReason(res *agent.Result) sdk.StopReason {
+	if res == nil {
+		return sdk.StopReasonEndTurn
+	}
+	switch {
+	case res.Status == agent.StateCancelled:
+		return sdk.StopReasonCancelled
+	case res.StopReason == agent.StopTurnBudget:
+		return sdk.StopReasonMaxTurnRequests
+	case res.StopReason == agent.StopTokenBudget:
+		return sdk.StopReasonMaxTokens
+	}
+	return sdk.StopReasonEndTurn
+}
+
+// fileOfURI is the absolute path a file:// URI names, or "".
+func fileOfURI(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Scheme != "file" || pu.Path == "" || !filepath.IsAbs(filepath.FromSlash(pu.Path)) {
+		return ""
+	}
+	return filepath.Clean(filepath.FromSlash(pu.Path))
+}
+
+// promptInput is what a prompt's content blocks ask: the text for the
+// model, the editor context (the first file named), the files the client
+// attached (absolute paths) and the text it embedded for them.
+type promptInput struct {
+	Text     string
+	Context  agent.EditorContext
+	Files    []string          // files named by resource links and embedded resources
+	Embedded map[string]string // absolute path -> text the client sent with the prompt
+}
+
+// readPrompt turns ACP content blocks into a prompt. Text blocks are the
+// request; a resource link names a file ("see main.go"); an embedded
+// resource carries the editor's text of a file or selection, which goes
+// into the prompt as a fenced block. Images and audio are not offered in
+// the capabilities and are refused.
+func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
+	in := promptInput{Embedded: map[string]string{}}
+	var text []string
+	var refs []string
+	rel := func(abs string) string {
+		if r, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(r) {
+			return filepath.ToSlash(r)
+		}
+		return abs
+	}
+	noteFile := func(abs string) {
+		if abs == "" {
+			return
+		}
+		in.Files = append(in.Files, abs)
+		if in.Context.File == "" {
+			if r := rel(abs); r != abs {
+				in.Context.File = r
+			}
+		}
+	}
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			text = append(text, b.Text.Text)
+		case b.ResourceLink != nil:
+			abs := fileOfURI(b.ResourceLink.Uri)
+			noteFile(abs)
+			name := b.ResourceLink.Uri
+			if abs != "" {
+				name = rel(abs)
+			}
+			refs = append(refs, "- "+name)
+		case b.Resource != nil:
+			res := b.Resource.Resource.TextResourceContents
+			if res == nil {
+				return in, fmt.Errorf("binary resources are not supported: attach text files")
+			}
+			abs := fileOfURI(res.Uri)
+			noteFile(abs)
+			name := res.Uri
+			if abs != "" {
+				name = rel(abs)
+				in.Embedded[abs] = res.Text
+			}
+			refs = append(refs, fmt.Sprintf("- %s:\n```\n%s\n```", name, strings.TrimRight(res.Text, "\n")))
+		case b.Image != nil:
+			return in, fmt.Errorf("images are not supported by agentls")
+		case b.Audio != nil:
+			return in, fmt.Errorf("audio is not supported by agentls")
+		}
+	}
+	in.Text = strings.TrimSpace(strings.Join(text, "\n"))
+	if len(refs) > 0 {
+		in.Text += "\n\nFiles attached in the editor:\n" + strings.Join(refs, "\n")
+		in.Text = strings.TrimSpace(in.Text)
+	}
+	return in, nil
+}

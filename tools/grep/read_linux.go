@@ -1,0 +1,140 @@
+package grep
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+func openDirFD(dir string) (int, error) {
+	for {
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		return fd, err
+	}
+}
+
+func closeDirFD(fd int) { unix.Close(fd) }
+
+// noOpenat2 is set once the kernel has said it has no openat2 (before
+// Linux 5.6): reads then go through os.Root, which walks each component
+// with O_NOFOLLOW.
+var noOpenat2 atomic.Bool
+
+// openBeneath opens rel (slash-separated, relative to r) for reading with
+// one openat2 call that the kernel refuses to resolve outside r's folder
+// (RESOLVE_BENEATH: no "..", no absolute or escaping symlink, no /proc
+// magic link). Symlinks that stay inside are followed, as os.Root does.
+// A named pipe must not block: O_NONBLOCK.
+func openBeneath(r *Root, rel string) (int, error) {
+	if !noOpenat2.Load() {
+		how := unix.OpenHow{
+			Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY,
+			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
+		}
+		for tries := 0; ; tries++ {
+			fd, err := unix.Openat2(r.fd, rel, &how)
+			switch {
+			case err == nil:
+				return fd, nil
+			case err == unix.EINTR, err == unix.EAGAIN && tries < 16:
+				// EAGAIN: a rename raced with the lookup; the kernel asks
+				// for a retry rather than risk an escape.
+				continue
+			case err == unix.ENOSYS:
+				noOpenat2.Store(true)
+			default:
+				return -1, err
+			}
+			break
+		}
+	}
+	f, err := r.os.OpenFile(rel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return -1, pe.Err
+		}
+		return -1, err
+	}
+	defer f.Close()
+	return unix.Dup(int(f.Fd()))
+}
+
+// readFile reads file rel of r into *buf (grown as needed) with raw system
+// calls: no *os.File, no poller registration, no allocation once the buffer
+// is large enough.
+func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
+	fd, err := openBeneath(r, rel)
+	if err != nil {
+		return nil, fmt.Errorf("open: %w", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("stat: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, errors.New("not a regular file")
+	}
+	size := int(st.Size)
+	if size > maxFileBytes {
+		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
+	}
+	// Room for one more byte: a file that reports size 0 (procfs-like) or
+	// grows while it is read is read to its end.
+	if cap(*buf) < size+1 {
+		*buf = make([]byte, size+1+size/4)
+	}
+	b := (*buf)[:cap(*buf)]
+	n := 0
+	for n < len(b) {
+		m, err := unix.Read(fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read: %w", err)
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+		if n == size && size > 0 {
+			break // what fstat promised: no second read to learn it ended
+		}
+		if n == len(b) {
+			// It grew: read to the end with a larger buffer.
+			if n > maxFileBytes {
+				return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
+			}
+			nb := make([]byte, 2*len(b))
+			copy(nb, b)
+			*buf, b = nb, nb
+		}
+	}
+	return b[:n], nil
+}
+
+// statFile returns the stamp of file rel of r. It follows symlinks relative
+// to r's handle; a stamp is only compared with stamps of content read
+// through openBeneath, so a swapped path can at worst make grep read again.
+func statFile(r *Root, rel string) (stamp, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstatat(r.fd, rel, &st, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return stamp{}, fmt.Errorf("stat: %w", err)
+		}
+		break
+	}
+	return stamp{size: st.Size, mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, ino: st.Ino}, nil
+}

@@ -1,0 +1,85 @@
+package grep
+
+import (
+	"runtime"
+	"sync"
+)
+
+// workers is the one worker budget shared by every search and every index
+// build of the process: GOMAXPROCS-1 (at least 1), so however many tasks
+// search at once, a processor is left for the protocol goroutines.
+var workers = newBudget(max(1, runtime.GOMAXPROCS(0)-1))
+
+// budget hands out worker tokens. Searches come first: while any search
+// runs (or waits), build workers take no new file, so a build never slows
+// a search by more than the file each build worker is finishing.
+type budget struct {
+	mu        sync.Mutex
+	cond      *sync.Cond
+	size      int
+	free      int // tokens not held; guarded by mu
+	searching int // searches running or waiting; guarded by mu
+}
+
+func newBudget(n int) *budget {
+	b := &budget{size: n, free: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// search registers a search and takes between 1 and want tokens, waiting
+// for the first. done returns them and ends the search.
+func (b *budget) search(want int) (n int, done func()) {
+	b.mu.Lock()
+	b.searching++
+	for b.free == 0 {
+		b.cond.Wait()
+	}
+	n = min(max(want, 1), b.free)
+	b.free -= n
+	b.mu.Unlock()
+	return n, func() {
+		b.mu.Lock()
+		b.free += n
+		b.searching--
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	}
+}
+
+// build takes one token for one file of a build, waiting while any search
+// runs or no token is free. It returns false when stop is closed first.
+func (b *budget) build(stop <-chan struct{}) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.searching > 0 || b.free == 0 {
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		b.cond.Wait()
+	}
+	select {
+	case <-stop:
+		return false
+	default:
+	}
+	b.free--
+	return true
+}
+
+// buildDone returns a token taken by build.
+func (b *budget) buildDone() {
+	b.mu.Lock()
+	b.free++
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+// wake lets waiting build workers see that their stop channel closed.
+func (b *budget) wake() {
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}

@@ -1,0 +1,88 @@
+package grep
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+)
+
+// TestBuildTakesNoTokenWhileASearchRuns: a build worker finishes its file
+// and hands its token to a waiting search, then takes none until the
+// search is done.
+func TestBuildTakesNoTokenWhileASearchRuns(t *testing.T) {
+	b := newBudget(1)
+	stop := make(chan struct{})
+	if !b.build(stop) {
+		t.Fatal("build got no token from an idle budget")
+	}
+	got := make(chan int)
+	var done func()
+	go func() {
+		var n int
+		n, done = b.search(4)
+		got <- n
+	}()
+	b.buildDone() // the file in hand is finished
+	if n := <-got; n != 1 {
+		t.Fatalf("search got %d tokens of a budget of 1", n)
+	}
+	var built atomic.Bool
+	resumed := make(chan struct{})
+	go func() {
+		if b.build(stop) {
+			built.Store(true)
+			b.buildDone()
+		}
+		close(resumed)
+	}()
+	if built.Load() {
+		t.Fatal("a build worker took a token while a search ran")
+	}
+	done()
+	<-resumed
+	if !built.Load() {
+		t.Fatal("the build did not resume after the search")
+	}
+}
+
+// TestCloseStopsABuildWaitingBehindASearch: Close returns while a search
+// still holds every token, and the build it stopped never marks the index
+// warm.
+func TestCloseStopsABuildWaitingBehindASearch(t *testing.T) {
+	dir := t.TempDir()
+	var files []File
+	root := openRoot(t, dir)
+	for i := 0; i < 20; i++ {
+		name := fmt.Sprintf("f%d.txt", i)
+		os.WriteFile(filepath.Join(dir, name), []byte("some text\n"), 0o644)
+		files = append(files, File{Name: name, Root: root, Rel: name})
+	}
+	_, done := workers.search(workers.size)
+	idx := NewIndex(0)
+	idx.Start(files, 1)
+	if err := idx.Close(); err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if idx.Warm() {
+		t.Error("a build stopped by Close marked the index warm")
+	}
+}
+
+// TestStartBuildsWarmAndSynced: a Start build ends warm, synced to the
+// position it was given, with every file learned.
+func TestStartBuildsWarmAndSynced(t *testing.T) {
+	files := writeCorpus(t)
+	idx := NewIndex(0)
+	t.Cleanup(func() { idx.Close() })
+	idx.Start(files, 42)
+	idx.Wait()
+	if !idx.Warm() || idx.Since() != 42 {
+		t.Fatalf("after the build: warm %v, synced to %d; want warm, 42", idx.Warm(), idx.Since())
+	}
+	if n, _ := idx.Stats(); n != len(files) {
+		t.Errorf("the index holds %d files; want %d", n, len(files))
+	}
+}
