@@ -77,11 +77,14 @@ type expectation struct {
 	Tools             map[string]int    `json:"tools"` // tool -> calls
 	NotesContain      []string          `json:"notesContain"`
 	MinCompactions    int               `json:"minCompactions"`
-	DeadPIDFiles      []string          `json:"deadPidFiles"`
-	Clarifications    *int              `json:"clarifications"`
-	CachedTokens      bool              `json:"cachedTokens"` // some input tokens were cached
-	Requests          []reqExpect       `json:"requests"`     // requests of this task, 1-based within it
-	Instructions      []string          `json:"instructions"` // the instruction files given, "(cut)" after a cut one
+	// DeadProcesses are command lines (e.g. "sleep 30127") no process may
+	// run after the task ended: commands run in their own PID namespace,
+	// so pids they print are not the host's.
+	DeadProcesses  []string    `json:"deadProcesses"`
+	Clarifications *int        `json:"clarifications"`
+	CachedTokens   bool        `json:"cachedTokens"` // some input tokens were cached
+	Requests       []reqExpect `json:"requests"`     // requests of this task, 1-based within it
+	Instructions   []string    `json:"instructions"` // the instruction files given, "(cut)" after a cut one
 }
 
 type reqExpect struct {
@@ -375,8 +378,8 @@ func runScenario(t *testing.T, name, path string) {
 		if res.Usage.InputTokens == 0 || res.ModelTime <= 0 {
 			t.Errorf("%s: figures missing: usage %+v, model time %v", label, res.Usage, res.ModelTime)
 		}
-		for _, pf := range e.DeadPIDFiles {
-			assertDead(t, label, filepath.Join(root, pf))
+		for _, cl := range e.DeadProcesses {
+			assertNoProcess(t, label, cl)
 		}
 		if at := cancelAt.Load(); at > 0 {
 			cancelMu.Lock()
@@ -488,33 +491,45 @@ func fromWire(ms []openai.ChatCompletionMessage) []llm.Message {
 
 // assertDead waits (bounded) until the process whose pid is in file is gone
 // or a zombie.
-func assertDead(t *testing.T, label, file string) {
+func assertNoProcess(t *testing.T, label, cmdline string) {
 	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Errorf("%s: pid file: %v", label, err)
-		return
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Errorf("%s: pid file %q: %v", label, data, err)
-		return
-	}
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if syscall.Kill(pid, 0) != nil {
+		left := processesRunning(cmdline)
+		if len(left) == 0 {
 			return
 		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
-				return
-			}
-		}
 		if time.Now().After(deadline) {
-			t.Errorf("%s: process %d still runs after the cancel", label, pid)
-			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: %q still runs after the task ended (pids %v)", label, cmdline, left)
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// processesRunning lists the live processes whose command line (words
+// joined by spaces) is cmdline.
+func processesRunning(cmdline string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || strings.TrimRight(strings.ReplaceAll(string(cl), "\x00", " "), " ") != cmdline {
+			continue
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
 }

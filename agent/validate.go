@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
@@ -259,14 +259,21 @@ type Checker interface {
 	Check(ctx context.Context) (ok bool, output string, err error)
 }
 
-// ShellCheck runs Command with sh -c in Dir, set up as run_command sets up
-// every command (tools.PrepareCommand): its own process group, killed on
-// cancel or timeout, and an environment without agentls's secrets.
+// ShellCheck runs Command with sh -c in Dir through tools.Run, the one
+// runner of every command: the same sandbox, an environment without
+// agentls's secrets, and no process left when it ends, is cancelled or
+// times out.
 type ShellCheck struct {
 	Dir       string
 	Command   string
 	Timeout   time.Duration // 0 means 5 minutes
 	SecretEnv []string      // names of further variables to keep from it (the API key variable)
+	// Sandbox is the sandbox setting ("workspace-write", the default, or
+	// "off"); Network allows TCP; Roots are the writable workspace roots
+	// (nil: Dir).
+	Sandbox string
+	Network bool
+	Roots   []string
 }
 
 // Check runs the command; ok is false on a non-zero exit, output holds
@@ -276,26 +283,53 @@ func (c ShellCheck) Check(ctx context.Context) (bool, string, error) {
 	if to == 0 {
 		to = 5 * time.Minute
 	}
-	ctx, cancel := context.WithTimeout(ctx, to)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", c.Command)
-	cmd.Dir = c.Dir
-	tools.PrepareCommand(cmd, c.SecretEnv)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return false, out.String(), fmt.Errorf("check %q: %w", c.Command, ctx.Err())
+	roots := c.Roots
+	if roots == nil {
+		roots = []string{c.Dir}
 	}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return false, fmt.Sprintf("$ %s\nexit %d\n%s", c.Command, ee.ExitCode(), tail(out.String(), 4000)), nil
-	}
+	var out lockedBuffer
+	res, err := tools.Run(ctx, tools.RunSpec{
+		Argv: []string{"sh", "-c", c.Command}, Dir: c.Dir, SecretEnv: c.SecretEnv,
+		Stdout: &out, Stderr: &out, Timeout: to,
+		Sandbox: tools.SandboxOptions{Mode: c.Sandbox, Network: c.Network, Roots: roots},
+	})
 	if err != nil {
 		return false, "", fmt.Errorf("check %q: %w", c.Command, err)
 	}
+	switch {
+	case res.TimedOut:
+		return false, out.String(), fmt.Errorf("check %q: %w", c.Command, context.DeadlineExceeded)
+	case res.Cancelled:
+		if ctx.Err() != nil {
+			return false, out.String(), fmt.Errorf("check %q: %w", c.Command, ctx.Err())
+		}
+		return false, out.String(), fmt.Errorf("check %q: %w", c.Command, context.Canceled)
+	case res.ExitCode != 0 || res.Signal != "":
+		status := fmt.Sprintf("exit %d", res.ExitCode)
+		if res.Signal != "" {
+			status = "killed by " + res.Signal
+		}
+		return false, fmt.Sprintf("$ %s\n%s\n%s", c.Command, status, tail(out.String(), 4000)), nil
+	}
 	return true, out.String(), nil
+}
+
+// lockedBuffer is a bytes.Buffer both output streams write to at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func tail(s string, n int) string {

@@ -2,9 +2,12 @@ package agent
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/tools/sandbox"
 )
 
 func TestParseVerdict(t *testing.T) {
@@ -72,9 +75,9 @@ func TestL8_L11_NothingFoundClaims(t *testing.T) {
 	}
 }
 
-// TestShellCheckRunsLikeRunCommand: the configured check command gets what
-// run_command gets (tools.PrepareCommand): no API key in its environment,
-// no stdin, and a timeout that ends it together with its children.
+// TestShellCheckRunsLikeRunCommand: the configured check command runs
+// through tools.Run as run_command does: no API key in its environment, no
+// stdin, the sandbox, and a timeout that ends it together with its children.
 func TestShellCheckRunsLikeRunCommand(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-check-secret")
 	t.Setenv("MY_MODEL_KEY", "custom-check-secret")
@@ -88,6 +91,17 @@ func TestShellCheckRunsLikeRunCommand(t *testing.T) {
 	}
 	if strings.Contains(out, "secret") || !strings.Contains(out, "openai= custom=") || !strings.Contains(out, "done") {
 		t.Errorf("check output = %q; want both keys empty and cat to end at once (stdin closed)", out)
+	}
+	// The sandbox: the check may not write outside its workspace.
+	outside, err := os.MkdirTemp("/var/tmp", "agentls-check-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(outside)
+	if abi, lerr := sandbox.KernelABI(); lerr != nil || abi < 1 {
+		t.Logf("THE CHECK'S SANDBOX IS NOT TESTED: %v", lerr)
+	} else if ok, out, _ := (ShellCheck{Dir: t.TempDir(), Command: "touch " + outside + "/x"}).Check(context.Background()); ok {
+		t.Errorf("the check wrote outside the workspace: %q", out)
 	}
 
 	start := time.Now()

@@ -2,36 +2,37 @@ package tools
 
 import (
 	"context"
-	"strings"
 	"sync"
+
+	"github.com/agentls/agentls/tools/shellpolicy"
 )
 
 // TaskApprovals wraps an Approver with the memory of one task: once the user
 // answers AllowForTask or AllowAlways, similar calls of the same task are
-// allowed without asking again. Similar means: for run_command, the same
-// program (first word of the command); for edit_file and write_file, any
-// write. The agent makes one per task. Remembering AllowAlways beyond the
-// task is the caller's business (the Approver it wraps).
+// allowed without asking again. Similar means: for run_command, a command
+// that shellpolicy says is covered by the remembered prefix of the approved
+// one (one simple command, no arbitrary code, same leading words: "go test"
+// after "go test ./..."); a command with no safe prefix is remembered not at
+// all. For edit_file and write_file, any write. The agent makes one per task.
+// Remembering AllowAlways beyond the task is the caller's business (the
+// Approver it wraps).
 type TaskApprovals struct {
 	next Approver
 
-	mu      sync.Mutex // guards allowed
-	allowed map[string]bool
+	mu       sync.Mutex // guards writes and prefixes
+	writes   bool
+	prefixes []string
 }
 
 // NewTaskApprovals wraps next (which may not be nil).
 func NewTaskApprovals(next Approver) *TaskApprovals {
-	return &TaskApprovals{next: next, allowed: map[string]bool{}}
+	return &TaskApprovals{next: next}
 }
 
 // Approve answers from the task's memory, or asks next and remembers a
 // task-wide answer.
 func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
-	key := similarKey(req)
-	t.mu.Lock()
-	ok := t.allowed[key]
-	t.mu.Unlock()
-	if ok {
+	if t.remembered(req) {
 		return AllowForTask, nil
 	}
 	d, err := t.next.Approve(ctx, req)
@@ -40,26 +41,29 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 	}
 	if d == AllowForTask || d == AllowAlways {
 		t.mu.Lock()
-		t.allowed[key] = true
+		if req.Command == "" {
+			t.writes = true
+		} else if p := CommandPrefix(req.Command); p != "" {
+			t.prefixes = append(t.prefixes, p)
+		}
 		t.mu.Unlock()
 	}
 	return d, nil
 }
 
-// similarKey groups requests that one "allow for this task" covers.
-func similarKey(req ApprovalRequest) string {
-	if req.Command != "" {
-		return "run:" + CommandPrefix(req.Command)
+func (t *TaskApprovals) remembered(req ApprovalRequest) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if req.Command == "" {
+		return t.writes
 	}
-	return "write"
+	return shellpolicy.Covered(req.Command, t.prefixes)
 }
 
 // CommandPrefix is the part of a command line an approval is remembered
-// by: its first word (the program), e.g. "go" for "go test ./...".
+// by: its program and subcommand as parsed by shellpolicy ("go test" for
+// "go test ./..."), or "" when nothing may be remembered for it (not one
+// simple command, or an interpreter or wrapper that runs arbitrary code).
 func CommandPrefix(command string) string {
-	f := strings.Fields(command)
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
+	return shellpolicy.Parse(command).Prefix()
 }

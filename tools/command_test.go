@@ -99,73 +99,103 @@ func TestL10_FailuresSayWhat(t *testing.T) {
 	}
 }
 
-// gone reports whether pid no longer runs: absent, or a zombie.
-func gone(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
+// tagged lists the live (not zombie) processes whose command line holds
+// tag, from /proc: commands in their own PID namespace report other pids
+// than the host's, so processes are found by what they run.
+func tagged(tag string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cl, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(cl), "\x00", " "), tag) {
+			continue
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if s := string(st); err != nil || strings.Contains(s[strings.LastIndexByte(s, ')')+1:], " Z ") {
+			continue
+		}
+		out = append(out, pid)
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && len(s) > i+2 && s[i+2] == 'Z'
+	return out
 }
 
-func waitGone(t *testing.T, pid int) {
+// sleepTag is a sleep duration no other process uses, to find survivors.
+func sleepTag() string { return fmt.Sprintf("%d", 100000+time.Now().UnixNano()%800000) }
+
+// waitNoSurvivors fails when a process running tag is still alive 10 s
+// after the command returned.
+func waitNoSurvivors(t *testing.T, tag string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !gone(pid) {
+	for {
+		left := tagged(tag)
+		if len(left) == 0 {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process %d still runs: the process group was not killed", pid)
+			for _, p := range left {
+				killGroup(p, true)
+			}
+			t.Fatalf("%d processes of the command still run: %v", len(left), left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-func readPid(t *testing.T, path string) int {
+// waitStarted waits until n processes run tag.
+func waitStarted(t *testing.T, tag string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for {
-		data, err := os.ReadFile(path)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
+	for len(tagged(tag)) < n {
 		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s", path)
+			t.Fatalf("only %d of %d processes started", len(tagged(tag)), n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// TestL26_GrandchildrenDie: a command that starts a grandchild and sleeps
-// is killed with its grandchild on timeout, on cancel, at KillAll, and a
-// background child does not outlive a command that ended normally. Checked
-// through the process table.
-func TestL26_GrandchildrenDie(t *testing.T) {
+// escapers is a shell line starting, in the background, a plain child, a
+// child in a new session (setsid) and one that makes its own process group
+// (perl's setpgrp), each running sleep TAG, then sleeping itself.
+func escapers(tag string) string {
+	return "sleep " + tag + " & setsid sleep " + tag + " & perl -e 'setpgrp(0,0); exec \"sleep\", \"" + tag + "\"' & sleep " + tag
+}
+
+// TestNoProcessOutlivesItsCommand: whatever a command started, also in a
+// new session or process group, is dead when the command times out, is
+// cancelled, is killed at server exit, or ends normally. Checked through
+// the process table.
+func TestNoProcessOutlivesItsCommand(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc")
 	}
-	script := "sleep 300 & echo $! > gc.pid; sleep 300"
 	t.Run("timeout", func(t *testing.T) {
-		dir, ws := fixture(t, nil)
+		_, ws := fixture(t, nil)
 		r := newReg(t, Env{Workspace: ws})
+		tag := sleepTag()
 		start := time.Now()
-		res := call(t, r, "run_command", map[string]any{"command": script, "timeout": 1})
+		res := call(t, r, "run_command", map[string]any{"command": escapers(tag), "timeout": 1})
 		out := res.Data.(*CommandOutput)
 		if !out.TimedOut || !res.IsError || !strings.Contains(res.Text, "timed out after 1s") || time.Since(start) > 8*time.Second {
 			t.Fatalf("timeout result after %v: %s", time.Since(start), res.Text)
 		}
-		waitGone(t, readPid(t, filepath.Join(dir, "gc.pid")))
+		waitNoSurvivors(t, tag)
 	})
 	t.Run("cancel", func(t *testing.T) {
-		dir, ws := fixture(t, nil)
+		_, ws := fixture(t, nil)
 		r := newReg(t, Env{Workspace: ws})
+		tag := sleepTag()
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan Result)
 		go func() {
-			res, _ := r.Run(ctx, "run_command", json.RawMessage(`{"command":"`+script+`"}`))
+			res, _ := r.Run(ctx, "run_command", mustJSON(t, map[string]any{"command": escapers(tag)}))
 			done <- res
 		}()
-		pid := readPid(t, filepath.Join(dir, "gc.pid"))
+		waitStarted(t, tag, 4)
 		cancel()
 		select {
 		case res := <-done:
@@ -175,51 +205,46 @@ func TestL26_GrandchildrenDie(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("run_command did not return after cancel")
 		}
-		waitGone(t, pid)
+		waitNoSurvivors(t, tag)
 	})
 	t.Run("server exit", func(t *testing.T) {
-		dir, ws := fixture(t, nil)
+		_, ws := fixture(t, nil)
 		cmds := NewCommands()
 		r := newReg(t, Env{Workspace: ws, Commands: cmds})
+		tag := sleepTag()
 		done := make(chan Result)
 		go func() {
-			res, _ := r.Run(context.Background(), "run_command", json.RawMessage(`{"command":"`+script+`"}`))
+			res, _ := r.Run(context.Background(), "run_command", mustJSON(t, map[string]any{"command": escapers(tag)}))
 			done <- res
 		}()
-		pid := readPid(t, filepath.Join(dir, "gc.pid"))
+		waitStarted(t, tag, 4)
 		cmds.KillAll()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatal("run_command did not return after KillAll")
 		}
-		waitGone(t, pid)
+		waitNoSurvivors(t, tag)
 		if res := call(t, r, "run_command", map[string]any{"command": "true"}); !res.IsError || !strings.Contains(res.Text, "shutting down") {
 			t.Errorf("command after KillAll: %s", res.Text)
 		}
 	})
-	t.Run("background child of a finished command", func(t *testing.T) {
-		dir, ws := fixture(t, nil)
+	t.Run("children of a finished command", func(t *testing.T) {
+		_, ws := fixture(t, nil)
 		r := newReg(t, Env{Workspace: ws})
-		res := call(t, r, "run_command", map[string]any{"command": "sleep 300 & echo $! > gc.pid; echo started"})
-		if res.IsError {
-			t.Fatal(res.Text)
-		}
-		waitGone(t, readPid(t, filepath.Join(dir, "gc.pid")))
-	})
-	t.Run("escaped grandchild holding the pipe", func(t *testing.T) {
-		if _, err := os.Stat("/usr/bin/setsid"); err != nil {
-			t.Skip("no setsid")
-		}
-		dir, ws := fixture(t, nil)
-		r := newReg(t, Env{Workspace: ws})
+		tag := sleepTag()
 		start := time.Now()
-		res := call(t, r, "run_command", map[string]any{"command": "setsid sh -c 'echo $$ > gc.pid; exec sleep 300' & sleep 0.2; echo leader done"})
-		if time.Since(start) > 8*time.Second || !strings.Contains(res.Text, "leader done") {
+		// The leader ends at once; its children, one holding the output
+		// pipe from another session, must not hold the call nor survive.
+		res := call(t, r, "run_command", map[string]any{"command": "sleep " + tag + " & setsid sleep " + tag + " & perl -e 'setpgrp(0,0); exec \"sleep\", \"" + tag + "\"' & sleep 0.5; echo leader done"})
+		if res.IsError || !strings.Contains(res.Text, "leader done") || time.Since(start) > 8*time.Second {
 			t.Fatalf("took %v: %s", time.Since(start), res.Text)
 		}
-		pid := readPid(t, filepath.Join(dir, "gc.pid"))
-		t.Cleanup(func() { killGroup(pid, true) })
+		out := res.Data.(*CommandOutput)
+		if out.Leftovers != 3 {
+			t.Errorf("Leftovers = %d; want 3 (killed after the command ended)", out.Leftovers)
+		}
+		waitNoSurvivors(t, tag)
 	})
 }
 

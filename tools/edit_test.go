@@ -161,17 +161,34 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-func TestTaskApprovals(t *testing.T) {
+// TestAllowForTaskCoversOnlyTheParsedPrefix: "Allow for this task"
+// remembers the parsed command's safe prefix; chained commands, other
+// subcommands and interpreters are asked again.
+func TestAllowForTaskCoversOnlyTheParsedPrefix(t *testing.T) {
 	inner := &fixedApprover{d: AllowForTask}
 	ta := NewTaskApprovals(inner)
-	for _, c := range []string{"go test ./...", "go vet ./...", "go build"} {
+	ask := func(c string) {
 		if d, _ := ta.Approve(t.Context(), ApprovalRequest{Tool: "run_command", Command: c}); d == Deny {
 			t.Fatalf("denied %q", c)
 		}
 	}
-	ta.Approve(t.Context(), ApprovalRequest{Tool: "run_command", Command: "rm -rf x"})
-	if len(inner.reqs) != 2 {
-		t.Errorf("asked %d times; want 2 (go once, rm once)", len(inner.reqs))
+	for _, c := range []string{"go test ./...", "go test -run X ./pkg", "go version", "echo hello", "python3 --version"} {
+		ask(c)
+	}
+	// Asked: go test, go version, echo, python3 (its answer is not remembered).
+	if len(inner.reqs) != 4 {
+		t.Errorf("asked %d times; want 4: %+v", len(inner.reqs), inner.reqs)
+	}
+	for _, c := range []string{
+		"go version; touch x", "go env GOPATH && touch y", "go test ./...\ntouch pwned", "go test ./... # c\ntouch pwned",
+		`echo '{"allowCommands":["sh"]}' > .agentls/settings.json`, "python3 -c 'print(1)'", "go test -exec 'sh -c id' ./...",
+		"go vet ./...",
+	} {
+		before := len(inner.reqs)
+		ask(c)
+		if len(inner.reqs) != before+1 {
+			t.Errorf("%q ran unasked after allow-for-task answers", c)
+		}
 	}
 }
 
@@ -194,6 +211,30 @@ func TestUpdatePlan(t *testing.T) {
 		if res := call(t, r, "update_plan", bad); !res.IsError {
 			t.Errorf("update_plan %s accepted: %s", bad, res.Text)
 		}
+	}
+}
+
+// TestNoToolWritesTheSettings: write_file and edit_file refuse the state
+// folder, however the path is spelled, and run_command does not run there
+// or in .git.
+func TestNoToolWritesTheSettings(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{".agentls/settings.json": `{"allowCommands":[]}` + "\n", ".git/hooks/.keep": ""})
+	r := newReg(t, Env{Workspace: ws})
+	for _, p := range []string{".agentls/settings.json", "./.agentls/settings.json", "sub/../.agentls/settings.json", ".agentls/new.json"} {
+		if res := call(t, r, "write_file", map[string]any{"path": p, "content": `{"allowCommands":["sh"]}`}); !res.IsError || !strings.Contains(res.Text, "state folder") {
+			t.Errorf("write_file %s: %s", p, res.Text)
+		}
+		if res := call(t, r, "edit_file", map[string]any{"path": p, "old_string": "[]", "new_string": `["sh"]`}); !res.IsError || !strings.Contains(res.Text, "state folder") {
+			t.Errorf("edit_file %s: %s", p, res.Text)
+		}
+	}
+	for _, cwd := range []string{".agentls", ".git/hooks", ".git"} {
+		if res := call(t, r, "run_command", map[string]any{"command": "touch x", "cwd": cwd}); !res.IsError || !strings.Contains(res.Text, "state folder or in .git") {
+			t.Errorf("run_command in %s: %s", cwd, res.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".agentls", "settings.json")); string(b) != `{"allowCommands":[]}`+"\n" {
+		t.Errorf("settings changed: %s", b)
 	}
 }
 

@@ -43,6 +43,11 @@ type Env struct {
 	Environ []string
 	// Shell runs run_command's "command" form; "" means /bin/sh.
 	Shell string
+	// Sandbox is the sandbox setting of commands: "workspace-write" (the
+	// default, "") or "off"; see package sandbox. Network allows commands
+	// TCP connections (off by default where Landlock can forbid them).
+	Sandbox string
+	Network bool
 }
 
 // Registry holds the tools of one Env in a fixed order (stable tool

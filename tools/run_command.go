@@ -7,9 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -42,6 +40,12 @@ type CommandOutput struct {
 	// some output was cut from Stdout or Stderr.
 	LogPath  string
 	Duration time.Duration
+	// Sandbox is what the command ran under: "landlock (workspace-write;
+	// ABI 7; no network)", "none: kernel has no Landlock", "off".
+	Sandbox string
+	// Leftovers is how many processes it left running that were killed
+	// when it ended.
+	Leftovers int
 }
 
 // Output limits: what the model sees of each stream.
@@ -118,23 +122,6 @@ func newRunCommand(r *Registry) Tool {
 	})
 }
 
-// commandEnv is base without agentls's own secrets and settings.
-func commandEnv(base, secrets []string) []string {
-	drop := map[string]bool{"OPENAI_API_KEY": true}
-	for _, s := range secrets {
-		drop[s] = true
-	}
-	out := make([]string, 0, len(base)+3)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if drop[k] || strings.HasPrefix(k, "AGENTLS_") || k == "PAGER" || k == "GIT_PAGER" || k == "GIT_TERMINAL_PROMPT" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
-}
-
 // shellQuote joins argv into one line a shell would split back.
 func shellQuote(argv []string) string {
 	q := make([]string, len(argv))
@@ -172,6 +159,9 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 		if res != nil {
 			return *res, nil
 		}
+		if rel := p.Rel(); r.inStateDir(p) || rel == ".git" || strings.HasPrefix(rel, ".git/") {
+			return errorf("cwd %s: commands do not run in agentls's state folder or in .git; run them from the workspace", p), nil
+		}
 		fi, err := os.Stat(w.Abs(p))
 		if err != nil || !fi.IsDir() {
 			return errorf("cwd %s is not a folder of the workspace", p), nil
@@ -198,19 +188,15 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 		return deref(res), err
 	}
 
-	var cmd *exec.Cmd
-	if len(a.Argv) > 0 {
-		cmd = exec.Command(a.Argv[0], a.Argv[1:]...)
-	} else {
-		cmd = exec.Command(r.env.Shell, "-c", a.Command)
+	argv := a.Argv
+	if len(argv) == 0 {
+		argv = []string{r.env.Shell, "-c", a.Command}
 	}
-	cmd.Dir = dir
-	base := r.env.Environ
-	if base == nil {
-		base = os.Environ()
+	roots := w.Roots()
+	if len(roots) > 0 {
+		// The state folder exists, so the sandbox can mount it read-only.
+		_ = os.MkdirAll(w.StateDir(), 0o755)
 	}
-	cmd.Env = commandEnv(base, r.env.SecretEnv)
-	setGroup(cmd)
 
 	// The full log, kept when something is cut.
 	id := time.Now().Format("20060102-150405") + "-" + randHex(3)
@@ -227,7 +213,12 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 
 	out := &CommandOutput{Command: line, Cwd: cwdShown, ExitCode: -1}
 	start := time.Now()
-	state, why, startErr := r.start(ctx, cmd, stdout, stderr, timeout)
+	run, startErr := Run(ctx, RunSpec{
+		Argv: argv, Dir: dir, Env: r.env.Environ, SecretEnv: r.env.SecretEnv,
+		Stdout: stdout, Stderr: stderr, Timeout: timeout,
+		Sandbox:  SandboxOptions{Mode: r.env.Sandbox, Network: r.env.Network, Roots: roots},
+		Commands: r.env.Commands,
+	})
 	r.env.Index.Suspect() // it may have changed files the watcher has not reported yet
 	out.Duration = time.Since(start).Round(time.Millisecond)
 	if startErr != nil {
@@ -238,11 +229,8 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 		}
 		return errorf("command could not start: %v", startErr), nil
 	}
-	out.Cancelled, out.TimedOut = why == "cancelled", why == "timeout"
-	if state != nil {
-		out.ExitCode = state.ExitCode()
-		out.Signal = signalOf(state)
-	}
+	out.Cancelled, out.TimedOut = run.Cancelled, run.TimedOut
+	out.ExitCode, out.Signal, out.Sandbox, out.Leftovers = run.ExitCode, run.Signal, run.Sandbox, run.Leftovers
 	lw.printf("\n# %s after %s\n", statusText(out), out.Duration)
 	lw.close()
 	out.StdoutBytes, out.StderrBytes = stdout.total, stderr.total
@@ -256,104 +244,6 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	out.Stdout = stdout.render(out.LogPath)
 	out.Stderr = stderr.render(out.LogPath)
 	return renderCommand(out, timeout, notes), nil
-}
-
-// start runs cmd in its own process group with its output copied to the
-// streams, and waits. On cancel or timeout the group gets SIGTERM, then
-// SIGKILL after a grace period; when the command ends, whatever is left of
-// its group is killed, and the pipes are closed even if a process that
-// left the group holds them. why is "cancelled", "timeout" or "".
-func (r *Registry) start(ctx context.Context, cmd *exec.Cmd, stdout, stderr *stream, timeout time.Duration) (*os.ProcessState, string, error) {
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, "", err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, "", err
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	if r.env.Commands.isClosed() {
-		outR.Close()
-		outW.Close()
-		errR.Close()
-		errW.Close()
-		return nil, "", errShuttingDown
-	}
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, "", err
-	}
-	pid := cmd.Process.Pid
-	if err := r.env.Commands.add(pid); err != nil {
-		killGroup(pid, true) // KillAll ran while it started
-	}
-	defer r.env.Commands.done(pid)
-
-	var copying sync.WaitGroup
-	for _, c := range []struct {
-		r *os.File
-		s *stream
-	}{{outR, stdout}, {errR, stderr}} {
-		copying.Add(1)
-		go func() {
-			defer copying.Done()
-			io.Copy(c.s, c.r)
-		}()
-	}
-
-	var mu sync.Mutex
-	why := ""
-	exited := make(chan struct{})
-	killerDone := make(chan struct{})
-	go func() {
-		defer close(killerDone)
-		timer := time.NewTimer(timeout)
-		defer timer.Stop()
-		var reason string
-		select {
-		case <-exited:
-			return
-		case <-ctx.Done():
-			reason = "cancelled"
-		case <-timer.C:
-			reason = "timeout"
-		}
-		mu.Lock()
-		why = reason
-		mu.Unlock()
-		killGroup(pid, false)
-		select {
-		case <-exited:
-		case <-time.After(killGrace):
-			killGroup(pid, true)
-		}
-	}()
-	_ = cmd.Wait() // the status is in cmd.ProcessState
-	close(exited)
-	<-killerDone
-	killGroup(pid, true) // what is left of the group: background children
-	copyDone := make(chan struct{})
-	go func() { copying.Wait(); close(copyDone) }()
-	select {
-	case <-copyDone:
-	case <-time.After(pipeGrace):
-		// A process outside the group holds the pipes: stop reading.
-		outR.Close()
-		errR.Close()
-		<-copyDone
-	}
-	outR.Close()
-	errR.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	return cmd.ProcessState, why, nil
 }
 
 func randHex(n int) string {
@@ -400,6 +290,12 @@ func renderCommand(o *CommandOutput, timeout time.Duration, notes []string) Resu
 	}
 	for _, n := range notes {
 		fmt.Fprintf(&b, "(%s)\n", n)
+	}
+	if o.Sandbox != "" {
+		fmt.Fprintf(&b, "sandbox: %s\n", o.Sandbox)
+	}
+	if o.Leftovers > 0 {
+		fmt.Fprintf(&b, "(%d %s it left running %s killed)\n", o.Leftovers, plural(o.Leftovers, "process", "processes"), plural(o.Leftovers, "was", "were"))
 	}
 	writeStream(&b, "stdout", o.Stdout, o.StdoutLines, o.StdoutBytes)
 	writeStream(&b, "stderr", o.Stderr, o.StderrLines, o.StderrBytes)

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/shellpolicy"
 )
 
 // SettingsFileName is the workspace settings file in the state folder
@@ -76,40 +75,18 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 	return d, nil
 }
 
-var subcommand = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+// CommandPrefix is what "Always allow" remembers of a command: the safe
+// word prefix tools/shellpolicy finds ("go test" for "go test ./...", "ls"
+// for "ls -la"), or "" (nothing is offered) when the command is not one
+// simple command or runs arbitrary code ("python3 --version").
+func CommandPrefix(command string) string { return tools.CommandPrefix(command) }
 
-// CommandPrefix is what "Always allow" remembers of a command: the program
-// and, when the next word is a subcommand, that too ("go test" for
-// "go test ./...", "npm run" for "npm run build", "ls" for "ls -la").
-func CommandPrefix(command string) string {
-	f := strings.Fields(command)
-	switch {
-	case len(f) == 0:
-		return ""
-	case len(f) >= 2 && subcommand.MatchString(f[1]):
-		return f[0] + " " + f[1]
-	}
-	return f[0]
-}
-
-// shellControl matches what makes a command line more than one command:
-// separators, pipes, substitutions and redirections.
-var shellControl = regexp.MustCompile("[;&|`<>\n]|\\$\\(")
-
-// CommandAllowed reports whether command starts with one of the prefixes
-// (on a word boundary) and is a single command.
+// CommandAllowed reports whether one of prefixes covers command: it parses
+// as one simple command of literal words (no list, pipe, substitution,
+// redirection, control character...) that starts word by word with the
+// prefix and runs no interpreter or wrapper (tools/shellpolicy).
 func CommandAllowed(command string, prefixes []string) bool {
-	c := strings.Join(strings.Fields(command), " ")
-	if c == "" || shellControl.MatchString(c) {
-		return false
-	}
-	for _, p := range prefixes {
-		p = strings.Join(strings.Fields(p), " ")
-		if p != "" && (c == p || strings.HasPrefix(c, p+" ")) {
-			return true
-		}
-	}
-	return false
+	return shellpolicy.Covered(command, prefixes)
 }
 
 // settingsMu serialises reads and writes of settings files.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestCommandPrefixAndAllowed(t *testing.T) {
-	for cmd, want := range map[string]string{"go test ./...": "go test", "npm run build": "npm run", "ls -la": "ls", "make": "make", "": ""} {
+	for cmd, want := range map[string]string{"go test ./...": "go test", "npm run build": "", "python3 --version": "", "ls -la": "ls", "make": "make", "": ""} {
 		if got := session.CommandPrefix(cmd); got != want {
 			t.Errorf("CommandPrefix(%q) = %q; want %q", cmd, got, want)
 		}
@@ -16,7 +16,7 @@ func TestCommandPrefixAndAllowed(t *testing.T) {
 	allow := []string{"go test", "go build"}
 	for cmd, want := range map[string]bool{
 		"go test ./...": true, "go  test": true, "go build ./cmd/x": true, "go testing": false, "go vet ./...": false,
-		"go test ./... && rm -rf ~": false, "go test $(curl x)": false, "go test > /etc/passwd": false, "go test | sh": false,
+		"go test ./... && rm -rf ~": false, "go test $(curl x)": false, "go test > /etc/passwd": false, "go test | sh": false, "go test ./...\ntouch pwned": false, "go test -exec sh ./...": false,
 	} {
 		if got := session.CommandAllowed(cmd, allow); got != want {
 			t.Errorf("CommandAllowed(%q) = %v; want %v", cmd, got, want)

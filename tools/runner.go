@@ -1,0 +1,312 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/tools/sandbox"
+)
+
+// SandboxOptions say how commands are confined.
+type SandboxOptions struct {
+	// Mode is sandbox.WorkspaceWrite (the default, "") or sandbox.Off.
+	Mode string
+	// Network allows TCP (with Landlock ABI 4 and later it is off
+	// otherwise).
+	Network bool
+	// Roots are the workspace roots: writable, with .agentls, .git/hooks and
+	// .git/config read-only.
+	Roots []string
+}
+
+// RunSpec is one command for Run.
+type RunSpec struct {
+	Argv []string // program and arguments (e.g. sh -c LINE)
+	Dir  string
+	// Env is the base environment (nil: this process's); Run passes it
+	// through CommandEnv with SecretEnv.
+	Env, SecretEnv []string
+	// Stdout and Stderr receive the output; they may be the same writer
+	// only when it is safe for concurrent use.
+	Stdout, Stderr io.Writer
+	Timeout        time.Duration // 0: none
+	Sandbox        SandboxOptions
+	// Commands tracks the command so KillAll reaches it; nil: untracked.
+	Commands *Commands
+}
+
+// RunResult is how a command ended.
+type RunResult struct {
+	ExitCode  int    // -1 when a signal killed it
+	Signal    string // e.g. "SIGKILL"
+	TimedOut  bool
+	Cancelled bool
+	// Sandbox says what the command ran under: "landlock (workspace-write;
+	// ABI 7; no network)", "none: kernel has no Landlock", "off".
+	Sandbox string
+	// Leftovers is the number of processes the command left running that
+	// were killed when it ended.
+	Leftovers int
+}
+
+// Run runs one command the way agentls runs every command (run_command and
+// the check command): with an environment without secrets (CommandEnv),
+// stdin closed, in the sandbox (package sandbox) when this binary can
+// supervise (sandbox.Main ran), and with no survivors: on cancel or
+// timeout everything it started gets SIGTERM, then SIGKILL after a grace
+// period; when it ends, every process it left (even in another session or
+// process group) is killed; when the server dies, even by SIGKILL, the
+// supervisor's parent-death signal takes everything down with it. A non-nil
+// error means the command did not start.
+func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
+	if len(spec.Argv) == 0 {
+		return RunResult{}, errors.New("no command")
+	}
+	if spec.Commands != nil && spec.Commands.isClosed() {
+		return RunResult{}, errShuttingDown
+	}
+	base := spec.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	runID := randHex(8)
+	env := append(CommandEnv(base, spec.SecretEnv), runMarker+"="+runID)
+	res := RunResult{ExitCode: -1}
+
+	policy, label := sandbox.Policy{}, "none: this program cannot supervise commands (sandbox.Main did not run)"
+	supervised := sandbox.Installed()
+	var exe string
+	if supervised {
+		policy, label = sandbox.Plan(spec.Sandbox.Mode, spec.Sandbox.Roots, spec.Sandbox.Network)
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			supervised, label = false, "none: "+err.Error()
+			policy = sandbox.Policy{}
+		}
+	}
+	if policy.Landlock && !namespacesWork() {
+		// Read-only .agentls needs the mount namespace.
+		policy.ReadOnly = nil
+		label = policy.Describe(spec.Sandbox.Mode)
+	}
+	res.Sandbox = label
+
+	var statusR, statusW *os.File
+	build := func(ns bool) (*exec.Cmd, error) {
+		var cmd *exec.Cmd
+		if supervised {
+			p := policy
+			p.Namespaces = ns
+			if !ns {
+				p.ReadOnly = nil
+			}
+			argv, err := sandbox.Command(exe, p, spec.Argv)
+			if err != nil {
+				return nil, err
+			}
+			cmd = exec.Command(argv[0], argv[1:]...)
+			cmd.ExtraFiles = []*os.File{statusW}
+		} else {
+			cmd = exec.Command(spec.Argv[0], spec.Argv[1:]...)
+		}
+		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
+		setProcAttr(cmd, supervised, supervised && ns)
+		return cmd, nil
+	}
+	if supervised {
+		var err error
+		if statusR, statusW, err = os.Pipe(); err != nil {
+			return res, err
+		}
+		defer statusR.Close()
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return res, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return res, err
+	}
+	closeAll := func(fs ...*os.File) {
+		for _, f := range fs {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	ns := supervised && namespacesWork()
+	cmd, err := build(ns)
+	if err == nil {
+		cmd.Stdout, cmd.Stderr = outW, errW
+		err = cmd.Start()
+		if err != nil && ns && namespaceRefused(err) {
+			namespacesFailed()
+			if cmd, err = build(false); err == nil {
+				cmd.Stdout, cmd.Stderr = outW, errW
+				err = cmd.Start()
+			}
+		}
+	}
+	closeAll(outW, errW, statusW)
+	if err != nil {
+		closeAll(outR, errR)
+		return res, err
+	}
+	pid := cmd.Process.Pid
+	if spec.Commands != nil {
+		if err := spec.Commands.add(pid); err != nil {
+			killGroup(pid, true) // KillAll ran while it started
+		}
+		defer spec.Commands.done(pid)
+	}
+
+	var copying sync.WaitGroup
+	for _, c := range []struct {
+		r *os.File
+		w io.Writer
+	}{{outR, spec.Stdout}, {errR, spec.Stderr}} {
+		copying.Add(1)
+		go func() {
+			defer copying.Done()
+			w := c.w
+			if w == nil {
+				w = io.Discard
+			}
+			io.Copy(w, c.r)
+		}()
+	}
+	var status []byte
+	statusDone := make(chan struct{})
+	started := make(chan struct{}) // closed once the command itself runs
+	go func() {
+		defer close(statusDone)
+		if statusR == nil {
+			close(started)
+			return
+		}
+		first := make([]byte, 1)
+		if n, _ := io.ReadFull(statusR, first); n == 1 {
+			if first[0] == sandbox.StartedByte {
+				close(started)
+			} else {
+				status = first
+			}
+		}
+		rest, _ := io.ReadAll(io.LimitReader(statusR, 1<<16))
+		status = append(status, rest...)
+	}()
+
+	var mu sync.Mutex
+	why := ""
+	exited := make(chan struct{})
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		var timeout <-chan time.Time
+		if spec.Timeout > 0 {
+			timer := time.NewTimer(spec.Timeout)
+			defer timer.Stop()
+			timeout = timer.C
+		}
+		var reason string
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+			reason = "cancelled"
+		case <-timeout:
+			reason = "timeout"
+		}
+		mu.Lock()
+		why = reason
+		mu.Unlock()
+		select {
+		case <-started:
+		default:
+			// Still confining itself: nothing to stop gracefully.
+			killGroup(pid, true)
+			return
+		}
+		killGroup(pid, false)
+		// Repeat SIGTERM during the grace period: a supervisor that is
+		// process 1 of its namespace ignores it until its handler is set.
+		grace := time.NewTimer(killGrace)
+		defer grace.Stop()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-exited:
+				return
+			case <-tick.C:
+				killGroup(pid, false)
+				continue
+			case <-grace.C:
+				killGroup(pid, true)
+			}
+			break
+		}
+	}()
+	_ = cmd.Wait()
+	close(exited)
+	<-killerDone
+	killGroup(pid, true)                // what is left of its group
+	res.Leftovers += sweepMarked(runID) // and anything that left it (no supervisor, or the supervisor was killed)
+	copyDone := make(chan struct{})
+	go func() { copying.Wait(); close(copyDone) }()
+	select {
+	case <-copyDone:
+	case <-time.After(pipeGrace):
+		// A process we could not kill holds the pipes: stop reading.
+		outR.Close()
+		errR.Close()
+		<-copyDone
+	}
+	closeAll(outR, errR)
+	<-statusDone
+
+	mu.Lock()
+	res.Cancelled, res.TimedOut = why == "cancelled", why == "timeout"
+	mu.Unlock()
+	var st sandbox.Status
+	if supervised && json.Unmarshal(status, &st) == nil {
+		if st.Error != "" && st.ExitCode == -1 && st.Signal == "" {
+			return res, fmt.Errorf("%s", st.Error)
+		}
+		res.ExitCode, res.Signal = st.ExitCode, st.Signal
+		res.Leftovers += st.Killed
+		return res, nil
+	}
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	res.Signal = signalOf(cmd.ProcessState)
+	return res, nil
+}
+
+// runMarker is the environment variable that marks every process of one
+// command, so the runner can find processes that left its process tree.
+const runMarker = "AGENTLS_RUN_ID"
+
+// SandboxStatus runs `true` as every command is run and returns what it
+// ran under (RunResult.Sandbox): the line to tell the user once at start,
+// e.g. "landlock (workspace-write; ABI 7; no network)" or "none: kernel has
+// no Landlock" (commands then rely on approvals alone).
+func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
+	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second})
+	if err != nil {
+		return "", fmt.Errorf("sandbox probe: %w", err)
+	}
+	if res.ExitCode != 0 {
+		return res.Sandbox, fmt.Errorf("sandbox probe: `true` ended with exit code %d, signal %q", res.ExitCode, res.Signal)
+	}
+	return res.Sandbox, nil
+}

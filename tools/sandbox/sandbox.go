@@ -1,0 +1,130 @@
+// Package sandbox runs one command in a supervised, confined child of
+// agentls: the server re-executes its own binary with the hidden argument
+// Arg; that child (the supervisor) confines itself and then starts the
+// command, waits for it, and kills every process the command left behind
+// before it exits.
+//
+// On Linux the supervisor is, when the kernel lets it, process 1 of its own
+// PID and mount namespaces: nothing the command starts can leave the
+// namespace (setsid and setpgid do not help), and the kernel kills all of it
+// when the supervisor dies, even by SIGKILL after the server died (the
+// supervisor has a parent-death signal). In the mount namespace it mounts a
+// fresh /proc (the server's processes are not visible) and bind-mounts
+// .agentls, .git/hooks and .git/config read-only. Then it restricts itself
+// and every process it starts with Landlock (github.com/landlock-lsm/
+// go-landlock): reads anywhere, writes only in the workspace, the temporary
+// folder and the build caches, no TCP unless the network is allowed, no
+// signals or abstract sockets outside the sandbox (ABI 6), no ptrace and no
+// /proc/PID/environ of processes outside it.
+//
+// Landlock restricts a whole process, which is why it is applied in a
+// child and never in the server. Binaries that run commands must call Main
+// first in main (and test binaries in TestMain).
+package sandbox
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+)
+
+// Arg is the hidden first argument that makes an agentls binary a
+// supervisor: agentls __sandbox-exec POLICY_JSON -- PROGRAM ARGS...
+const Arg = "__sandbox-exec"
+
+// Modes of the sandbox setting.
+const (
+	WorkspaceWrite = "workspace-write"
+	Off            = "off"
+)
+
+// Policy is what the supervisor applies before it starts the command.
+type Policy struct {
+	// Landlock restricts writes to Writable and WritableFiles (and TCP
+	// unless Network); false runs the command unconfined.
+	Landlock bool `json:"landlock"`
+	// ABI is the Landlock ABI version to use, exactly (no best effort).
+	ABI           int      `json:"abi,omitempty"`
+	Writable      []string `json:"writable,omitempty"`
+	WritableFiles []string `json:"writableFiles,omitempty"`
+	// ReadOnly are paths (inside Writable) bind-mounted read-only; they
+	// need the mount namespace.
+	ReadOnly []string `json:"readOnly,omitempty"`
+	Network  bool     `json:"network,omitempty"`
+	// Namespaces: the supervisor is process 1 of new PID and mount
+	// namespaces.
+	Namespaces bool `json:"namespaces,omitempty"`
+}
+
+// StartedByte is written on the status pipe when the command has started,
+// before the Status.
+const StartedByte = 'S'
+
+// Status is what the supervisor reports on its status pipe (fd 3) when the
+// command has ended (after StartedByte if it started).
+type Status struct {
+	ExitCode int    `json:"exit"`
+	Signal   string `json:"signal,omitempty"`
+	Error    string `json:"error,omitempty"` // the command could not start or be confined
+	Killed   int    `json:"killed"`          // processes killed after the command ended
+}
+
+var installed atomic.Bool
+
+// Main makes this binary able to supervise commands. When the process was
+// started as a supervisor (os.Args[1] == Arg) it runs the command and
+// exits; otherwise it returns and Installed reports true.
+func Main() {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(supervise(os.Args[2:]))
+	}
+	installed.Store(canSupervise)
+}
+
+// Installed reports whether Main ran in this process (on Linux), so re-executing
+// os.Executable() with Arg starts a supervisor.
+func Installed() bool { return installed.Load() }
+
+// Command is the argv of the supervisor for policy and the command argv.
+func Command(exe string, p Policy, argv []string) ([]string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox policy: %w", err)
+	}
+	return append([]string{exe, Arg, string(b), "--"}, argv...), nil
+}
+
+func parseArgs(args []string) (Policy, []string, error) {
+	var p Policy
+	if len(args) < 3 || args[1] != "--" {
+		return p, nil, fmt.Errorf("usage: agentls %s POLICY_JSON -- PROGRAM [ARGS...]", Arg)
+	}
+	if err := json.Unmarshal([]byte(args[0]), &p); err != nil {
+		return p, nil, fmt.Errorf("sandbox policy: %w", err)
+	}
+	return p, args[2:], nil
+}
+
+// Describe is the one line a command result shows about its sandbox.
+func (p Policy) Describe(mode string) string {
+	if mode == Off {
+		return "off"
+	}
+	if !p.Landlock {
+		return "none"
+	}
+	var extra []string
+	if p.Network {
+		extra = append(extra, "network allowed")
+	} else if p.ABI >= 4 {
+		extra = append(extra, "no network")
+	} else {
+		extra = append(extra, "network not restricted: Landlock ABI < 4")
+	}
+	if len(p.ReadOnly) == 0 && !p.Namespaces {
+		extra = append(extra, ".agentls not read-only: no mount namespace")
+	}
+	return fmt.Sprintf("landlock (%s; ABI %d; %s)", WorkspaceWrite, p.ABI, strings.Join(extra, "; "))
+}
