@@ -4,7 +4,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,17 +17,15 @@ import (
 // process is killed and Serve returns only after the task has ended.
 func TestExitCancelsTasksAndKillsCommands(t *testing.T) {
 	a := newAgentSession(t, []fakemodel.Turn{
-		{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"command":"echo $$ > pid.txt; exec sleep 30"}`)}},
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"command":"echo started > pid.txt; exec sleep 30.7130"}`)}},
 		{Text: "Done.", FinishReason: "stop", Times: -1},
 	}, goFiles, lsptest.Config{WorkDoneProgress: true}, agentOpts{})
 	go func() {
 		_, _, _ = a.c.ExecuteCommand(ctx(t), lsp.CommandRun, map[string]any{"prompt": "sleep a while", "mode": "edit"})
 	}()
-	var pid int
 	if !waitFor(10*time.Second, func() bool {
 		b, err := os.ReadFile(a.path("pid.txt"))
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
+		return err == nil && strings.TrimSpace(string(b)) == "started" && len(sleepers()) > 0
 	}) {
 		t.Fatal("the command never started")
 	}
@@ -47,7 +44,26 @@ func TestExitCancelsTasksAndKillsCommands(t *testing.T) {
 	if list := a.svc.TaskList(); len(list) != 1 || list[0].State != "cancelled" {
 		t.Errorf("tasks = %+v; want one cancelled", list)
 	}
-	if !waitFor(3*time.Second, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }) {
-		t.Errorf("process %d still alive after exit", pid)
+	if !waitFor(3*time.Second, func() bool { return len(sleepers()) == 0 }) {
+		t.Errorf("the command's processes %v are still alive after exit", sleepers())
 	}
+}
+
+// sleepers are the pids of the test command's process, found by its
+// command line: inside the sandbox's PID namespace the shell's $$ is not
+// the host's pid.
+func sleepers() []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ") == "sleep 30.7130" {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

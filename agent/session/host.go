@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +175,7 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		if err := tools.StartGrepFilter(ws, h.index); err != nil {
 			h.logger().Warn("search filter not started", "error", err)
 		}
+		go h.reportSandbox(ws.Roots())
 		return ws, nil
 	}
 	for _, r := range h.wsRoots {
@@ -192,6 +194,24 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 	}
 	h.wsRoots = roots
 	return h.ws, nil
+}
+
+// reportSandbox says once which sandbox commands run under; where the
+// kernel offers none, commands fall back to approvals alone, and the user
+// is told at warning level.
+func (h *Host) reportSandbox(roots []string) {
+	s := h.Settings()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	status, err := tools.SandboxStatus(ctx, tools.SandboxOptions{Mode: s.Sandbox, Network: s.CommandNetwork, Roots: roots})
+	switch {
+	case err != nil:
+		h.logger().Warn("commands: the sandbox could not be checked", "error", err)
+	case strings.HasPrefix(status, "none"):
+		h.logger().Warn("commands run without a sandbox, under approvals alone", "sandbox", status)
+	default:
+		h.logger().Info("commands run in a sandbox", "sandbox", status)
+	}
 }
 
 // Store returns the session database of the workspace, opening it on first

@@ -57,6 +57,9 @@ type Settings struct {
 	ContextWindow int      `json:"contextWindow"` // tokens; 0: known from the model name
 	ShowReport    bool     `json:"showReport"`    // open the task report when the task ends
 	Sandbox       string   `json:"sandbox"`       // workspace-write | off
+	// CommandNetwork lets commands open network connections; off by
+	// default, enforced by the sandbox where the kernel can.
+	CommandNetwork bool `json:"commandNetwork"`
 
 	// Per-model settings (docs/models.md), mapped onto llm.Config by
 	// ModelConfig. A change takes effect with the next task.
@@ -374,6 +377,7 @@ var table = []field{
 	setting("contextWindow", "an integer", func(c *Settings) *int { return &c.ContextWindow }, between(0, 100_000_000)),
 	setting("showReport", "true or false", func(c *Settings) *bool { return &c.ShowReport }, nil),
 	setting("sandbox", "a string", func(c *Settings) *string { return &c.Sandbox }, trimmed(oneOf("workspace-write", "off"))),
+	setting("commandNetwork", "true or false", func(c *Settings) *bool { return &c.CommandNetwork }, nil),
 	setting("maxCompletionTokens", "an integer", func(c *Settings) *int { return &c.MaxCompletionTokens }, between(0, 10_000_000)),
 	withShow(setting("temperature", "a number", func(c *Settings) **float64 { return &c.Temperature }, func(v **float64) error {
 		if *v == nil || **v < 0 || **v > 2 {

@@ -193,7 +193,8 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 		Secrets:       h.Secrets,
 	}
 	if s.CheckCommand != "" {
-		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv}}
+		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv},
+			Sandbox: s.Sandbox, Network: s.CommandNetwork, Roots: ws.Roots()}
 	}
 	if st, err := h.Store(ctx); err != nil {
 		h.logger().Warn("tasks are not stored", "error", err)
@@ -227,6 +228,8 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			Index:     idx,
 			Commands:  h.commands,
 			SecretEnv: []string{s.APIKeyEnv},
+			Sandbox:   s.Sandbox,
+			Network:   s.CommandNetwork,
 		})
 		g.OnDone(func() { _ = reg.Close() })
 		out := reg.Tools()

@@ -30,6 +30,7 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 	// See runServe: a closed pipe must fail a write, not kill the process
 	// before its tasks' writes drain.
 	signal.Ignore(syscall.SIGPIPE)
+	protect(io)
 	level := new(slog.LevelVar)
 	level.Set(slog.LevelInfo)
 	errLevel := new(slog.LevelVar)

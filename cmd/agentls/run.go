@@ -93,6 +93,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
+	protect(io)
 	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second})
 	h.SetRoots([]string{root})
 	// Close drains every pending write before exit, even after Ctrl+C.

@@ -52,6 +52,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	// with EPIPE rather than raise SIGPIPE, which ends a Go program at once:
 	// the server would die mid-task without draining its writes.
 	signal.Ignore(syscall.SIGPIPE)
+	protect(io)
 
 	var writers []ioWriter
 	if *logFile != "-" {
