@@ -124,7 +124,7 @@ func ContextWindow(model string, fallback int) int {
 const summaryMarker = "[Summary of earlier work in this task; older turns were compacted]"
 
 // Compact replaces older turns of msgs by one summary message so that the
-// request fits in target tokens (L21). msgs[:head] (the system prompt and
+// request fits in target tokens. msgs[:head] (the system prompt and
 // the task) are always kept; an earlier summary right after them is folded
 // into the new one; the cut is always made before an assistant or user
 // message, so a tool call and its results stay together; the last turn is

@@ -34,7 +34,7 @@ type Event struct {
 	State    State         // EventState
 	Plan     *tools.Plan   // EventPlan (a copy)
 	Text     string        // EventText, EventThought, EventNote, EventToolFinished (summary line)
-	Tool     string        // EventToolStarted/Finished: the tool name, never a call id (L9)
+	Tool     string        // EventToolStarted/Finished: the tool name, never a call id
 	Args     string        // EventToolStarted/Finished: a one-line summary of the arguments
 	Duration time.Duration // EventToolFinished
 	IsError  bool          // EventToolFinished
@@ -56,7 +56,7 @@ type SinkFunc func(Event)
 // Event calls f(e).
 func (f SinkFunc) Event(e Event) { f(e) }
 
-// taskSink serialises a task's events and enforces L24: once the task is
+// taskSink serialises a task's events and makes sure that once the task is
 // cancelled, nothing but the terminal state change and the (cancelled)
 // result is published. A Sink may call Task.Cancel from inside Event.
 type taskSink struct {

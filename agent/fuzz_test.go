@@ -9,11 +9,11 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-// FuzzL18_RepairHistory builds a history from bytes (each byte one message:
+// FuzzRepairHistory builds a history from bytes (each byte one message:
 // assistant with 0-2 calls, a result for some id, a user message) and checks
 // that the repaired history is valid, keeps every user message, and that
 // repairing again changes nothing.
-func FuzzL18_RepairHistory(f *testing.F) {
+func FuzzRepairHistory(f *testing.F) {
 	f.Add([]byte{1, 2, 3})
 	f.Add([]byte{0x21, 0x12, 0x12, 0x03, 0x40})
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -14,7 +14,7 @@ import (
 
 // Guard is a task's gate for side effects: every edit and approval of the
 // task passes through it, and is rejected with a clear error when the task
-// is not executing or its context is done (L24, L25).
+// is not executing or its context is done.
 type Guard struct {
 	task *Task
 
@@ -131,7 +131,7 @@ func (t *Task) PendingApprovals() []tools.ApprovalRequest {
 	return append([]tools.ApprovalRequest(nil), t.pending...)
 }
 
-// clarifyTool lets the model ask the user one question (L16). A second
+// clarifyTool lets the model ask the user one question. A second
 // question is not asked: the model is told to proceed.
 type clarifyTool struct {
 	c     Clarifier
@@ -180,8 +180,8 @@ type FileReader interface {
 }
 
 // Editor wraps ed so that every Apply of the task is refused unless the
-// task is executing and live (L24: nothing is applied after a cancel; L25:
-// never silently dropped), and each applied change is recorded for the
+// task is executing and live (nothing is applied after a cancel, and
+// nothing is silently dropped), and each applied change is recorded for the
 // result's diff. r reads a file's text before the change; nil records
 // changed paths by name only.
 func (g *Guard) Editor(r FileReader, ed workspace.Editor) workspace.Editor {

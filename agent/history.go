@@ -9,10 +9,10 @@ import (
 )
 
 // notExecuted is the text of a synthetic result for a tool call whose
-// result is missing from the history (L18).
+// result is missing from the history.
 const notExecuted = "error: this tool call was not executed (the turn was interrupted); call it again if you still need it"
 
-// RepairHistory returns a history every provider accepts (L18): each
+// RepairHistory returns a history every provider accepts: each
 // assistant tool call is followed by exactly one result, a missing result
 // becomes a synthetic error result, a result whose call is not in the
 // assistant message just before it is dropped, incomplete calls (of a cut

@@ -10,7 +10,7 @@ import (
 	"github.com/agentls/agentls/agent/store"
 )
 
-// Lesson is what a failed task learned (L28), as shown to a later task
+// Lesson is what a failed task learned, as shown to a later task
 // about the same thing. Lessons live in the session store (Config.Store):
 // written when a task fails, found with its full-text index (FTS5, bm25,
 // porter stemming) by the words of a new task.

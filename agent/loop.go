@@ -29,10 +29,10 @@ type Model interface {
 // ToolSet builds the tools of one task. The guard must be used for every
 // side effect: wrap the workspace editor with g.Editor and the approver
 // with g.Approver, so edits and approvals of a task that is not executing
-// are rejected (L24, L25).
+// are rejected.
 type ToolSet func(g *Guard) []tools.Tool
 
-// Clarifier asks the user a question (L16). An empty answer means "proceed
+// Clarifier asks the user a question. An empty answer means "proceed
 // with your best interpretation".
 type Clarifier interface {
 	Clarify(ctx context.Context, question string) (string, error)
@@ -40,7 +40,7 @@ type Clarifier interface {
 
 // Config tunes the loop. The zero value of each field means its default.
 type Config struct {
-	Root          string        // workspace root, named in the system prompt (L1)
+	Root          string        // workspace root, named in the system prompt
 	ModelName     string        // for the context window
 	ContextWindow int           // tokens; 0 means ContextWindow(ModelName, 128000)
 	CompactAt     float64       // compact when a request exceeds this share of the window (0.8)
@@ -54,10 +54,10 @@ type Config struct {
 	Clarifier     Clarifier     // nil means the ask_user tool is not offered
 	Counter       TokenCounter  // nil means tiktoken o200k_base
 
-	// Store keeps every task durably as it runs (L29): messages, plans, tool
+	// Store keeps every task durably as it runs: messages, plans, tool
 	// calls, edits, approvals, state changes and the end; the lessons of
-	// failed tasks and their retrieval (L28); follow-ups of tasks of earlier
-	// runs (L17); Resume and Undo. nil means no persistence and no lessons.
+	// failed tasks and their retrieval; follow-ups of tasks of earlier
+	// runs; Resume and Undo. nil means no persistence and no lessons.
 	Store SessionStore
 	// Files reads workspace files as the tools see them (open buffers
 	// first), for Resume; nil reads them from disk under Root.
@@ -192,7 +192,7 @@ func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec,
 	}
 	t.cancel = func() { cancel(errCancelled) }
 	// However the task's context ends (Cancel, or the caller's ctx), nothing
-	// of the task is published afterwards but its end (L24). After a normal
+	// of the task is published afterwards but its end. After a normal
 	// end the result has been published already.
 	context.AfterFunc(tctx, t.sink.cancel)
 	return t, tctx, cancel
@@ -210,7 +210,7 @@ func (r *Runner) launch(tctx context.Context, cancel context.CancelCauseFunc, x 
 }
 
 // previous returns the result and the session of the task a follow-up
-// continues (L17): a task of this runner, or, with a store, a task of an
+// continues: a task of this runner, or, with a store, a task of an
 // earlier run (after a restart).
 func (r *Runner) previous(ctx context.Context, id string) (*Result, string, error) {
 	if p := r.Task(id); p != nil {
@@ -271,7 +271,7 @@ type run struct {
 	graceUsed   bool
 	rounds      map[StopReason]int // nudges given per gate
 	checks      int
-	injected    bool // a message was injected and awaits its model turn (L13)
+	injected    bool // a message was injected and awaits its model turn
 	// noChangeAsked: the model of an edit task that changed no file was
 	// asked once whether it meant to.
 	noChangeAsked bool
@@ -321,7 +321,7 @@ func (x *run) main(ctx context.Context) {
 		}
 		x.flush(ctx)
 		if x.t.spec.Kind == KindEdit {
-			first = StatePlanning // the first response of an edit task makes the plan (L11: no separate call)
+			first = StatePlanning // the first response of an edit task makes the plan (no separate call)
 		}
 	}
 	if err := x.t.transition(first); err != nil {
@@ -336,7 +336,7 @@ func (x *run) main(ctx context.Context) {
 
 // offer picks the tools of this task: all for edit tasks, read-only ones
 // for ask tasks, plus ask_user when a Clarifier is configured. The list and
-// its order are fixed for the task (L23).
+// its order are fixed for the task.
 func (x *run) offer() {
 	for _, tl := range x.r.tools(x.guard) {
 		if x.t.spec.Kind != KindEdit && !tl.ReadOnly() {
@@ -367,7 +367,7 @@ func stopped(ctx context.Context) (State, StopReason, string, error) {
 }
 
 // inject appends a message the loop writes (nudge, correction, cut notice);
-// it is always followed by one more model turn (L13).
+// it is always followed by one more model turn.
 func (x *run) inject(text string) {
 	x.appendMsg(llm.Message{Role: llm.RoleUser, Content: text}, msgMeta{}, nil)
 	x.notes = append(x.notes, text)
@@ -382,7 +382,7 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 			return stopped(ctx)
 		}
 		if x.turns >= x.cfg.MaxTurns {
-			// An injected message always gets its turn, once per task (L13).
+			// An injected message always gets its turn, once per task.
 			if !x.injected || x.graceUsed {
 				return StateFailed, StopTurnBudget, x.lastAnswer, fmt.Errorf("turn budget of %d model calls spent", x.cfg.MaxTurns)
 			}
@@ -405,7 +405,7 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		}
 		x.injected = false
 		meta := msgMeta{modelCall: true, usage: resp.Usage, duration: resp.Duration}
-		// L19: a cut response is neither executed nor kept (the store keeps
+		// A cut response is neither executed nor kept (the store keeps
 		// it, excluded from the context, for the record and the totals).
 		if resp.Truncated() {
 			meta.excluded = store.ExcludedTruncated
@@ -414,7 +414,7 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 			continue
 		}
 		// The history keeps arguments in a form every provider accepts
-		// (L18); the calls run with what the model sent, so a garbage
+		//; the calls run with what the model sent, so a garbage
 		// argument gets an error result that quotes it.
 		raw := resp.Message.ToolCalls
 		stored := resp.Message
@@ -422,10 +422,10 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		msg := stored
 		msg.Reasoning = ""
 		x.appendMsg(msg, meta, &stored)
-		// A crash while the tool calls run loses nothing before them (L29).
+		// A crash while the tool calls run loses nothing before them.
 		x.flush(ctx)
 
-		// Apply everything in the response first (L13)...
+		// Apply everything in the response first...
 		repeated, err := x.runCalls(ctx, raw)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -487,7 +487,7 @@ func (x *run) limit(r StopReason) int {
 var claimsChange = regexp.MustCompile(`(?i)\b(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)\b`)
 
 // isFinal reports a response that ends the model's work: no tool call, or
-// only update_plan calls next to a non-empty answer (L13: the last plan
+// only update_plan calls next to a non-empty answer (the last plan
 // update and the answer arrive together).
 func isFinal(m llm.Message) bool {
 	for _, c := range m.ToolCalls {
@@ -573,7 +573,7 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 }
 
 // basicGate is the part of the final gate that costs no call: no plan item
-// open (L14) and "nothing found" backed by a real search (L8). It returns
+// open and "nothing found" backed by a real search. It returns
 // what is wrong, or "".
 func (x *run) basicGate(answer string) string {
 	p := x.t.Plan()
@@ -657,7 +657,7 @@ type outcome struct {
 }
 
 // runCalls runs the calls of one response: consecutive read-only calls in
-// parallel, others one at a time in order (L15). Each group's results are
+// parallel, others one at a time in order. Each group's results are
 // appended in call order and stored as soon as the group has finished, so a
 // crash loses only the call in flight: calls that ran keep their real
 // results after a resume. It reports whether a call repeated an earlier
@@ -752,7 +752,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		if ctx.Err() != nil || errors.Is(err, ErrNotExecuting) {
 			return outcome{err: err}
 		}
-		// Infrastructure failure: the model reads it as an error result (L10).
+		// Infrastructure failure: the model reads it as an error result.
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: %s failed: %v", c.Name, err)}
 	}
 	res.Tool, res.Args = c.Name, args
@@ -764,7 +764,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 }
 
 // unavailable explains a call of a tool this task does not offer, naming
-// what to use instead (L1: guardrails in code, not only in prompts).
+// what to use instead (guardrails in code, not only in prompts).
 func (x *run) unavailable(name string) string {
 	var names []string
 	for _, o := range x.offered {
@@ -826,7 +826,7 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 }
 
 // finish ends the task: sets the result, stores a lesson for a failure
-// (L28) and publishes the result.
+// and publishes the result.
 func (x *run) finish(status State, reason StopReason, answer string, err error) {
 	if cur := x.t.State(); cur.Terminal() {
 		return
@@ -860,8 +860,8 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 		// state; reaching here is a bug, reported in the result.
 		res.Error = strings.TrimSpace(res.Error + "; " + terr.Error())
 	}
-	// The end, the lesson of a failure (L28) and everything before them are
-	// committed before the result is published (L27).
+	// The end, the lesson of a failure and everything before them are
+	// committed before the result is published.
 	x.finishStore(res)
 	x.t.mu.Lock()
 	perr := x.t.persistErr

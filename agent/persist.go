@@ -15,7 +15,7 @@ import (
 )
 
 // SessionStore is what the runner needs of the session store to keep its
-// tasks durably as they run (L29): *store.Store satisfies it. Write methods
+// tasks durably as they run: *store.Store satisfies it. Write methods
 // only enqueue; Flush returns once everything enqueued before it is
 // committed. A nil SessionStore in Config means no persistence.
 type SessionStore interface {
@@ -40,7 +40,7 @@ type SessionStore interface {
 // Exclusion reasons the loop writes besides store.ExcludedTruncated and
 // store.ExcludedCompacted.
 const (
-	// excludedRepaired marks messages replaced by a repaired copy (L18)
+	// excludedRepaired marks messages replaced by a repaired copy
 	// when the repair changed more than the tail of the history.
 	excludedRepaired = "repaired"
 	// excludedValidator marks the validator's answer: a model call of the
@@ -172,7 +172,7 @@ func sameMessages(a, b []llm.Message) bool {
 
 // flush commits what the task wrote so far: after a model response is
 // recorded and before its tool calls run, and at the task's end, so a crash
-// loses at most the message in flight (L27, L29).
+// loses at most the message in flight.
 func (x *run) flush(ctx context.Context) {
 	if x.t.st == nil {
 		return
@@ -219,7 +219,7 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 	// Call IDs repeat across turns when a server sends none (the client
 	// numbers each response's calls from call_0) or reuses them; the store
 	// keeps one row per call ID, so a repeat gets a suffix and every call
-	// is counted (L22, L29).
+	// is counted.
 	id := c.ID
 	if x.callIDs == nil {
 		x.callIDs = map[string]int{}
@@ -265,7 +265,7 @@ func (t *Task) recordApproval(req tools.ApprovalRequest, d tools.Decision) {
 }
 
 // flight is a task's flight recorder: its model exchanges appended to
-// <recordings>/<task ID>.jsonl (issue 5), opened at the first call. A task
+// <recordings>/<task ID>.jsonl, opened at the first call. A task
 // resumed after a restart appends to the same file.
 func (x *run) flight() llm.Recorder {
 	if x.rec != nil || x.recOff {

@@ -73,7 +73,7 @@ func realTools(ws *workspace.Workspace, a tools.Approver) ToolSet {
 // TestTaskIsPersistedRowByRow runs an edit task with a plan, a read, a
 // write (approved) and an answer, and checks every row the store holds,
 // read through a second connection opened after the task ended without any
-// flush by the test (L27: the task's end drained its writes).
+// flush by the test (the task's end drained its writes).
 func TestTaskIsPersistedRowByRow(t *testing.T) {
 	root, ws := testWorkspace(t, map[string]string{"a.txt": "one\n"})
 	dbPath := filepath.Join(root, ".agentls", "agentls.db")
@@ -195,10 +195,10 @@ func TestTruncatedResponseIsStoredExcluded(t *testing.T) {
 	}
 }
 
-// TestL17_FollowUpAcrossStoreReopen: a follow-up names a task of an earlier
+// TestFollowUpAcrossStoreReopen: a follow-up names a task of an earlier
 // run (the store closed and reopened, a new runner): it sees that task's
 // prompt and answer and joins its session.
-func TestL17_FollowUpAcrossStoreReopen(t *testing.T) {
+func TestFollowUpAcrossStoreReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	st, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
@@ -240,11 +240,11 @@ func TestL17_FollowUpAcrossStoreReopen(t *testing.T) {
 	}
 }
 
-// TestL28_LessonsFoundByWordsAcrossReopen: a failed task's lesson goes into
+// TestLessonsFoundByWordsAcrossReopen: a failed task's lesson goes into
 // the store's full-text index; after a reopen, a task about the same thing
 // (other words, other forms: "counting" for "count") gets it in its task
 // message, an unrelated one does not.
-func TestL28_LessonsFoundByWordsAcrossReopen(t *testing.T) {
+func TestLessonsFoundByWordsAcrossReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	st, err := store.Open(context.Background(), path, store.Options{})
 	if err != nil {
@@ -377,10 +377,10 @@ func TestCompactionIsStoredAppendOnly(t *testing.T) {
 	}
 }
 
-// TestL22_RepeatedCallIDsAllStored: a server that sends no call IDs gets
+// TestRepeatedCallIDsAllStored: a server that sends no call IDs gets
 // call_0 in every response from the client; each call is still a row of
-// the store, so the statistics count all of them (L22, L29).
-func TestL22_RepeatedCallIDsAllStored(t *testing.T) {
+// the store, so the statistics count all of them.
+func TestRepeatedCallIDsAllStored(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	same := func(args string) llm.ToolCall { return llm.ToolCall{ID: "call_0", Name: "grep", Arguments: args} }
 	m := &scriptModel{resps: []*llm.Response{
@@ -402,10 +402,10 @@ func TestL22_RepeatedCallIDsAllStored(t *testing.T) {
 	}
 }
 
-// TestL29_FailedModelCallCounted: a task whose model call failed stores
+// TestFailedModelCallCounted: a task whose model call failed stores
 // the call in its figures, as its result reports it, so statistics after a
 // restart agree with the task's report.
-func TestL29_FailedModelCallCounted(t *testing.T) {
+func TestFailedModelCallCounted(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	m := &scriptModel{resps: []*llm.Response{nil}} // a permanent failure
 	res, _ := runTask(t, Config{Store: st, NoRecord: true}, m, staticTools(), TaskSpec{Kind: KindAsk, Prompt: "what is x?"})

@@ -8,7 +8,7 @@ import (
 // systemPrompt is the first message of every request. It depends only on
 // the workspace root and the task kind, so the request prefix (system
 // prompt, tool definitions, earlier turns) stays byte-identical across the
-// turns of a task and across tasks of a session (L23). The loop appends
+// turns of a task and across tasks of a session. The loop appends
 // the project instructions (instructions.go), read once at the task's
 // start, so the prefix stays identical across the turns of a task.
 func systemPrompt(root string, kind Kind) string {
@@ -39,8 +39,8 @@ Rules:
 }
 
 // taskMessage is the user message that states the task. It carries the
-// editor context, the previous task for a follow-up (L17) and the lessons
-// of earlier failed tasks that are about the same thing (L28).
+// editor context, the previous task for a follow-up and the lessons
+// of earlier failed tasks that are about the same thing.
 func taskMessage(spec TaskSpec, prev *Result, lessons []Lesson) string {
 	var b strings.Builder
 	if prev != nil {

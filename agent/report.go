@@ -10,7 +10,7 @@ import (
 )
 
 // Report renders the result as a markdown document for people: the answer,
-// the figures (L22), the plan, the tools and the diffs. The LSP layer shows
+// the figures, the plan, the tools and the diffs. The LSP layer shows
 // it (agentls.showReport) and writes it to .agentls/tasks/ID.md.
 func (r *Result) Report() string {
 	var b strings.Builder

@@ -60,7 +60,7 @@ var ErrNoStore = errors.New("no session store configured")
 
 // Resume continues a task that was interrupted (its process crashed or was
 // killed) from the session store, under its own ID: its stored history is
-// repaired (L18: a tool call whose result was never written gets one
+// repaired (a tool call whose result was never written gets one
 // synthetic error result, written to the store), its plan, edits and totals
 // are restored, and the model is told, in one injected message followed by
 // a model turn, that the task was interrupted and which files changed
@@ -95,7 +95,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 	var prev *Result
 	if len(rec.Messages) == 0 && spec.FollowUp != "" {
 		// Interrupted before its first message was stored: it starts over,
-		// and a follow-up needs the task it follows (L17).
+		// and a follow-up needs the task it follows.
 		if prev, _, err = r.previous(ctx, spec.FollowUp); err != nil {
 			return nil, fmt.Errorf("resume %s: %w", taskID, err)
 		}
@@ -139,7 +139,7 @@ func (x *run) restore(ctx context.Context) State {
 	x.t.mu.Unlock()
 	x.planUpdates = rec.PlanSeq
 
-	// L18: the tool call that ran when the process died has no result.
+	// The tool call that ran when the process died has no result.
 	repaired, added, dropped := RepairHistory(msgs)
 	if added+dropped > 0 {
 		x.notes = append(x.notes, fmt.Sprintf("history repaired: %d synthetic result(s) added, %d orphan(s) dropped", added, dropped))

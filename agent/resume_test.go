@@ -259,9 +259,9 @@ func TestResumeRefusals(t *testing.T) {
 	}
 }
 
-// TestL29_ResumeTaskWithoutMessages: a task killed before its first message
+// TestResumeTaskWithoutMessages: a task killed before its first message
 // was stored starts over under its ID, with its editor context.
-func TestL29_ResumeTaskWithoutMessages(t *testing.T) {
+func TestResumeTaskWithoutMessages(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	if err := st.CreateTask(store.Task{ID: "t-1", Kind: "ask", Prompt: "explain Foo", EditorContext: []byte(`{"file":"a.go","symbol":"Foo"}`)}); err != nil {

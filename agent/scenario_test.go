@@ -35,7 +35,7 @@ import (
 // fakemodel server, with real tools on a real temporary workspace, and
 // checks, besides each task's expectations, that every request the model
 // received had a valid history (each tool call followed by its result, no
-// orphan result: L18, L21) and kept the system prompt and the task.
+// orphan result) and kept the system prompt and the task.
 type scenarioFile struct {
 	Config struct {
 		MaxTurns      int     `json:"maxTurns"`
@@ -101,7 +101,7 @@ type reqExpect struct {
 	SystemNotContains []string `json:"systemNotContains"`
 }
 
-// figureRow is one line of the per-task figures table (L11, L22).
+// figureRow is one line of the per-task figures table.
 type figureRow struct {
 	scenario, task, status, reason string
 	calls, in, out, cached         int
@@ -289,7 +289,7 @@ func runScenario(t *testing.T, name, path string) {
 		for _, r := range mine {
 			if len(r.Chat.Tools) > 0 && len(r.Chat.Messages) > 0 {
 				// The stable prefix: the system prompt is byte-identical
-				// across the turns of a task (L23).
+				// across the turns of a task.
 				if system == "" {
 					system = r.Chat.Messages[0].Content
 				} else if r.Chat.Messages[0].Content != system {
@@ -373,7 +373,7 @@ func runScenario(t *testing.T, name, path string) {
 			t.Errorf("%s: user asked %d times; want %d", label, asked.Load(), *e.Clarifications)
 		}
 		if e.CachedTokens && res.Usage.CachedTokens == 0 {
-			t.Errorf("%s: no cached input tokens; want the stable prefix cached (L23)", label)
+			t.Errorf("%s: no cached input tokens; want the stable prefix cached", label)
 		}
 		if res.Usage.InputTokens == 0 || res.ModelTime <= 0 {
 			t.Errorf("%s: figures missing: usage %+v, model time %v", label, res.Usage, res.ModelTime)

@@ -6,7 +6,7 @@ import (
 )
 
 // State is where a task is in its lifecycle. The set is closed: only the
-// constants below exist, and only the transitions in legal are allowed (L25).
+// constants below exist, and only the transitions in legal are allowed.
 type State string
 
 const (
@@ -31,7 +31,7 @@ var legal = map[State][]State{
 var ErrIllegalTransition = errors.New("illegal task state transition")
 
 // ErrNotExecuting is returned for a tool call or an edit of a task that is
-// not in the executing state (L25): it is rejected, never run or dropped.
+// not in the executing state: it is rejected, never run or dropped.
 var ErrNotExecuting = errors.New("task is not executing")
 
 // Terminal reports whether no transition leaves s.
@@ -61,7 +61,7 @@ type StopReason string
 
 const (
 	StopAnswered         StopReason = "answered"          // a final answer passed the gates
-	StopRepeatedAnswer   StopReason = "repeated_answer"   // the same normalized answer came twice (L12)
+	StopRepeatedAnswer   StopReason = "repeated_answer"   // the same normalized answer came twice
 	StopLoopDetected     StopReason = "loop_detected"     // the same tool call with the same result repeated after a warning
 	StopTurnBudget       StopReason = "turn_budget"       // MaxTurns model calls spent
 	StopTokenBudget      StopReason = "token_budget"      // MaxTokens spent
@@ -72,7 +72,7 @@ const (
 	StopValidationFailed StopReason = "validation_failed" // the validator model rejected the result, rounds spent
 	StopCheckFailed      StopReason = "check_failed"      // the check command kept failing, rounds spent
 	StopPlanOpen         StopReason = "plan_open"         // the model kept answering with plan items open
-	StopNoEvidence       StopReason = "no_evidence"       // "nothing found" without a real search, rounds spent (L8)
+	StopNoEvidence       StopReason = "no_evidence"       // "nothing found" without a real search, rounds spent
 	StopEmptyAnswer      StopReason = "empty_answer"      // the model kept answering with nothing
 	StopNoChange         StopReason = "no_change"         // an edit task claimed a change it never made, after being asked
 )

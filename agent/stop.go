@@ -9,7 +9,7 @@ import (
 )
 
 // normalizeAnswer folds case, whitespace and markdown emphasis of a whole
-// answer, so "**42** files." and "42 files" compare equal (L12). It works on
+// answer, so "**42** files." and "42 files" compare equal. It works on
 // the whole text, never on a truncated display copy.
 func normalizeAnswer(s string) string {
 	var b strings.Builder

@@ -48,11 +48,11 @@ type TaskSpec struct {
 	Prompt  string
 	Context EditorContext
 	// FollowUp is the ID of an earlier task of the same runner (session) that
-	// this one continues (L17): its prompt and result are shown to the model.
+	// this one continues: its prompt and result are shown to the model.
 	FollowUp string
 	// Resume is the conversation of an interrupted earlier run of this task
 	// (its turns after the task message, e.g. loaded after a crash). It is
-	// repaired before the first model call (L18).
+	// repaired before the first model call.
 	Resume []llm.Message
 	// ResumeID, when set, makes Start resume that interrupted task from the
 	// session store (see Runner.Resume) instead of starting a new one; the
@@ -66,7 +66,7 @@ type FileChange struct {
 	Diff string `json:"diff"` // unified diff, "" when only known by name (e.g. changed by a command)
 }
 
-// ToolStat sums the calls of one tool in a task (L22).
+// ToolStat sums the calls of one tool in a task.
 type ToolStat struct {
 	Calls    int           `json:"calls"`
 	Errors   int           `json:"errors"`
@@ -103,7 +103,7 @@ type Result struct {
 	Instructions []InstructionFile `json:"instructions,omitempty"`
 }
 
-// Task is one unit of agent work. Everything a task owns lives here (L25):
+// Task is one unit of agent work. Everything a task owns lives here:
 // its state, conversation, plan, usage and changes; there are no side maps.
 type Task struct {
 	id     string
@@ -157,7 +157,7 @@ func (t *Task) lateChange(path, before, after string, known, created bool) {
 }
 
 // SessionID returns the ID of the task's session: tasks that follow up one
-// another (L17) share it, across restarts.
+// another share it, across restarts.
 func (t *Task) SessionID() string { return t.sessionID }
 
 // ID returns the task's identifier: unique across sessions
@@ -192,7 +192,7 @@ func (t *Task) History() []llm.Message {
 }
 
 // Cancel stops the task: its model call, tools and child processes stop
-// with its context, and nothing it produces afterwards is published (L24).
+// with its context, and nothing it produces afterwards is published.
 func (t *Task) Cancel() {
 	t.sink.cancel()
 	t.cancel()
@@ -242,7 +242,7 @@ func (t *Task) transition(to State) error {
 }
 
 // checkRunning returns nil only when the task is executing and its context
-// is live. Tools and the guarded editor call it before acting (L24, L25).
+// is live. Tools and the guarded editor call it before acting.
 func (t *Task) checkRunning(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("task %s cancelled: %w", t.id, err)

@@ -36,12 +36,12 @@ func readFile(t *testing.T, root, name string) string {
 	return string(b)
 }
 
-// TestL29_UndoAfterRestartKeepsUserEdit: a task changes three files (and
+// TestUndoAfterRestartKeepsUserEdit: a task changes three files (and
 // creates a fourth); the user then edits one of the three where the task
 // did. After a restart (store and workspace reopened), Undo reverts the two
 // untouched files and deletes the created one in ONE Apply, leaves the
 // user's file alone and names it with a diff.
-func TestL29_UndoAfterRestartKeepsUserEdit(t *testing.T) {
+func TestUndoAfterRestartKeepsUserEdit(t *testing.T) {
 	orig := map[string]string{
 		"a.txt": "alpha\nline 2\nline 3\n",
 		"b.txt": "beta\nline 2\nline 3\n",

@@ -14,7 +14,7 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-func TestL25_TransitionTable(t *testing.T) {
+func TestTransitionTable(t *testing.T) {
 	all := []State{StateQueued, StatePlanning, StateExecuting, StateValidating, StateCompleted, StateFailed, StateCancelled}
 	allowed := map[[2]State]bool{
 		{StateQueued, StatePlanning}: true, {StateQueued, StateExecuting}: true, {StateQueued, StateFailed}: true, {StateQueued, StateCancelled}: true,
@@ -32,7 +32,7 @@ func TestL25_TransitionTable(t *testing.T) {
 	}
 }
 
-func TestL25_ToolCallRejectedWhenNotExecuting(t *testing.T) {
+func TestToolCallRejectedWhenNotExecuting(t *testing.T) {
 	task := &Task{id: "t1", state: StateValidating, sink: &taskSink{}, changes: &changeLog{}}
 	g := &Guard{task: task}
 	if err := g.Check(context.Background()); err == nil || !strings.Contains(err.Error(), "not executing") {
@@ -47,7 +47,7 @@ func TestL25_ToolCallRejectedWhenNotExecuting(t *testing.T) {
 	}
 }
 
-func TestL18_RepairHistory(t *testing.T) {
+func TestRepairHistory(t *testing.T) {
 	sys := llm.Message{Role: llm.RoleSystem, Content: "s"}
 	user := llm.Message{Role: llm.RoleUser, Content: "u"}
 	asst := func(ids ...string) llm.Message {
@@ -97,7 +97,7 @@ type charCounter struct{}
 
 func (charCounter) Count(s string) int { return (len(s) + 3) / 4 }
 
-func TestL21_CompactNeverSplitsPairs(t *testing.T) {
+func TestCompactNeverSplitsPairs(t *testing.T) {
 	plan := tools.Plan{Items: []tools.PlanItem{{ID: "1", Text: "find the bug", Status: tools.PlanDone}, {ID: "2", Text: "fix it", Status: tools.PlanPending}}}
 	msgs := []llm.Message{{Role: llm.RoleSystem, Content: "system"}, {Role: llm.RoleUser, Content: "the task"}}
 	compactions := 0
@@ -155,7 +155,7 @@ func runTask(t *testing.T, cfg Config, m Model, ts ToolSet, spec TaskSpec) (*Res
 	return res, rec
 }
 
-func TestL11_OneFactQuestionOneCall(t *testing.T) {
+func TestOneFactQuestionOneCall(t *testing.T) {
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("grep", `{"pattern":"func main"}`)),
 		answer("`main` is in cmd/x/main.go."),
@@ -169,7 +169,7 @@ func TestL11_OneFactQuestionOneCall(t *testing.T) {
 	}
 }
 
-func TestL12_RepeatedAnswerStopsAtSecond(t *testing.T) {
+func TestRepeatedAnswerStopsAtSecond(t *testing.T) {
 	plan := `{"items":[{"id":"1","text":"x","status":"pending"}]}`
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("update_plan", plan)),
@@ -188,7 +188,7 @@ func TestL12_RepeatedAnswerStopsAtSecond(t *testing.T) {
 	}
 }
 
-func TestL13_LastPlanItemAtTurnLimitCompletes(t *testing.T) {
+func TestLastPlanItemAtTurnLimitCompletes(t *testing.T) {
 	open := `{"items":[{"id":"1","text":"a","status":"done"},{"id":"2","text":"b","status":"pending"}]}`
 	done := `{"items":[{"id":"1","text":"a","status":"done"},{"id":"2","text":"b","status":"skipped","reason":"already satisfied"}]}`
 	m := &scriptModel{resps: []*llm.Response{
@@ -204,7 +204,7 @@ func TestL13_LastPlanItemAtTurnLimitCompletes(t *testing.T) {
 	}
 }
 
-func TestL13_InjectedMessageGetsOneMoreTurn(t *testing.T) {
+func TestInjectedMessageGetsOneMoreTurn(t *testing.T) {
 	open := `{"items":[{"id":"1","text":"a","status":"pending"}]}`
 	done := `{"items":[{"id":"1","text":"a","status":"done"}]}`
 	m := &scriptModel{resps: []*llm.Response{
@@ -218,7 +218,7 @@ func TestL13_InjectedMessageGetsOneMoreTurn(t *testing.T) {
 	}
 }
 
-func TestL14_OpenPlanBlocksCompletion(t *testing.T) {
+func TestOpenPlanBlocksCompletion(t *testing.T) {
 	open := `{"items":[{"id":"1","text":"a","status":"in_progress"}]}`
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("update_plan", open)),
@@ -235,7 +235,7 @@ func TestL14_OpenPlanBlocksCompletion(t *testing.T) {
 	}
 }
 
-func TestL15_WritesInOrderReadsInParallel(t *testing.T) {
+func TestWritesInOrderReadsInParallel(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	var inflight, peak atomic.Int32
@@ -280,7 +280,7 @@ func TestL15_WritesInOrderReadsInParallel(t *testing.T) {
 	}
 }
 
-func TestL16_OneClarificationRound(t *testing.T) {
+func TestOneClarificationRound(t *testing.T) {
 	var asked atomic.Int32
 	cl := clarifierFunc(func(ctx context.Context, q string) (string, error) {
 		asked.Add(1)
@@ -308,7 +308,7 @@ type clarifierFunc func(ctx context.Context, q string) (string, error)
 
 func (f clarifierFunc) Clarify(ctx context.Context, q string) (string, error) { return f(ctx, q) }
 
-func TestL17_FollowUpSeesPreviousTask(t *testing.T) {
+func TestFollowUpSeesPreviousTask(t *testing.T) {
 	m := &scriptModel{resps: []*llm.Response{answer("There are 12 lines."), answer("With wc -l: 13 lines.")}}
 	r := NewRunner(Config{}, m, staticTools())
 	ctx := context.Background()
@@ -330,7 +330,7 @@ func TestL17_FollowUpSeesPreviousTask(t *testing.T) {
 	}
 }
 
-func TestL19_LengthCutNotExecuted(t *testing.T) {
+func TestLengthCutNotExecuted(t *testing.T) {
 	var ran atomic.Int32
 	w := &fakeTool{name: "write_file", run: func(context.Context, json.RawMessage) (tools.Result, error) {
 		ran.Add(1)
@@ -375,7 +375,7 @@ func TestLoopDetectedAfterOneWarning(t *testing.T) {
 	}
 }
 
-func TestL1_AskTaskRefusesShellAndNamesListFiles(t *testing.T) {
+func TestAskTaskRefusesShellAndNamesListFiles(t *testing.T) {
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("run_command", `{"command":"find . -maxdepth 1 -name '*.go'"}`)),
 		answer("There are no Go files."),
@@ -396,7 +396,7 @@ func TestL1_AskTaskRefusesShellAndNamesListFiles(t *testing.T) {
 	_ = res
 }
 
-func TestL7_L8_ValidatorGetsEvidence(t *testing.T) {
+func TestValidatorGetsEvidence(t *testing.T) {
 	w := &fakeTool{name: "run_command", run: func(context.Context, json.RawMessage) (tools.Result, error) {
 		return tools.Result{Text: "ok", Evidence: "$ go test ./...\nok  \tpkg\t0.1s"}, nil
 	}}
@@ -421,7 +421,7 @@ func TestL7_L8_ValidatorGetsEvidence(t *testing.T) {
 	}
 }
 
-func TestL8_EvidenceGap(t *testing.T) {
+func TestEvidenceGap(t *testing.T) {
 	tests := []struct {
 		answer string
 		calls  []callRecord
@@ -472,7 +472,7 @@ func TestL8_EvidenceGap(t *testing.T) {
 	}
 }
 
-func TestL24_CancelStopsToolAndPublishesNothingAfter(t *testing.T) {
+func TestCancelStopsToolAndPublishesNothingAfter(t *testing.T) {
 	started := make(chan struct{})
 	var edits atomic.Int32
 	var guard *Guard
@@ -524,7 +524,7 @@ func TestL24_CancelStopsToolAndPublishesNothingAfter(t *testing.T) {
 	}
 }
 
-func TestL22_ResultFigures(t *testing.T) {
+func TestResultFigures(t *testing.T) {
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("grep", `{"pattern":"a"}`), call("grep", `{"pattern":"b"}`)),
 		answer("done"),
@@ -622,10 +622,10 @@ func TestCheckCommandFeedsBackThenFails(t *testing.T) {
 	}
 }
 
-// TestL21_RereadAfterCompactionIsNoLoop: compaction replaced the results
+// TestRereadAfterCompactionIsNoLoop: compaction replaced the results
 // the model had, so reading the same files again is not a loop; before,
 // the second re-read after a compaction stopped the task as loop_detected.
-func TestL21_RereadAfterCompactionIsNoLoop(t *testing.T) {
+func TestRereadAfterCompactionIsNoLoop(t *testing.T) {
 	big := strings.Repeat("line of code\n", 150) // ~500 tokens with charCounter
 	read := &fakeTool{name: "read_file", ro: true, run: func(_ context.Context, args json.RawMessage) (tools.Result, error) {
 		return tools.Result{Text: string(args) + "\n" + big}, nil

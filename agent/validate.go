@@ -24,7 +24,7 @@ const (
 	ValidateEdits ValidateMode = "edits" // for edit tasks only (the default)
 )
 
-// callRecord is one tool call as validation sees it: the evidence (L7).
+// callRecord is one tool call as validation sees it: the evidence.
 type callRecord struct {
 	Tool     string
 	Args     string
@@ -36,7 +36,7 @@ type callRecord struct {
 	Scope    string
 	HasScope bool
 	// Partial marks a search that stopped before covering its scope
-	// (grep's total cap), so its "no match" is not evidence (L8).
+	// (grep's total cap), so its "no match" is not evidence.
 	Partial bool
 }
 
@@ -77,7 +77,7 @@ func globPrefix(glob string) string {
 }
 
 // claimRE matches a sentence that claims an empty result: nothing found,
-// no such files, not used anywhere (L8).
+// no such files, not used anywhere.
 var claimRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^\n]{0,40}?\b(found|match|matches|matched|exists?|files?|results?|occurrences?|usages?|callers?|references?)\b` +
 	`|\b(could not|couldn't|cannot|can't|did not|didn't|was unable to|were unable to) (find|locate)\b` +
 	`|\bthere (are|is|were|was) no\b[^\n]{0,30}?\b(such|files?|match|matches|results?|occurrences?|usages?|uses|callers?|references?|calls?|tests?|instances?|definitions?|imports?|mentions?)\b` +
@@ -112,7 +112,7 @@ func claimsNothing(answer string) bool {
 var widerScopeRE = regexp.MustCompile(`(?i)\b(workspace|project|repo|repository|codebase|code base|anywhere|elsewhere|everywhere|other files?|all files|callers?|usages?|references?|who calls|where)\b`)
 
 // searchTools are the tools whose clean result counts as a real search over
-// the workspace: they are recursive and gitignore-aware by design (L1).
+// the workspace: they are recursive and gitignore-aware by design.
 var searchTools = map[string]bool{"list_files": true, "grep": true}
 
 // scopeArgs are the argument names (and the tools' aliases of "path") that
@@ -120,11 +120,11 @@ var searchTools = map[string]bool{"list_files": true, "grep": true}
 var scopeArgs = []string{"path", "dir", "folder", "directory", "dir_path", "file", "file_path", "filepath", "relative_path"}
 
 // evidenceGap returns why an answer that claims "nothing found" is not
-// backed by a real search (L8), or "" when it is fine. A search counts when
+// backed by a real search, or "" when it is fine. A search counts when
 // a list_files or grep call ran without error, over its whole scope, over
 // the workspace or a path the task names (in its prompt, or its current
 // file). A question about the selected code, answered from the selection,
-// needs no search: the selection is its scope (L11).
+// needs no search: the selection is its scope.
 func evidenceGap(answer string, spec TaskSpec, calls []callRecord) string {
 	if !claimsNothing(answer) {
 		return ""

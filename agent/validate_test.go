@@ -42,11 +42,11 @@ func TestParseVerdict(t *testing.T) {
 	}
 }
 
-// TestL8_L11_NothingFoundClaims: answers that say a search came up empty
+// TestNothingFoundClaims: answers that say a search came up empty
 // are recognised (including the A#1 answer "No .go files found"), while an
 // answer that describes what code does is not taken for one, so it costs
-// no extra model call (L11).
-func TestL8_L11_NothingFoundClaims(t *testing.T) {
+// no extra model call.
+func TestNothingFoundClaims(t *testing.T) {
 	tests := []struct {
 		answer string
 		claim  bool

@@ -219,7 +219,7 @@ func (a *StatsArgs) Validate() error {
 }
 
 // StatsReply is the reply of agentls.stats: the statistics of the
-// workspace's stored tasks (they survive restarts, L29) and a markdown
+// workspace's stored tasks (they survive restarts) and a markdown
 // view of them.
 type StatsReply struct {
 	*store.Stats

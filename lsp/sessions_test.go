@@ -17,12 +17,12 @@ import (
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// TestL29_UndoCommandOpenFileAndDisk: a task changes three files; the user
+// TestUndoCommandOpenFileAndDisk: a task changes three files; the user
 // then opens one in the editor and edits another on disk where the task
 // did. agentls.undo reverts the open file with ONE workspace/applyEdit and
 // the untouched one on disk, leaves the user's edit alone and names that
 // file with a diff in the reply.
-func TestL29_UndoCommandOpenFileAndDisk(t *testing.T) {
+func TestUndoCommandOpenFileAndDisk(t *testing.T) {
 	orig := map[string]string{"a.txt": "alpha\nx\n", "b.txt": "beta\nx\n", "c.txt": "gamma\nx\n"}
 	a := newAgentSession(t, []fakemodel.Turn{
 		{ToolCalls: []fakemodel.ToolCall{
@@ -143,12 +143,12 @@ func ids(list []lsp.StoredTaskInfo) string {
 	return strings.Join(out, " ")
 }
 
-// TestL29_TasksResumeStatsAcrossRestart: the tasks an earlier server left in
+// TestTasksResumeStatsAcrossRestart: the tasks an earlier server left in
 // the store are listed by agentls.tasks (filters state and since; the
-// interrupted one flagged), a follow-up can name one (L17), agentls.resume
+// interrupted one flagged), a follow-up can name one, agentls.resume
 // continues the interrupted one under its ID with the dangling call
-// repaired (L18), and agentls.stats counts them all (L29).
-func TestL29_TasksResumeStatsAcrossRestart(t *testing.T) {
+// repaired, and agentls.stats counts them all.
+func TestTasksResumeStatsAcrossRestart(t *testing.T) {
 	root := t.TempDir()
 	seedStore(t, root)
 	a := newAgentSession(t, []fakemodel.Turn{
@@ -191,7 +191,7 @@ func TestL29_TasksResumeStatsAcrossRestart(t *testing.T) {
 		}
 	}
 
-	// L17: a follow-up of a task of the earlier server.
+	// A follow-up of a task of the earlier server.
 	f, err := a.run(t, map[string]any{"prompt": "wrong, skip blank lines", "mode": "ask", "followUp": "old-1"})
 	if err != nil || f.Status != "completed" {
 		t.Fatalf("follow-up: %+v, %v", f, err)

@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// TestL5_LongOutputKeepsTail: 10,000 lines show the last ones, a marker of
+// TestLongOutputKeepsTail: 10,000 lines show the last ones, a marker of
 // what was cut, and the path of the full log, which read_file can read.
-func TestL5_LongOutputKeepsTail(t *testing.T) {
+func TestLongOutputKeepsTail(t *testing.T) {
 	_, ws := fixture(t, nil)
 	r := newReg(t, Env{Workspace: ws})
 	res := call(t, r, "run_command", map[string]any{"command": "seq 1 10000"})
@@ -33,13 +33,13 @@ func TestL5_LongOutputKeepsTail(t *testing.T) {
 		t.Errorf("read_file of the full log %s = %s", out.LogPath, log.Text)
 	}
 	if !strings.Contains(res.Evidence, "$ seq 1 10000") || !strings.Contains(res.Evidence, "10000") {
-		t.Errorf("evidence (L7) lacks the command or its real output: %q", res.Evidence)
+		t.Errorf("evidence lacks the command or its real output: %q", res.Evidence)
 	}
 }
 
-// TestL6_NonZeroExitShowsStdout: exit 1 with a warning on stderr still shows
+// TestNonZeroExitShowsStdout: exit 1 with a warning on stderr still shows
 // the answer on stdout, each stream apart.
-func TestL6_NonZeroExitShowsStdout(t *testing.T) {
+func TestNonZeroExitShowsStdout(t *testing.T) {
 	_, ws := fixture(t, nil)
 	r := newReg(t, Env{Workspace: ws})
 	res := call(t, r, "run_command", map[string]any{"command": "echo answer=42; echo 'warning: permission denied' >&2; exit 1"})
@@ -52,9 +52,9 @@ func TestL6_NonZeroExitShowsStdout(t *testing.T) {
 	}
 }
 
-// TestL9_ResultsCarryNameArgsDuration: every result, errors included, names
+// TestResultsCarryNameArgsDuration: every result, errors included, names
 // its tool, keeps its arguments and duration, and is rendered text.
-func TestL9_ResultsCarryNameArgsDuration(t *testing.T) {
+func TestResultsCarryNameArgsDuration(t *testing.T) {
 	_, ws := fixture(t, map[string]string{"a.txt": "line one\nline two\n"})
 	r := newReg(t, Env{Workspace: ws})
 	calls := map[string]string{
@@ -79,9 +79,9 @@ func TestL9_ResultsCarryNameArgsDuration(t *testing.T) {
 	}
 }
 
-// TestL10_FailuresSayWhat: the signal that killed a command is named, and
+// TestFailuresSayWhat: the signal that killed a command is named, and
 // a failure shows stderr.
-func TestL10_FailuresSayWhat(t *testing.T) {
+func TestFailuresSayWhat(t *testing.T) {
 	_, ws := fixture(t, nil)
 	r := newReg(t, Env{Workspace: ws})
 	res := call(t, r, "run_command", map[string]any{"command": "echo partial; kill -TERM $$"})

@@ -32,10 +32,10 @@ func countLines(text string, suffix string) int {
 	return n
 }
 
-// TestL1_DiscoveryNeverDependsOnDepth: `find -maxdepth 1` sees one Go
+// TestDiscoveryNeverDependsOnDepth: `find -maxdepth 1` sees one Go
 // file; list_files and grep, always recursive, see all 17 (and not the
 // gitignored one).
-func TestL1_DiscoveryNeverDependsOnDepth(t *testing.T) {
+func TestDiscoveryNeverDependsOnDepth(t *testing.T) {
 	_, ws := fixture(t, nested())
 	r := newReg(t, Env{Workspace: ws})
 	find := call(t, r, "run_command", map[string]any{"command": "find . -maxdepth 1 -name '*.go'"})
@@ -57,10 +57,10 @@ func TestL1_DiscoveryNeverDependsOnDepth(t *testing.T) {
 	}
 }
 
-// TestL2_GlobSemantics: `**/*.go` and `*.go` both find nested files; a
+// TestGlobSemantics: `**/*.go` and `*.go` both find nested files; a
 // pattern that cannot match says so; an empty match says the search was
 // recursive.
-func TestL2_GlobSemantics(t *testing.T) {
+func TestGlobSemantics(t *testing.T) {
 	_, ws := fixture(t, nested())
 	r := newReg(t, Env{Workspace: ws})
 	tests := []struct {
@@ -94,9 +94,9 @@ func TestL2_GlobSemantics(t *testing.T) {
 	}
 }
 
-// TestL3_PathsAreWorkspaceRelative: every path printed is relative to the
+// TestPathsAreWorkspaceRelative: every path printed is relative to the
 // root, and each one reads back with read_file, given any way.
-func TestL3_PathsAreWorkspaceRelative(t *testing.T) {
+func TestPathsAreWorkspaceRelative(t *testing.T) {
 	dir, ws := fixture(t, nested())
 	r := newReg(t, Env{Workspace: ws})
 	list := call(t, r, "list_files", map[string]any{})
@@ -220,7 +220,7 @@ func TestGrepTool(t *testing.T) {
 			}
 		}
 	}
-	// L8 evidence: an empty result names the scope and the file count.
+	// Evidence: an empty result names the scope and the file count.
 	res := call(t, r, "grep", map[string]any{"pattern": "nothing here"})
 	if res.IsError || !strings.Contains(res.Evidence, "3 files searched") {
 		t.Errorf("empty grep evidence = %q", res.Evidence)

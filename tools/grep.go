@@ -30,7 +30,7 @@ type GrepOutput struct {
 	Searched  int      // text files searched
 	Truncated bool     // more matches exist than were shown
 	// Complete: every file in scope was searched (the total cap did not
-	// stop the search early), so "no more matches" is evidence (L8).
+	// stop the search early), so "no more matches" is evidence.
 	Complete bool
 }
 
@@ -232,7 +232,7 @@ func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Resul
 		note = "; " + strings.Join(notes, "; ")
 	}
 	if res.Matches == 0 && res.Searched == 0 {
-		// Not a "no": nothing was read, so nothing is known (L8).
+		// Not a "no": nothing was read, so nothing is known.
 		out.Complete = false
 		text := fmt.Sprintf("nothing was searched for %s in %s: no file there could be read as text%s", what, scope, note)
 		return Result{Text: text, IsError: true, Data: out, Evidence: "grep " + text}

@@ -31,7 +31,7 @@ type Result struct {
 	Args     json.RawMessage `json:"args"`
 	Text     string          `json:"text"` // what the model reads: rendered, never JSON-escaped
 	IsError  bool            `json:"isError"`
-	Evidence string          `json:"evidence,omitempty"` // for validation (L7): e.g. the command and the tail of its output
+	Evidence string          `json:"evidence,omitempty"` // for validation: e.g. the command and the tail of its output
 	Files    []string        `json:"files,omitempty"`    // workspace-relative paths read or touched
 	Changed  []string        `json:"changed,omitempty"`  // workspace-relative paths changed
 	Duration time.Duration   `json:"duration"`

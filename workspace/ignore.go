@@ -13,7 +13,7 @@ import (
 // never source, and agentls's own state. Build outputs such as bin/, dist/,
 // build/ and target/ are deliberately NOT here: projects that generate them
 // list them in .gitignore, and projects that keep real files there (a
-// dist/story.md, L3) must still see them.
+// dist/story.md) must still see them.
 var DefaultExcludes = []string{
 	".git/", ".hg/", ".svn/", ".jj/", ".bzr/", "_darcs/",
 	"node_modules/", "bower_components/", ".yarn/cache/", ".pnpm-store/",

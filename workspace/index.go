@@ -249,7 +249,7 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 			// Symlinked folders are not followed; a symlinked file is
 			// listed when its target is a regular file inside this root:
 			// a link to a file outside is never listed, so grep cannot
-			// read through it and every listed path reads back (L3).
+			// read through it and every listed path reads back.
 			if !idx.linkInside(filepath.Join(abs, name)) {
 				continue
 			}

@@ -20,7 +20,7 @@ func pathStrings(ps []Path) []string {
 	return out
 }
 
-func TestL4_IndexHonoursIgnoreFiles(t *testing.T) {
+func TestIndexHonoursIgnoreFiles(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		".gitignore":                      "*.log\n/build/\ntmp/\n!keep.log\n# comment\n\n/only-top.txt\ndocs/**/*.gen.md\n",
@@ -68,7 +68,7 @@ func TestL4_IndexHonoursIgnoreFiles(t *testing.T) {
 	}
 }
 
-func TestL4_Glob(t *testing.T) {
+func TestGlob(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		"main.go": "", "main_test.go": "", "a/b.go": "", "a/b_test.go": "", "a/c/d.ts": "",
@@ -112,9 +112,9 @@ func TestL4_Glob(t *testing.T) {
 	}
 }
 
-// TestL4_GlobFastPathsAgreeWithDoublestar compares every fast path with
+// TestGlobFastPathsAgreeWithDoublestar compares every fast path with
 // doublestar.Match on random paths.
-func TestL4_GlobFastPathsAgreeWithDoublestar(t *testing.T) {
+func TestGlobFastPathsAgreeWithDoublestar(t *testing.T) {
 	elems := []string{"a", "b", "go", ".go", "x.go", "x_test.go", "go.mod", "c.ts", "d.tsx", "a.go.txt", "dir"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var paths []string
@@ -139,7 +139,7 @@ func TestL4_GlobFastPathsAgreeWithDoublestar(t *testing.T) {
 	}
 }
 
-func TestL4_IndexMultiRootPrefix(t *testing.T) {
+func TestIndexMultiRootPrefix(t *testing.T) {
 	tmp := t.TempDir()
 	app, lib := filepath.Join(tmp, "app"), filepath.Join(tmp, "lib")
 	writeTree(t, app, map[string]string{"main.go": ""})

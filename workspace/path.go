@@ -12,7 +12,7 @@ import (
 	"syscall"
 )
 
-// Resolve is THE path rule (L3): it turns any path the model or the user
+// Resolve is THE path rule: it turns any path the model or the user
 // gives into a Path inside one of the workspace roots, or a clear error.
 //
 // Accepted forms: relative ("a/b.go", "./a/b.go", "a//b/../b.go"), absolute
@@ -174,7 +174,7 @@ func resolveRel(roots []*root, input, s string) (Path, error) {
 	primary := roots[0]
 	cands = append(cands, candidate{primary, clean})
 	// The path repeats the primary root's own folder name: "dist/story.md"
-	// in root ".../dist" (L3).
+	// in root ".../dist".
 	if first != "." && first != ".." && first == filepath.Base(primary.dir) {
 		cands = append(cands, candidate{primary, rest})
 	}

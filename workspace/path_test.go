@@ -34,7 +34,7 @@ func newWS(t testing.TB, opts Options) *Workspace {
 	return w
 }
 
-// pathFixture is <tmp>/dist (the root, named like a build folder, L3) and
+// pathFixture is <tmp>/dist (the root, named like a build folder) and
 // <tmp>/outside, with symlinks from the root to inside and outside; HOME is
 // <tmp>.
 func pathFixture(t testing.TB) (w *Workspace, tmp, root string) {
@@ -73,7 +73,7 @@ func pathFixture(t testing.TB) (w *Workspace, tmp, root string) {
 	return newWS(t, Options{Roots: []string{root}}), tmp, root
 }
 
-func TestL3_Resolve(t *testing.T) {
+func TestResolve(t *testing.T) {
 	w, tmp, root := pathFixture(t)
 	enc := (&url.URL{Scheme: "file", Path: root}).String()
 	backslashed := strings.ReplaceAll(root, "/", `\`)
@@ -146,7 +146,7 @@ func TestL3_Resolve(t *testing.T) {
 		{"~", "", ErrOutside},
 		{"~/outside/secret.txt", "", ErrOutside},
 		{"~root/x", "", ErrOutside},
-		// The root's own name repeated (L3: never dist/dist/story.md).
+		// The root's own name repeated (never dist/dist/story.md).
 		{"dist/story.md", "story.md", nil},
 		{"./dist/story.md", "story.md", nil},
 		{"dist/a/b.go", "a/b.go", nil},
@@ -215,9 +215,9 @@ func TestResolveErrorsNameInputAndRootsNeverLinkTargets(t *testing.T) {
 	}
 }
 
-// TestL3_ResolveRealFolderNamedLikeRoot: when the root really has a folder
+// TestResolveRealFolderNamedLikeRoot: when the root really has a folder
 // with its own name, that folder wins.
-func TestL3_ResolveRealFolderNamedLikeRoot(t *testing.T) {
+func TestResolveRealFolderNamedLikeRoot(t *testing.T) {
 	tmp := t.TempDir()
 	root := filepath.Join(tmp, "site")
 	writeTree(t, root, map[string]string{"site/index.html": "x", "index.html": "y"})
@@ -233,7 +233,7 @@ func TestL3_ResolveRealFolderNamedLikeRoot(t *testing.T) {
 	}
 }
 
-func TestL3_ResolveMultiRoot(t *testing.T) {
+func TestResolveMultiRoot(t *testing.T) {
 	tmp := t.TempDir()
 	app, lib := filepath.Join(tmp, "app"), filepath.Join(tmp, "lib")
 	writeTree(t, app, map[string]string{"main.go": "package main\n"})
@@ -271,8 +271,8 @@ func TestL3_ResolveMultiRoot(t *testing.T) {
 	}
 }
 
-// TestL3_URIPlatforms checks file URI decoding as each platform spells it.
-func TestL3_URIPlatforms(t *testing.T) {
+// TestURIPlatforms checks file URI decoding as each platform spells it.
+func TestURIPlatforms(t *testing.T) {
 	tests := []struct {
 		uri, goos, want string
 		err             error

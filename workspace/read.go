@@ -203,7 +203,7 @@ func fileKind(m fs.FileMode) string {
 }
 
 // bareErr drops the absolute path an *fs.PathError carries: messages name
-// files by their workspace-relative path only (L3).
+// files by their workspace-relative path only.
 func bareErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

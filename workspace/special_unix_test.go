@@ -26,10 +26,10 @@ func within5s(t *testing.T, what string, f func()) {
 	}
 }
 
-// TestL4_NamedPipesNeverBlock: a FIFO in the workspace (even one named
+// TestNamedPipesNeverBlock: a FIFO in the workspace (even one named
 // .gitignore) neither hangs the index build nor a read or an edit; the
 // read is refused with a message that says what the file is.
-func TestL4_NamedPipesNeverBlock(t *testing.T) {
+func TestNamedPipesNeverBlock(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n", "sub/b.go": "package b\n"})
 	for _, name := range []string{"fifo", ".gitignore", "sub/.ignore"} {
@@ -56,11 +56,11 @@ func TestL4_NamedPipesNeverBlock(t *testing.T) {
 	}
 }
 
-// TestL3_IndexNeverListsLinksOutside: a symlink to a file outside the root
+// TestIndexNeverListsLinksOutside: a symlink to a file outside the root
 // is not in the index (so grep never reads through it, and every listed
 // path reads back); a link inside is, and a listed file replaced by a link
 // to the outside leaves the index.
-func TestL3_IndexNeverListsLinksOutside(t *testing.T) {
+func TestIndexNeverListsLinksOutside(t *testing.T) {
 	tmp := t.TempDir()
 	root, out := filepath.Join(tmp, "root"), filepath.Join(tmp, "out")
 	writeTree(t, root, map[string]string{"a.go": "package a\n", "b.go": "package b\n"})
@@ -84,10 +84,10 @@ func TestL3_IndexNeverListsLinksOutside(t *testing.T) {
 	waitFor(t, 2*time.Second, "b.go leaves the index", func() bool { return !indexed(w, "b.go") })
 }
 
-// TestL3_PathThroughAFileSaysSo: "a.go/x" when a.go is a file is not
+// TestPathThroughAFileSaysSo: "a.go/x" when a.go is a file is not
 // "no such directory /abs/...": the message names a.go, workspace-relative,
 // and creating it is refused without a partial folder.
-func TestL3_PathThroughAFileSaysSo(t *testing.T) {
+func TestPathThroughAFileSaysSo(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.go": "package a\n"})
 	w := newWS(t, Options{Roots: []string{root}})

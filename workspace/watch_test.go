@@ -42,10 +42,10 @@ func hasChange(w *Workspace, since uint64, name string, kind ChangeKind, origin 
 	return false
 }
 
-// TestL4_WatchReflectsDiskChanges: a file created, changed or deleted on
+// TestWatchReflectsDiskChanges: a file created, changed or deleted on
 // disk (by another program) is in the index and the change log within
 // 500 ms.
-func TestL4_WatchReflectsDiskChanges(t *testing.T) {
+func TestWatchReflectsDiskChanges(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"main.go": "package main\n", ".gitignore": "*.tmp\n"})
 	w := newWS(t, Options{Roots: []string{root}, Watch: true})
@@ -114,9 +114,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestL4_WatchLimitFallsBackToRescan: when no more watches can be added the
+// TestWatchLimitFallsBackToRescan: when no more watches can be added the
 // workspace warns once and keeps the index current by rescanning.
-func TestL4_WatchLimitFallsBackToRescan(t *testing.T) {
+func TestWatchLimitFallsBackToRescan(t *testing.T) {
 	oldLimit, oldEvery := watchLimit, rescanInterval
 	watchLimit, rescanInterval = 2, 50*time.Millisecond
 	t.Cleanup(func() { watchLimit, rescanInterval = oldLimit, oldEvery })

@@ -308,7 +308,7 @@ func attemptErr(actx context.Context, err error) error {
 // buildRequest converts req to go-openai's request. The result depends only
 // on req and the configuration, and earlier messages convert to the same
 // bytes every time, so consecutive requests share a byte-identical prefix
-// (L23). Reasoning is never sent back.
+// . Reasoning is never sent back.
 func (c *Client) buildRequest(req Request) openai.ChatCompletionRequest {
 	out := openai.ChatCompletionRequest{
 		Model:               c.cfg.Model,

@@ -162,7 +162,7 @@ func TestReasoningKeptApartAndNeverSentBack(t *testing.T) {
 			if bytes.Contains(body, []byte("I should read the file")) || bytes.Contains(body, []byte(`"reasoning`)) {
 				t.Errorf("reasoning was sent back: %s", body)
 			}
-			// L18-adjacent: an empty tool result goes out as a placeholder text.
+			// An empty tool result goes out as a placeholder text.
 			msgs := srv.Requests()[1].Chat.Messages
 			if last := msgs[len(msgs)-1]; last.Role != "tool" || last.Content != llm.EmptyToolResult || last.ToolCallID != "c1" {
 				t.Errorf("tool message sent as %+v; want content %q", last, llm.EmptyToolResult)
@@ -171,7 +171,7 @@ func TestReasoningKeptApartAndNeverSentBack(t *testing.T) {
 	}
 }
 
-func TestL22_UsageInLastChunkAndTiming(t *testing.T) {
+func TestUsageInLastChunkAndTiming(t *testing.T) {
 	want := llm.Usage{InputTokens: 1200, OutputTokens: 85, CachedTokens: 1024, ReasoningTokens: 40}
 	c, srv := start(t, []fakemodel.Turn{
 		{Text: "hello there, a few words", Usage: &want, Delay: fakemodel.Duration(30 * time.Millisecond), ChunkDelay: fakemodel.Duration(2 * time.Millisecond)},
@@ -203,7 +203,7 @@ func TestL22_UsageInLastChunkAndTiming(t *testing.T) {
 	}
 }
 
-func TestL20_429WithRetryAfterThenSuccess(t *testing.T) {
+func Test429WithRetryAfterThenSuccess(t *testing.T) {
 	c, srv := start(t, []fakemodel.Turn{
 		{Status: 429, Headers: map[string]string{"Retry-After": "1"}},
 		{Text: "ok"},
@@ -226,7 +226,7 @@ func TestL20_429WithRetryAfterThenSuccess(t *testing.T) {
 	}
 }
 
-func TestL20_Three503sThenSuccess(t *testing.T) {
+func TestThree503sThenSuccess(t *testing.T) {
 	c, srv := start(t, []fakemodel.Turn{
 		{Status: 503, Times: 3, Body: "<html><body><h1>503 Service Unavailable</h1></body></html>"},
 		{Text: "finally"},
@@ -250,7 +250,7 @@ func TestL20_Three503sThenSuccess(t *testing.T) {
 	}
 }
 
-func TestL20_TransientRunsOutOfAttempts(t *testing.T) {
+func TestTransientRunsOutOfAttempts(t *testing.T) {
 	c, srv := start(t, []fakemodel.Turn{{Status: 502, Times: -1}}, nil)
 	_, err := c.Complete(context.Background(), userReq("hi"), nil)
 	var le *llm.Error
@@ -262,7 +262,7 @@ func TestL20_TransientRunsOutOfAttempts(t *testing.T) {
 	}
 }
 
-func TestL20_PermanentErrorsFailAtOnce(t *testing.T) {
+func TestPermanentErrorsFailAtOnce(t *testing.T) {
 	tests := []struct {
 		name   string
 		turn   fakemodel.Turn
@@ -303,7 +303,7 @@ func TestL20_PermanentErrorsFailAtOnce(t *testing.T) {
 	}
 }
 
-func TestL20_BrokenStreamsAreRetriedWhole(t *testing.T) {
+func TestBrokenStreamsAreRetriedWhole(t *testing.T) {
 	call := fakemodel.ToolCall{ID: "call_1", Name: "edit_file", Arguments: `{"path":"main.go","old":"fmt.Println(1)","new":"fmt.Println(2)"}`}
 	tests := []struct {
 		name string
@@ -339,7 +339,7 @@ func TestL20_BrokenStreamsAreRetriedWhole(t *testing.T) {
 	}
 }
 
-func TestL19_LengthCutMarksCallsIncomplete(t *testing.T) {
+func TestLengthCutMarksCallsIncomplete(t *testing.T) {
 	c, _ := start(t, []fakemodel.Turn{{
 		Text:         "Writing the file now",
 		ToolCalls:    []fakemodel.ToolCall{{ID: "w1", Name: "write_file", Arguments: `{"path":"big.go","content":"package big\n\nfunc`}},
@@ -360,7 +360,7 @@ func TestL19_LengthCutMarksCallsIncomplete(t *testing.T) {
 	}
 }
 
-func TestL20_SlowServerBeyondTheDeadline(t *testing.T) {
+func TestSlowServerBeyondTheDeadline(t *testing.T) {
 	c, _ := start(t, []fakemodel.Turn{{Text: "late", Delay: fakemodel.Duration(5 * time.Second), Times: -1}},
 		func(cfg *llm.Config) { cfg.TotalDeadline = 300 * time.Millisecond })
 	begin := time.Now()
@@ -421,11 +421,11 @@ func TestCancelledContextReturnsWithin100ms(t *testing.T) {
 	}
 }
 
-// TestL23_ConsecutiveRequestsShareAByteIdenticalPrefix checks that the
+// TestConsecutiveRequestsShareAByteIdenticalPrefix checks that the
 // second request of a conversation repeats the first one's bytes up to where
 // the new messages begin: model, tool definitions and earlier messages come
 // first and encode identically.
-func TestL23_ConsecutiveRequestsShareAByteIdenticalPrefix(t *testing.T) {
+func TestConsecutiveRequestsShareAByteIdenticalPrefix(t *testing.T) {
 	zero := 0.0
 	c, srv := start(t, []fakemodel.Turn{
 		{Reasoning: "think", Text: "Looking.", ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "grep", Arguments: argsGrep}}},

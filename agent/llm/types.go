@@ -93,7 +93,7 @@ type Response struct {
 	Attempts     int           // 1 when no retry was needed
 }
 
-// Truncated reports a response cut at the token limit (L19): its tool calls
+// Truncated reports a response cut at the token limit: its tool calls
 // are incomplete and must not be executed.
 func (r *Response) Truncated() bool { return r.FinishReason == FinishLength }
 

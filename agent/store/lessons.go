@@ -8,7 +8,7 @@ import (
 )
 
 // SearchLessons finds the lessons most relevant to what a new task is about
-// (L28): about is free text, typically the new prompt plus the file names in
+// : about is free text, typically the new prompt plus the file names in
 // its editor context. Every word of it is a search term (OR), so a lesson
 // matches on any shared word and ranks higher the more rare words it shares
 // (FTS5 bm25; the about column weighs twice as much as the lesson text).

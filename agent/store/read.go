@@ -283,7 +283,7 @@ func (s *Store) Tasks(ctx context.Context, f TaskFilter) ([]Task, error) {
 }
 
 // Interrupted lists the tasks left in a live state, oldest first: after a
-// crash or a kill, these are the tasks to offer for resume (L29).
+// crash or a kill, these are the tasks to offer for resume.
 func (s *Store) Interrupted(ctx context.Context) ([]Task, error) {
 	ts, err := s.Tasks(ctx, TaskFilter{Live: true, Limit: 1000})
 	if err != nil {
@@ -296,7 +296,7 @@ func (s *Store) Interrupted(ctx context.Context) ([]Task, error) {
 }
 
 // SessionTasks lists the tasks of a session in the order they were created,
-// so a follow-up (L17) can see what came before it, across restarts.
+// so a follow-up can see what came before it, across restarts.
 func (s *Store) SessionTasks(ctx context.Context, sessionID string) ([]Task, error) {
 	ts, err := s.Tasks(ctx, TaskFilter{SessionID: sessionID, Limit: 1000})
 	if err != nil {

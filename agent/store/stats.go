@@ -8,7 +8,7 @@ import (
 )
 
 // Stats are the workspace's task statistics, computed from the database, so
-// they survive restarts (L29).
+// they survive restarts.
 type Stats struct {
 	Since     time.Time `json:"since,omitzero"`
 	Tasks     int       `json:"tasks"`

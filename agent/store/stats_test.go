@@ -36,9 +36,9 @@ func seedStats(t testing.TB, s *Store) {
 	must(t, s.RecordToolCall("t3", ToolCall{CallID: "g", Name: "grep", Duration: 50 * time.Millisecond}))
 }
 
-// TestL29_StatsSurviveRestart computes statistics, closes, reopens and gets
+// TestStatsSurviveRestart computes statistics, closes, reopens and gets
 // the same figures from the database.
-func TestL29_StatsSurviveRestart(t *testing.T) {
+func TestStatsSurviveRestart(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	s := openTest(t, path)

@@ -1,11 +1,11 @@
 // Package store keeps agentls sessions durably in one SQLite database per
-// workspace (L29): sessions, tasks, their messages in order, plan updates,
-// tool calls, edits, approvals and the lessons of failed tasks (L28).
+// workspace: sessions, tasks, their messages in order, plan updates,
+// tool calls, edits, approvals and the lessons of failed tasks.
 //
 // Writes are made as a task runs. Each write method only enqueues: one writer
 // goroutine owns the single writer connection and commits what is queued in
 // batches, so the agent loop never waits on the disk for long. Flush and Close
-// drain the queue deterministically (L27): when Flush returns nil, every write
+// drain the queue deterministically: when Flush returns nil, every write
 // enqueued before it is committed. A process crash loses at most the writes
 // still queued, which is the message in flight when the loop flushes at its
 // checkpoints (see docs/sessions.md).
@@ -222,7 +222,7 @@ func (s *Store) barrier(ctx context.Context, peek bool) error {
 
 // Close stops accepting writes, drains the queue (every write enqueued before
 // Close is committed), checkpoints the WAL into the database file and closes
-// the connections (L27). It returns the errors of writes that failed since
+// the connections. It returns the errors of writes that failed since
 // the last Flush. If ctx ends first, Close returns ctx's error and the writer
 // goroutine still finishes the drain and closes the database on its own.
 // Calling Close again returns the first result.

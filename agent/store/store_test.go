@@ -261,9 +261,9 @@ func TestTaskRecordSurvivesRestart(t *testing.T) {
 	}
 }
 
-// TestL17_SessionTasksAcrossRestart: a follow-up in a new process finds the
+// TestSessionTasksAcrossRestart: a follow-up in a new process finds the
 // previous task of its session and its answer.
-func TestL17_SessionTasksAcrossRestart(t *testing.T) {
+func TestSessionTasksAcrossRestart(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentls.db")
 	s := openTest(t, path)

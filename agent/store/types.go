@@ -20,7 +20,7 @@ func Terminal(state string) bool {
 	return state == StateCompleted || state == StateFailed || state == StateCancelled
 }
 
-// Session groups the tasks of one conversation; a follow-up task (L17) sees
+// Session groups the tasks of one conversation; a follow-up task sees
 // the previous tasks of its session, across restarts.
 type Session struct {
 	ID        string
@@ -39,7 +39,7 @@ type Task struct {
 	EditorContext json.RawMessage // JSON of the editor context (file, range, diagnostics), or nil
 	State         string
 	StopReason    string
-	FollowUpOf    string // ID of the task this one follows up (L17), or ""
+	FollowUpOf    string // ID of the task this one follows up, or ""
 	Answer        string // the final answer shown to the user
 	Summary       string // a short summary for lists and follow-ups
 	Error         string // what failed, for failed tasks
@@ -85,8 +85,8 @@ type Message struct {
 	Usage     Usage
 	Duration  time.Duration // of the model call, for ModelCall messages
 	// Excluded marks a message kept for the record but not sent to the
-	// model: a response cut at max_tokens (L19), turns replaced by a
-	// compaction summary (L21). ExcludedReason says which.
+	// model: a response cut at max_tokens, turns replaced by a
+	// compaction summary. ExcludedReason says which.
 	Excluded       bool
 	ExcludedReason string
 	CreatedAt      time.Time
@@ -111,7 +111,7 @@ const (
 )
 
 // ToolCall is the record of one tool call: name, arguments, duration, error
-// flag and a summary of its result (L9, L22).
+// flag and a summary of its result.
 type ToolCall struct {
 	CallID   string
 	Name     string
@@ -189,7 +189,7 @@ const (
 	DecisionAllowAlways = "allow_always" // remembered for the workspace
 )
 
-// Lesson is what a failed task taught (L28), found again by what a new task
+// Lesson is what a failed task taught, found again by what a new task
 // is about.
 type Lesson struct {
 	ID     int64

@@ -146,7 +146,7 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 }
 
 // ExcludeMessages flags stored messages of a task as excluded from the
-// model's context (compaction, L21), keeping them for the record.
+// model's context (compaction), keeping them for the record.
 func (s *Store) ExcludeMessages(taskID, reason string, seqs ...int) error {
 	if len(seqs) == 0 {
 		return nil
@@ -188,8 +188,7 @@ func (s *Store) RecordToolCall(taskID string, c ToolCall) error {
 	})
 }
 
-// RecordPlan records a new version of the task's plan (every update counts,
-// L14). p.Plan is stored as given; p.Seq is set by the store.
+// RecordPlan records a new version of the task's plan (every update counts). p.Plan is stored as given; p.Seq is set by the store.
 func (s *Store) RecordPlan(taskID string, p PlanUpdate) error {
 	if !json.Valid(p.Plan) {
 		return fmt.Errorf("record plan of task %s: the plan is not valid JSON", taskID)
@@ -227,7 +226,7 @@ func (s *Store) RecordApproval(taskID string, a Approval) error {
 	})
 }
 
-// AddLesson records what a failed task taught (L28). TaskID may be empty.
+// AddLesson records what a failed task taught. TaskID may be empty.
 func (s *Store) AddLesson(l Lesson) error {
 	at := s.now(l.At)
 	var task any

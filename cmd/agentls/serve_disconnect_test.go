@@ -15,12 +15,12 @@ import (
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// TestL27_EditorGoneMidTask: the editor goes away (stdin and stdout both
+// TestEditorGoneMidTask: the editor goes away (stdin and stdout both
 // closed, as when it crashes) while a task waits on the model. The server
 // must not die of SIGPIPE on its next progress write: it cancels the task,
 // drains it (the task's report is written) and exits with code 1 (no
 // shutdown came), well within the drain bound.
-func TestL27_EditorGoneMidTask(t *testing.T) {
+func TestEditorGoneMidTask(t *testing.T) {
 	bin := buildAgentls(t, t.TempDir())
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
 		{Delay: fakemodel.Duration(20 * time.Second), Text: "never sent", FinishReason: "stop"},

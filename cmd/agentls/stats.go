@@ -16,7 +16,7 @@ import (
 )
 
 // runStats prints the task statistics of a workspace from its session
-// database (L29): they survive restarts because they are computed from it.
+// database: they survive restarts because they are computed from it.
 func runStats(ctx context.Context, sio stdio, args []string) error {
 	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
 	fs.SetOutput(sio.err)

@@ -1,7 +1,7 @@
 // contract.ts: the pure half of the extension. Everything here is plain data
 // in, plain data out (no `vscode` import), so it is unit tested with
 // `node --test`. The names are the public contract of the agentls server
-// (docs/editors.md, issue 7); the extension never spells them elsewhere.
+// (docs/editors.md); the extension never spells them elsewhere.
 
 /** Server commands (workspace/executeCommand) of the agentls contract. */
 export const ServerCommand = {
