@@ -532,7 +532,9 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 			return StateFailed, StopNoChange, nil, "No file was changed in this task, yet your answer reads as if you changed something. If a change is needed, make it now with edit_file or write_file; if none is needed, say so plainly."
 		}
 	}
-	if x.cfg.Check != nil && x.t.changes.count() > 0 {
+	// The check runs after changes, and for a task started for an editor
+	// diagnostic even without one (the diagnostic must be gone).
+	if x.cfg.Check != nil && (x.t.changes.count() > 0 || len(x.t.spec.Context.Diagnostics) > 0 && x.t.spec.Kind == KindEdit) {
 		x.checks++
 		ok, out, err := x.cfg.Check.Check(ctx)
 		if ctx.Err() != nil {

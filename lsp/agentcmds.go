@@ -170,6 +170,10 @@ type RunReply struct {
 	// to execute with agentls.run {"mode": "edit", "followUp": taskId}.
 	Plan         []tools.PlanItem `json:"plan"`
 	PlannedFiles []string         `json:"plannedFiles,omitempty"` // files a plan task's plan would change
+	// IntroducedErrors and FixedErrors are the editor's errors the task
+	// introduced and fixed in the files it edited ("path:line: message").
+	IntroducedErrors []string `json:"introducedErrors,omitempty"`
+	FixedErrors      []string `json:"fixedErrors,omitempty"`
 }
 
 // TaskInfo is one entry of the agentls.tasks reply.
@@ -446,6 +450,14 @@ func replyOf(out *session.Outcome) *RunReply {
 	}
 	if out.Report != "" {
 		r.Report = string(uri.File(out.Report))
+	}
+	if d := out.Diagnostics; d != nil {
+		for _, e := range d.Introduced {
+			r.IntroducedErrors = append(r.IntroducedErrors, e.String())
+		}
+		for _, e := range d.Fixed {
+			r.FixedErrors = append(r.FixedErrors, e.String())
+		}
 	}
 	return r
 }

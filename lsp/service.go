@@ -51,6 +51,9 @@ type Service struct {
 	// noSave is set once the client showed it cannot save buffers on
 	// request (save.go).
 	noSave atomic.Bool
+	// noDiagnostics is set once the client showed it shares no diagnostics
+	// (diagnostics.go).
+	noDiagnostics atomic.Bool
 }
 
 // NewService returns a service; pass its Options to New.

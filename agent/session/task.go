@@ -18,10 +18,11 @@ import (
 // to, and, once it has ended, its outcome.
 type Task struct {
 	*agent.Task
-	h    *Host
-	done chan struct{} // closed once the outcome is set
-	out  *Outcome
-	git  *taskGit // the workspace's git state before and after the task
+	h     *Host
+	done  chan struct{} // closed once the outcome is set
+	out   *Outcome
+	git   *taskGit     // the workspace's git state before and after the task
+	diags *diagnostics // the editor's errors before and after the task's edits; nil without them
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -33,6 +34,10 @@ type Outcome struct {
 	// give the model's price (CostKnown).
 	Cost      float64
 	CostKnown bool
+	// Diagnostics are the errors the task introduced and fixed, as the
+	// editor's language servers report them; nil when the editor shares
+	// none.
+	Diagnostics *DiagnosticsDelta
 	// Git is the git state of the workspace (its first root) before and
 	// after the task, and the files it edited that the user had modified.
 	Git *GitState
@@ -106,6 +111,12 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if cfg.Check != nil {
 		cfg.Check = savingCheck{next: cfg.Check, sync: sync}
 	}
+	diags := newDiagnostics(port, ws)
+	t.diags = diags
+	if c := spec.Context; diags != nil && spec.Kind == agent.KindEdit && c.File != "" && len(c.Diagnostics) > 0 {
+		// "Fix with agent": done only when the editor no longer reports it.
+		cfg.Check = fixCheck{next: cfg.Check, d: diags, path: c.File, target: c.Diagnostics[0]}
+	}
 	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, guard.Store, sync))
 	at, err := runner.Start(ctx, spec, port)
 	if err != nil {
@@ -128,7 +139,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		<-at.Done()
 		res := at.Result()
 		t.git.end(context.WithoutCancel(ctx))
-		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state()}
+		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state(), Diagnostics: t.diags.delta()}
 		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
 			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
 		}
@@ -234,8 +245,13 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		g.OnDone(func() { _ = reg.Close() })
 		out := reg.Tools()
 		for i, tool := range out {
-			if tool.Name() == "run_command" {
+			switch tool.Name() {
+			case "run_command":
 				out[i] = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
+			case "edit_file", "write_file":
+				if t.diags != nil {
+					out[i] = diagnosticsTool{Tool: tool, d: t.diags}
+				}
 			}
 		}
 		return out
@@ -270,7 +286,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state())
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta())
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

@@ -66,6 +66,10 @@ type Config struct {
 	// each listed open document is written to disk and didSave is sent.
 	// Without it the request gets MethodNotFound, as from a plain client.
 	SaveDocuments bool
+	// Diagnostics answers agentls/diagnostics as the agentls plugins do,
+	// with what the editor's language servers would publish for each uri
+	// given its current text and version; nil answers MethodNotFound.
+	Diagnostics func(uri string, text string, version int32) []protocol.Diagnostic
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.

@@ -75,6 +75,34 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		c.update(func(s *State) { s.ShowDocuments = append(s.ShowDocuments, p) })
 		return &protocol.ShowDocumentResult{Success: c.cfg.ShowDocument}, nil
+	case "agentls/diagnostics":
+		if c.cfg.Diagnostics == nil {
+			break
+		}
+		var p struct {
+			URIs []string `json:"uris"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		type doc struct {
+			URI         string                `json:"uri"`
+			Version     int32                 `json:"version"`
+			Diagnostics []protocol.Diagnostic `json:"diagnostics"`
+		}
+		out := []doc{}
+		for _, u := range p.URIs {
+			text, version, ok := c.Document(uri.URI(u).FsPath())
+			if !ok {
+				continue
+			}
+			ds := c.cfg.Diagnostics(u, text, version)
+			if ds == nil {
+				ds = []protocol.Diagnostic{}
+			}
+			out = append(out, doc{URI: u, Version: version, Diagnostics: ds})
+		}
+		return out, nil
 	case "agentls/saveDocuments":
 		if !c.cfg.SaveDocuments {
 			break

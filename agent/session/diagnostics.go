@@ -1,0 +1,308 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// ErrNoDiagnostics is returned by a DiagnosticsSource whose editor does not
+// share its diagnostics (a client without the agentls plugin).
+var ErrNoDiagnostics = errors.New("the editor does not share its diagnostics")
+
+// Diagnostic is one problem the editor's language servers report.
+type Diagnostic struct {
+	Path     string // workspace-relative
+	Line     int    // 1-based
+	Severity int    // 1 error, 2 warning, 3 information, 4 hint
+	Message  string
+	Source   string
+}
+
+func (d Diagnostic) String() string {
+	s := fmt.Sprintf("%s:%d: %s", d.Path, d.Line, d.Message)
+	if d.Source != "" {
+		s += " (" + d.Source + ")"
+	}
+	return s
+}
+
+// key identifies a diagnostic across edits that move it: its file, text
+// and source, not its line.
+func (d Diagnostic) key() string { return d.Path + "\x00" + d.Source + "\x00" + d.Message }
+
+// DiagnosticsSource is a Port whose editor shares the diagnostics its
+// language servers publish (gopls, rust-analyzer, pyright, ...).
+type DiagnosticsSource interface {
+	// Diagnostics returns the diagnostics of paths (workspace-relative) and,
+	// per path, the document version they are for (0: unknown).
+	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
+}
+
+// DiagnosticsDelta is what a task did to the editor's errors: the errors
+// in the files it edited that were not there before its first edit of the
+// file, and those that were and are gone.
+type DiagnosticsDelta struct {
+	Introduced []Diagnostic
+	Fixed      []Diagnostic
+}
+
+// How long an edit waits for the language server's diagnostics of the
+// document's new version, and how often it asks.
+const (
+	diagnosticsWait = 3 * time.Second
+	diagnosticsPoll = 250 * time.Millisecond
+)
+
+// diagnostics keeps one task's view of the editor's errors: a baseline per
+// file taken before the task's first edit of it, and the latest after.
+type diagnostics struct {
+	src DiagnosticsSource
+	ws  *workspace.Workspace
+
+	mu       sync.Mutex // guards the fields below
+	off      bool       // the editor shares none: stop asking
+	baseline map[string][]Diagnostic
+	latest   map[string][]Diagnostic
+}
+
+func newDiagnostics(port Port, ws *workspace.Workspace) *diagnostics {
+	src, ok := port.(DiagnosticsSource)
+	if !ok {
+		return nil
+	}
+	return &diagnostics{src: src, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
+}
+
+func errorsOnly(ds []Diagnostic) []Diagnostic {
+	var out []Diagnostic
+	for _, d := range ds {
+		if d.Severity == 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// fetch asks the editor for path's errors; ok is false when it shares none.
+func (d *diagnostics) fetch(ctx context.Context, path string) ([]Diagnostic, int32, bool) {
+	ds, v, ok := d.fetchAll(ctx, path)
+	return errorsOnly(ds), v, ok
+}
+
+// fetchAll asks the editor for every diagnostic of path.
+func (d *diagnostics) fetchAll(ctx context.Context, path string) ([]Diagnostic, int32, bool) {
+	d.mu.Lock()
+	off := d.off
+	d.mu.Unlock()
+	if off {
+		return nil, 0, false
+	}
+	ds, versions, err := d.src.Diagnostics(ctx, []string{path})
+	if err != nil {
+		if errors.Is(err, ErrNoDiagnostics) {
+			d.mu.Lock()
+			d.off = true
+			d.mu.Unlock()
+		}
+		return nil, 0, false
+	}
+	return ds, versions[path], true
+}
+
+// before takes the baseline of path at the task's first edit of it.
+func (d *diagnostics) before(ctx context.Context, path string) {
+	d.mu.Lock()
+	_, have := d.baseline[path]
+	d.mu.Unlock()
+	if have {
+		return
+	}
+	if ds, _, ok := d.fetch(ctx, path); ok {
+		d.mu.Lock()
+		d.baseline[path] = ds
+		d.mu.Unlock()
+	}
+}
+
+// after waits (bounded) for the diagnostics of path's new text and returns
+// the errors that are not in its baseline.
+func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
+	d.mu.Lock()
+	base, have := d.baseline[path]
+	d.mu.Unlock()
+	if !have {
+		return nil
+	}
+	want := int32(0)
+	if p, err := d.ws.Resolve(path); err == nil {
+		if doc, ok := d.ws.Buffers().Get(d.ws.Abs(p)); ok {
+			want = doc.Version
+		}
+	}
+	deadline := time.Now().Add(diagnosticsWait)
+	var last []Diagnostic
+	for {
+		ds, version, ok := d.fetch(ctx, path)
+		if !ok {
+			return nil
+		}
+		last = ds
+		// The language server has answered for the new text when it names
+		// the version, or, without versions, when what it reports changed.
+		if want > 0 && version >= want || version == 0 && !sameKeys(ds, d.latestOr(path, base)) {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(diagnosticsPoll)
+	}
+	d.mu.Lock()
+	d.latest[path] = last
+	d.mu.Unlock()
+	return minus(last, base)
+}
+
+func (d *diagnostics) latestOr(path string, base []Diagnostic) []Diagnostic {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l, ok := d.latest[path]; ok {
+		return l
+	}
+	return base
+}
+
+// delta is what the task did to the errors of the files it edited.
+func (d *diagnostics) delta() *DiagnosticsDelta {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.latest) == 0 {
+		return nil
+	}
+	out := &DiagnosticsDelta{}
+	paths := make([]string, 0, len(d.latest))
+	for p := range d.latest {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		out.Introduced = append(out.Introduced, minus(d.latest[p], d.baseline[p])...)
+		out.Fixed = append(out.Fixed, minus(d.baseline[p], d.latest[p])...)
+	}
+	return out
+}
+
+// minus is a without the diagnostics of b (by key, counting repeats).
+func minus(a, b []Diagnostic) []Diagnostic {
+	n := map[string]int{}
+	for _, d := range b {
+		n[d.key()]++
+	}
+	var out []Diagnostic
+	for _, d := range a {
+		if n[d.key()] > 0 {
+			n[d.key()]--
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func sameKeys(a, b []Diagnostic) bool { return len(minus(a, b)) == 0 && len(minus(b, a)) == 0 }
+
+// diagnosticsTool is an edit tool whose result tells the model the errors
+// its edit introduced, as the editor's language servers see them.
+type diagnosticsTool struct {
+	tools.Tool
+	d *diagnostics
+}
+
+func (t diagnosticsTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	var a struct {
+		Path string `json:"path"`
+	}
+	_ = json.Unmarshal(args, &a)
+	path := ""
+	if p, err := t.d.ws.Resolve(a.Path); err == nil {
+		path = p.String()
+		t.d.before(ctx, path)
+	}
+	res, err := t.Tool.Run(ctx, args)
+	if err != nil || res.IsError || path == "" {
+		return res, err
+	}
+	if added := t.d.after(ctx, path); len(added) > 0 {
+		lines := make([]string, len(added))
+		for i, d := range added {
+			lines[i] = "- " + d.String()
+		}
+		res.Text += fmt.Sprintf("\nThe editor reports %d new error(s) after this edit (errors that were there before are not listed):\n%s", len(added), strings.Join(lines, "\n"))
+	}
+	return res, nil
+}
+
+// fixCheck is the gate of a "Fix with agent" task: it passes only when the
+// diagnostic the task was started for is gone from the editor's view (then
+// the check command, if any, runs).
+type fixCheck struct {
+	next   agent.Checker // nil: none
+	d      *diagnostics
+	path   string
+	target agent.Diagnostic
+}
+
+func (c fixCheck) Check(ctx context.Context) (bool, string, error) {
+	ds, _, ok := c.d.fetchAll(ctx, c.path)
+	if ok {
+		for _, d := range ds {
+			if d.Message == c.target.Message {
+				return false, fmt.Sprintf("The editor still reports the problem this task was started for: %s:%d: %s. Fix it, or say why it cannot be fixed.", c.path, d.Line, d.Message), nil
+			}
+		}
+	}
+	if c.next == nil {
+		return true, "", nil
+	}
+	return c.next.Check(ctx)
+}
+
+// diagnosticsSection is the report's list of the errors a task introduced
+// and fixed.
+func diagnosticsSection(d *DiagnosticsDelta) string {
+	if d == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n## Editor diagnostics\n\n")
+	if len(d.Introduced) == 0 && len(d.Fixed) == 0 {
+		b.WriteString("No error introduced or fixed in the files the task edited.\n")
+		return b.String()
+	}
+	for _, x := range []struct {
+		title string
+		ds    []Diagnostic
+	}{{"Errors introduced", d.Introduced}, {"Errors fixed", d.Fixed}} {
+		if len(x.ds) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n", x.title)
+		for _, e := range x.ds {
+			fmt.Fprintf(&b, "- %s\n", e)
+		}
+	}
+	return b.String()
+}

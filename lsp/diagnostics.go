@@ -1,0 +1,95 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/agent/session"
+)
+
+// MethodDiagnostics is the server-to-client request for the diagnostics the
+// editor's language servers publish (docs/lsp.md): params {"uris":
+// [DocumentUri]}, result [{"uri", "version"?, "diagnostics": Diagnostic[]}].
+// The agentls plugins answer it; other clients answer MethodNotFound.
+const MethodDiagnostics = "agentls/diagnostics"
+
+// diagnosticsTimeout bounds one agentls/diagnostics request (ALE never
+// answers server-to-client requests).
+const diagnosticsTimeout = 3 * time.Second
+
+type diagnosticsParams struct {
+	URIs []string `json:"uris"`
+}
+
+type documentDiagnostics struct {
+	URI         string          `json:"uri"`
+	Version     *int32          `json:"version,omitempty"`
+	Diagnostics []DiagnosticArg `json:"diagnostics"`
+}
+
+// Diagnostics implements session.DiagnosticsSource with agentls/diagnostics.
+// A client that does not know the request, or does not answer it, is not
+// asked again.
+func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
+	svc := p.svc
+	if svc.noDiagnostics.Load() {
+		return nil, nil, session.ErrNoDiagnostics
+	}
+	ws, err := svc.Host().Workspace(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := diagnosticsParams{URIs: []string{}}
+	for _, rel := range paths {
+		if wp, err := ws.Resolve(rel); err == nil {
+			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, diagnosticsTimeout)
+	defer cancel()
+	var raw json.RawMessage
+	if _, err := svc.srv.conn.Call(cctx, MethodDiagnostics, params, &raw); err != nil {
+		var rpcErr *jsonrpc2.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
+			svc.noDiagnostics.Store(true)
+			return nil, nil, session.ErrNoDiagnostics
+		}
+		return nil, nil, fmt.Errorf("%s: %w", MethodDiagnostics, err)
+	}
+	var docs []documentDiagnostics
+	if err := json.Unmarshal(raw, &docs); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", MethodDiagnostics, err)
+	}
+	var out []session.Diagnostic
+	versions := map[string]int32{}
+	for _, doc := range docs {
+		name, err := filenameOf(uri.URI(doc.URI))
+		if err != nil {
+			continue
+		}
+		wp, err := ws.Resolve(name)
+		if err != nil {
+			continue
+		}
+		if doc.Version != nil {
+			versions[wp.String()] = *doc.Version
+		}
+		for _, d := range doc.Diagnostics {
+			if d.Source == "agentls" {
+				continue
+			}
+			sev := d.Severity
+			if sev == 0 {
+				sev = 1
+			}
+			out = append(out, session.Diagnostic{Path: wp.String(), Line: int(d.Range.Start.Line) + 1, Severity: sev, Message: d.Text(), Source: d.Source})
+		}
+	}
+	return out, versions, nil
+}
