@@ -21,8 +21,9 @@ type Task struct {
 	h     *Host
 	done  chan struct{} // closed once the outcome is set
 	out   *Outcome
-	git   *taskGit     // the workspace's git state before and after the task
-	diags *diagnostics // the editor's errors before and after the task's edits; nil without them
+	git   *taskGit       // the workspace's git state before and after the task
+	diags *diagnostics   // the editor's errors before and after the task's edits; nil without them
+	check *checkBaseline // the check command before the first edit and after; nil without one
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -109,7 +110,8 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	}
 	cfg := h.agentConfig(ctx, ws, settings)
 	if cfg.Check != nil {
-		cfg.Check = savingCheck{next: cfg.Check, sync: sync}
+		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
+		cfg.Check = t.check
 	}
 	diags := newDiagnostics(port, ws)
 	t.diags = diags
@@ -250,8 +252,12 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 				out[i] = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
 			case "edit_file", "write_file":
 				if t.diags != nil {
-					out[i] = diagnosticsTool{Tool: tool, d: t.diags}
+					tool = diagnosticsTool{Tool: tool, d: t.diags}
 				}
+				if t.check != nil {
+					tool = baselineTool{Tool: tool, check: t.check}
+				}
+				out[i] = tool
 			}
 		}
 		return out
@@ -286,7 +292,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta())
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
