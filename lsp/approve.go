@@ -65,7 +65,7 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	}
 	actx, cancel := context.WithTimeout(ctx, svc.opts.ApprovalTimeout)
 	defer cancel()
-	item, err := srv.client.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
+	item, err := srv.showMessageRequest(actx, &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: srv.redact(msg), Actions: actions,
 	})
 	if err != nil {

@@ -54,7 +54,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 	cctx, cancel := context.WithTimeout(ctx, diagnosticsTimeout)
 	defer cancel()
 	var raw json.RawMessage
-	if _, err := svc.srv.conn.Call(cctx, MethodDiagnostics, params, &raw); err != nil {
+	if err := svc.srv.call(cctx, MethodDiagnostics, params, &raw); err != nil {
 		var rpcErr *jsonrpc2.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
 			svc.noDiagnostics.Store(true)

@@ -111,7 +111,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		res, err := srv.client.ApplyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+		res, err := srv.applyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
 		answered <- answer{res, err}
 	}()
 	var a answer

@@ -61,7 +61,7 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 	cctx, cancel := context.WithTimeout(ctx, saveTimeout)
 	defer cancel()
 	var res saveDocumentsResult
-	_, err = svc.srv.conn.Call(cctx, MethodSaveDocuments, params, &res)
+	err = svc.srv.call(cctx, MethodSaveDocuments, params, &res)
 	if err != nil {
 		var rpcErr *jsonrpc2.Error
 		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {

@@ -13,6 +13,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
@@ -524,4 +525,57 @@ func (s *Server) DocumentChanged() <-chan struct{} {
 	s.docMu.Lock()
 	defer s.docMu.Unlock()
 	return s.docChange
+}
+
+// supportsShowDocument reports whether the client declared
+// window.showDocument.
+func (s *Server) supportsShowDocument() bool {
+	c := s.ClientCapabilities()
+	return s.client != nil && c.Window != nil && c.Window.ShowDocument != nil && c.Window.ShowDocument.Support
+}
+
+// supportsApplyEdit reports whether the client declared workspace.applyEdit,
+// and whether it takes versioned documentChanges.
+func (s *Server) supportsApplyEdit() (apply, documentChanges bool) {
+	c := s.ClientCapabilities()
+	if s.client == nil || c.Workspace == nil || c.Workspace.ApplyEdit == nil || !*c.Workspace.ApplyEdit {
+		return false, false
+	}
+	we := c.Workspace.WorkspaceEdit
+	return true, we != nil && we.DocumentChanges != nil && *we.DocumentChanges
+}
+
+// showDocument asks the client to show uri; it reports whether it did.
+func (s *Server) showDocument(ctx context.Context, u uri.URI) bool {
+	if !s.supportsShowDocument() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	res, err := s.client.ShowDocument(ctx, &protocol.ShowDocumentParams{URI: u, TakeFocus: ptr(true)})
+	if err != nil {
+		s.log.Warn("window/showDocument failed", "uri", string(u), "error", err)
+		return false
+	}
+	return res != nil && res.Success
+}
+
+// The server-to-client calls the agent's adapters make. Each is a method of
+// the server, so no adapter reaches into its connection.
+
+// applyEdit sends workspace/applyEdit.
+func (s *Server) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
+	return s.client.ApplyEdit(ctx, p)
+}
+
+// showMessageRequest sends window/showMessageRequest.
+func (s *Server) showMessageRequest(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
+	return s.client.ShowMessageRequest(ctx, p)
+}
+
+// call sends an agentls request (agentls/saveDocuments, agentls/diagnostics)
+// and decodes its result into result.
+func (s *Server) call(ctx context.Context, method string, params, result any) error {
+	_, err := s.conn.Call(ctx, method, params, result)
+	return err
 }

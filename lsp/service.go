@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.lsp.dev/protocol"
-	"go.lsp.dev/uri"
-
 	"github.com/agentls/agentls/agent/session"
 )
 
@@ -140,37 +137,4 @@ func (s *Service) log() *slog.Logger {
 // its connection ends.
 func (s *Service) Close() {
 	s.Host().Close()
-}
-
-// supportsShowDocument reports whether the client declared
-// window.showDocument.
-func (s *Server) supportsShowDocument() bool {
-	c := s.ClientCapabilities()
-	return s.client != nil && c.Window != nil && c.Window.ShowDocument != nil && c.Window.ShowDocument.Support
-}
-
-// supportsApplyEdit reports whether the client declared workspace.applyEdit,
-// and whether it takes versioned documentChanges.
-func (s *Server) supportsApplyEdit() (apply, documentChanges bool) {
-	c := s.ClientCapabilities()
-	if s.client == nil || c.Workspace == nil || c.Workspace.ApplyEdit == nil || !*c.Workspace.ApplyEdit {
-		return false, false
-	}
-	we := c.Workspace.WorkspaceEdit
-	return true, we != nil && we.DocumentChanges != nil && *we.DocumentChanges
-}
-
-// showDocument asks the client to show uri; it reports whether it did.
-func (s *Server) showDocument(ctx context.Context, u uri.URI) bool {
-	if !s.supportsShowDocument() {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-	defer cancel()
-	res, err := s.client.ShowDocument(ctx, &protocol.ShowDocumentParams{URI: u, TakeFocus: ptr(true)})
-	if err != nil {
-		s.log.Warn("window/showDocument failed", "uri", string(u), "error", err)
-		return false
-	}
-	return res != nil && res.Success
 }
