@@ -56,7 +56,8 @@ func searchTaskTurns(tag string) []fakemodel.Turn {
 // tasks at once, each making 60 grep calls (searchGreps, 20 rounds) before
 // its answer. Meanwhile the fake editor sends textDocument/codeAction on an
 // open file and agentls.tasks in turn, one request at a time with 1 ms
-// between them, from the first progress report to the end of both tasks.
+// between them, from the moment both tasks have begun their progress to
+// the end of both.
 // It reports the percentiles of those requests' latencies in ms (goal:
 // p99 < 5 ms on 2 cores). Each op is a new server on the same corpus, so
 // the first grep of each op pays the walk and the filter build.
