@@ -1,14 +1,10 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,37 +39,7 @@ func TestResumeKeepsResultsOfCallsThatRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	child := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
-	child.Env = append(os.Environ(), crashChildEnv+"="+root+"\n"+srv.URL())
-	var out bytes.Buffer
-	child.Stdout, child.Stderr = &out, &out
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	var sleeper int
-	deadline := time.After(30 * time.Second)
-	for sleeper == 0 {
-		select {
-		case err := <-exited:
-			t.Fatalf("the child exited before the command started (%v):\n%s", err, out.String())
-		case <-deadline:
-			child.Process.Kill()
-			t.Fatalf("the command did not start within 30 s:\n%s", out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		b, _ := os.ReadFile(filepath.Join(root, "started.pid"))
-		if s := strings.TrimSpace(string(b)); strings.HasSuffix(string(b), "\n") && s != "" {
-			sleeper, _ = strconv.Atoi(s)
-		}
-	}
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	syscall.Kill(-sleeper, syscall.SIGKILL)
-	syscall.Kill(sleeper, syscall.SIGKILL)
+	killChildWhileCommandRuns(t, root, srv.URL())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

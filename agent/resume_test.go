@@ -88,39 +88,7 @@ func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 	defer srv.Close()
 
 	// The child runs the task until the command has started, then dies.
-	child := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
-	child.Env = append(os.Environ(), crashChildEnv+"="+root+"\n"+srv.URL())
-	var out bytes.Buffer
-	child.Stdout, child.Stderr = &out, &out
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	pidFile := filepath.Join(root, "started.pid")
-	var sleeper int
-	deadline := time.After(30 * time.Second)
-	for sleeper == 0 {
-		select {
-		case err := <-exited:
-			t.Fatalf("the child exited before the command started (%v):\n%s", err, out.String())
-		case <-deadline:
-			child.Process.Kill()
-			t.Fatalf("the command did not start within 30 s:\n%s", out.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-		b, _ := os.ReadFile(pidFile)
-		if s := strings.TrimSpace(string(b)); strings.HasSuffix(string(b), "\n") && s != "" {
-			sleeper, _ = strconv.Atoi(s)
-		}
-	}
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	// The command's process group outlives the killed process: end it.
-	syscall.Kill(-sleeper, syscall.SIGKILL)
-	syscall.Kill(sleeper, syscall.SIGKILL)
+	killChildWhileCommandRuns(t, root, srv.URL())
 
 	// Meanwhile the user changes a file the task changed.
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("two\nand a line of mine\n"), 0o644); err != nil {
@@ -284,4 +252,44 @@ func TestResumeTaskWithoutMessages(t *testing.T) {
 	if roles(rec.Messages) != "system user assistant" || rec.State != store.StateCompleted {
 		t.Errorf("stored %s, %s", roles(rec.Messages), rec.State)
 	}
+}
+
+// killChildWhileCommandRuns runs TestCrashChild in a child process on root
+// against the model at url, waits until the command it runs has written its
+// pid to started.pid, then SIGKILLs the child and ends the command's process
+// group, as a crash would leave it.
+func killChildWhileCommandRuns(t *testing.T, root, url string) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
+	child.Env = append(os.Environ(), crashChildEnv+"="+root+"\n"+url)
+	var out bytes.Buffer
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+	var sleeper int
+	deadline := time.After(30 * time.Second)
+	for sleeper == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("the child exited before the command started (%v):\n%s", err, out.String())
+		case <-deadline:
+			child.Process.Kill()
+			t.Fatalf("the command did not start within 30 s:\n%s", out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		b, _ := os.ReadFile(filepath.Join(root, "started.pid"))
+		if s := strings.TrimSpace(string(b)); strings.HasSuffix(string(b), "\n") && s != "" {
+			sleeper, _ = strconv.Atoi(s)
+		}
+	}
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	// The command's process group outlives the killed process: end it.
+	syscall.Kill(-sleeper, syscall.SIGKILL)
+	syscall.Kill(sleeper, syscall.SIGKILL)
 }

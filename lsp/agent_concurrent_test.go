@@ -1,9 +1,7 @@
 package lsp_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"sort"
 	"strings"
@@ -104,43 +102,4 @@ func codeAction(t testing.TB, a *agentSession, name string, l1, c1, l2, c2 uint3
 		t.Fatalf("codeAction: %v", err)
 	}
 	return out
-}
-
-// BenchmarkCodeActionDuringTasks measures textDocument/codeAction over
-// pipes while two agent tasks wait on the model (goal: under 5 ms).
-func BenchmarkCodeActionDuringTasks(b *testing.B) {
-	a := newAgentSession(b, twoTaskTurns(30*time.Second), goFiles, lsptest.Config{WorkDoneProgress: true, ApplyEdit: true, CodeActionLiterals: true}, agentOpts{})
-	a.open(b, "a.go")
-	a.open(b, "b.go")
-	rctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, p := range []string{"TASK-A: make Foo say A", "TASK-B: make Bar return 2"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, _, _ = a.c.ExecuteCommand(rctx, lsp.CommandRun, map[string]any{"prompt": p, "mode": "edit"})
-		}()
-	}
-	a.c.Await(5*time.Second, "two tasks running", func(s *lsptest.State) bool { return len(s.ProgressOrder) == 2 })
-	diag := []protocol.Diagnostic{{Range: protocol.Range{Start: protocol.Position{Line: 3, Character: 0}, End: protocol.Position{Line: 3, Character: 4}},
-		Severity: protocol.DiagnosticSeverityError, Message: protocol.String("undefined: x")}}
-	times := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		if acts := codeAction(b, a, "a.go", 3, 6, 3, 9, diag); len(acts) != 3 {
-			b.Fatalf("%d code actions; want 3", len(acts))
-		}
-		times = append(times, time.Since(start))
-	}
-	b.StopTimer()
-	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
-	b.ReportMetric(float64(times[len(times)/2].Microseconds()), "µs-median")
-	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "µs-p99")
-	if running := len(a.svc.TaskList()); running != 2 {
-		b.Errorf("%d tasks; want 2 running during the benchmark", running)
-	}
-	cancel()
-	wg.Wait()
-	_ = fmt.Sprint()
 }

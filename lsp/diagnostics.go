@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent/session"
@@ -38,9 +37,6 @@ type documentDiagnostics struct {
 // asked again.
 func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
 	svc := p.svc
-	if svc.noDiagnostics.Load() {
-		return nil, nil, session.ErrNoDiagnostics
-	}
 	ws, err := svc.Host().Workspace(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -51,16 +47,12 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, diagnosticsTimeout)
-	defer cancel()
 	var raw json.RawMessage
-	if err := svc.srv.call(cctx, MethodDiagnostics, params, &raw); err != nil {
-		var rpcErr *jsonrpc2.Error
-		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
-			svc.noDiagnostics.Store(true)
+	if err := svc.askPlugin(ctx, MethodDiagnostics, params, &raw, diagnosticsTimeout, &svc.noDiagnostics); err != nil {
+		if errors.Is(err, errNotAnswered) {
 			return nil, nil, session.ErrNoDiagnostics
 		}
-		return nil, nil, fmt.Errorf("%s: %w", MethodDiagnostics, err)
+		return nil, nil, err
 	}
 	var docs []documentDiagnostics
 	if err := json.Unmarshal(raw, &docs); err != nil {

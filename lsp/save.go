@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -35,13 +36,35 @@ type saveDocumentsResult struct {
 	} `json:"failed"`
 }
 
+// errNotAnswered is askPlugin's error for a client that does not answer an
+// agentls request.
+var errNotAnswered = errors.New("the client does not answer this request")
+
+// askPlugin sends an agentls request that only the agentls plugins answer.
+// A client that answers MethodNotFound, or nothing within timeout (ALE never
+// answers), is marked in unsupported and not asked again: errNotAnswered.
+func (s *Service) askPlugin(ctx context.Context, method string, params, result any, timeout time.Duration, unsupported *atomic.Bool) error {
+	if unsupported.Load() {
+		return errNotAnswered
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := s.srv.call(cctx, method, params, result)
+	if err == nil {
+		return nil
+	}
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
+		unsupported.Store(true)
+		return errNotAnswered
+	}
+	return fmt.Errorf("%s: %w", method, err)
+}
+
 // Save implements session.Saver with agentls/saveDocuments. A client that
 // does not know the request, or does not answer it, is not asked again.
 func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string, error) {
 	svc := p.svc
-	if svc.noSave.Load() {
-		return nil, session.ErrSaveUnsupported
-	}
 	h := svc.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
@@ -58,17 +81,12 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 		params.URIs = append(params.URIs, u)
 		byURI[u] = rel
 	}
-	cctx, cancel := context.WithTimeout(ctx, saveTimeout)
-	defer cancel()
 	var res saveDocumentsResult
-	err = svc.srv.call(cctx, MethodSaveDocuments, params, &res)
-	if err != nil {
-		var rpcErr *jsonrpc2.Error
-		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
-			svc.noSave.Store(true)
+	if err := svc.askPlugin(ctx, MethodSaveDocuments, params, &res, saveTimeout, &svc.noSave); err != nil {
+		if errors.Is(err, errNotAnswered) {
 			return nil, session.ErrSaveUnsupported
 		}
-		return nil, fmt.Errorf("%s: %w", MethodSaveDocuments, err)
+		return nil, err
 	}
 	failed := map[string]string{}
 	for _, f := range res.Failed {

@@ -130,24 +130,3 @@ func TestServeStdio(t *testing.T) {
 		}
 	})
 }
-
-// BenchmarkServeInitialize measures initialize over real stdio, from the
-// request to the response, with the process already started.
-func BenchmarkServeInitialize(b *testing.B) {
-	bin := buildAgentls(b, b.TempDir())
-	var total time.Duration
-	for range b.N {
-		p := lsptest.StartProcess(b, bin, []string{"serve", "--log-file", "-"}, serveEnv(b), lsptest.Config{})
-		start := time.Now()
-		if _, err := p.Initialize(ctxT(b)); err != nil {
-			b.Fatal(err)
-		}
-		total += time.Since(start)
-		_ = p.Shutdown(ctxT(b))
-		_ = p.Exit(ctxT(b))
-		if code, err := p.Wait(5 * time.Second); err != nil || code != 0 {
-			b.Fatalf("exit code %d, %v", code, err)
-		}
-	}
-	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "initialize-ms")
-}
