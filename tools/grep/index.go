@@ -218,6 +218,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			lowerPriority()
 			var buf []byte
 			var scratch, out []uint64
 			for workers.build(done) {

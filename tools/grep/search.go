@@ -111,6 +111,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			lowerPriority()
 			sc := scanner{m: m, req: &req}
 			for {
 				if ctx.Err() != nil {
