@@ -271,7 +271,7 @@ test("a question in ask mode is answered, reading the file through the client", 
   const r = await server.agent.request(acp.methods.agent.session.new, { cwd: WS, mcpServers: mcp });
   session1 = r.sessionId;
   assert.equal(r.modes.currentModeId, "edit", "sessions start in edit mode");
-  assert.deepEqual(r.modes.availableModes.map((m) => m.id), ["ask", "edit"]);
+  assert.deepEqual(r.modes.availableModes.map((m) => m.id), ["ask", "edit", "plan"]);
   assert.match(r._meta.agentls.mcpServers, /not used/);
   const cmds = await waitFor("available_commands_update", () => of(session1).find((u) => u.sessionUpdate === "available_commands_update"));
   for (const c of ["undo", "report", "tasks"]) assert.ok(cmds.availableCommands.some((x) => x.name === c), c);
