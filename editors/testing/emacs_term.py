@@ -12,6 +12,7 @@ the test answers its "(y or n)" question. Screenshots: ARTIFACTS/emacs-*.png
 """
 import json
 import os
+import re
 import sys
 import time
 
@@ -45,6 +46,24 @@ with open(init, "w") as f:
                                    (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel
                                                    (list :token (plist-get p :token))))
                                  agentls--progress))))))
+;; Test helper: cancel the tasks whose progress says they wait for the
+;; editor to apply an edit, as another window or the server could while the
+;; edit question is open.
+(defvar e2e-wait-tm nil)
+(defun e2e-cancel-when-waiting ()
+  (progn
+    (setq e2e-wait-tm (run-with-timer
+              1 0.5 (lambda ()
+                      (let (toks)
+                        (maphash (lambda (_ p)
+                                   (when (string-match-p "waiting for the editor" (or (plist-get p :message) ""))
+                                     (push (plist-get p :token) toks)))
+                                 agentls--progress)
+                        (when toks
+                          (cancel-timer e2e-wait-tm)
+                          (dolist (tok toks)
+                            (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel
+                                            (list :token tok))))))))))
 (setq inhibit-startup-screen t
       native-comp-async-report-warnings-errors 'silent
       warning-minimum-level :error)
@@ -53,7 +72,9 @@ with open(init, "w") as f:
 t = Term("emacs", "emacs -nw -Q -l %s main.go" % init, ws)
 
 
-PROMPTS = {"agentls-run": r"agentls task: ", "agentls-plan": r"agentls plan: ", "agentls-undo": r"Undo task",
+# tmux's capture drops the blanks at the end of a line: a prompt is matched
+# without its trailing space.
+PROMPTS = {"agentls-run": r"agentls task:", "agentls-plan": r"agentls plan:", "agentls-undo": r"Undo task",
            "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task"}
 
 
@@ -87,6 +108,15 @@ def probe_eval(expr, timeout=10):
     return None
 
 
+def answer_y():
+    """Types y at the open (y or n) question and waits until Emacs took it
+    (a busy Emacs can show the question for a moment more)."""
+    t.type("y")
+    deadline = time.time() + 5
+    while time.time() < deadline and re.search(r"\(y or n\)\s*$", t.screen(), re.M):
+        time.sleep(0.1)
+
+
 def buffer_text():
     return probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
 
@@ -117,7 +147,7 @@ try:
     t.screenshot(os.path.join(shots, "emacs-progress.png"))
     m = t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True)
     t.note(m is not None, "the edit asks for confirmation (eglot-confirm-server-initiated-edits)")
-    t.type("y")
+    answer_y()
     t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's answer shows")
     t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
 
@@ -126,7 +156,7 @@ try:
     # The undo is an edit too: its confirmation comes first.
     t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 10, allow_blockers=True) is not None,
            "the undo's edit asks for confirmation")
-    t.type("y")
+    answer_y()
     t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo")
     t.note("// Package main greets" not in buffer_text(), "agentls-undo reverted the buffer")
 
@@ -175,14 +205,76 @@ try:
         t.note(t.wait_for(r"PLAN-READY", 20) is not None, "agentls-plan shows the plan")
         t.screenshot(os.path.join(shots, "emacs-plan.png"))
         mx("agentls-execute-plan", "")
-        # The plan's edit asks for confirmation; the server waits for the
-        # answer however long it takes.
+        # The plan's edit asks first; the task waits for the answer.
         t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True) is not None,
-               "the executed plan's edit asks for confirmation")
-        t.type("y")
-        t.note(t.wait_for(r"EXECUTED", 20, allow_blockers=True) is not None, "agentls-execute-plan runs it")
+               "the plan's edit asks for confirmation")
+        answer_y()
+        t.note(t.wait_for(r"EXECUTED", 20) is not None, "agentls-execute-plan runs it")
     else:
         t.pending("plan mode / agentls.result: the server does not advertise agentls.result yet")
+
+    EDIT_Q = r"agentls wants to edit main\.go\. Proceed\? \(y or n\)"
+
+    # 9. The edit confirmation answered late (after 13 s; the old limit was
+    # 10 s): the server waits, the edit joins the task, undo reverts it.
+    mx("agentls-run", "Add a reviewed mark to Greet (late answer)")
+    t.note(t.wait_for(EDIT_Q, 15, allow_blockers=True) is not None, "the late edit asks for confirmation")
+    asked = time.time()
+    t.note(t.wait_for(r"waiting for the editor", 5, allow_blockers=True) is not None,
+           "the mode line says the task waits for the editor to apply the edit")
+    time.sleep(max(0, 13 - (time.time() - asked)))
+    answer_y()
+    t.note(t.wait_for(r"LATE-ANSWER-DONE", 15) is not None, "the task completes after the late answer")
+    r = probe_eval("(list (plist-get agentls-last-result :status) (plist-get agentls-last-result :changedFiles) (plist-get agentls-last-result :taskId))")
+    t.note(bool(r) and r[0] == "completed" and "main.go" in (r[1] or []), "the late edit is in the task's changes: %s" % r)
+    t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the late edit is in the buffer")
+    mx("agentls-undo", "")
+    t.note(t.wait_for(EDIT_Q, 10, allow_blockers=True) is not None, "the undo's edit asks for confirmation")
+    answer_y()
+    t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo")
+    t.note("// Reviewed: LATE-EDIT." not in buffer_text(), "agentls-undo reverted the late edit")
+
+    # 10. The task is cancelled while its edit question is open, then the
+    # user says y: the late edit joins the cancelled task, undo reverts it.
+    t.send("C-g")
+    t.send("M-:")
+    t.type("(e2e-cancel-when-waiting)")
+    t.send("Enter")
+    t.wait_for(r"^\[nil ", 3)
+    mx("agentls-run", "Add a reviewed mark to Greet (cancel pending)")
+    t.note(t.wait_for(EDIT_Q, 15, allow_blockers=True) is not None, "the edit asks for confirmation")
+    # The server says it waits after 1 s; the helper cancels then.
+    time.sleep(3)
+    t.note(t.wait_for(EDIT_Q, 1, allow_blockers=True) is not None, "the edit question is still open after the cancel")
+    answer_y()
+    time.sleep(1)
+    r = probe_eval("(list (plist-get agentls-last-result :status) (plist-get agentls-last-result :taskId))")
+    t.note(bool(r) and r[0] == "cancelled", "the task ended cancelled while its edit was pending: %s" % r)
+    t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the edit answered after the cancel is applied")
+    if r:
+        t.send("M-:")
+        t.type('(agentls-undo "%s")' % r[1])
+        t.send("Enter")
+        t.note(t.wait_for(EDIT_Q, 10, allow_blockers=True) is not None, "the undo's edit asks for confirmation")
+        answer_y()
+        t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo of the cancelled task reports the undo")
+        t.note("// Reviewed: LATE-EDIT." not in buffer_text(), "agentls-undo of the cancelled task reverted the late edit")
+
+    # 11. Edit the open buffer, then `go test ./...`: it passes only when
+    # the buffer is saved first (agentls/saveDocuments). The user's own
+    # changes are saved first: agentls never writes a buffer holding them.
+    probe_eval('(with-current-buffer "main.go" (save-buffer) t)')
+    mx("agentls-run", "Update Greet to end with a bang, then run the tests")
+    t.note(t.wait_for(EDIT_Q, 15, allow_blockers=True) is not None, "the fix asks for confirmation")
+    answer_y()
+    t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None, "the go test approval shows")
+    t.type("Allow once")
+    t.send("Enter")
+    m = t.wait_for(r"GOTEST-(OK|FAILED)", 60)
+    t.note(m is not None and m.group(1) == "OK", "go test ./... passed after the edit (its result had exit code 0)")
+    mod = probe_eval('(with-current-buffer "main.go" (if (buffer-modified-p) "modified" "saved"))')
+    t.note(mod == "saved", "the buffer was saved by agentls.el (%s)" % mod)
+    t.note('name + "!"' in open(os.path.join(ws, "main.go")).read(), "the fix is on disk")
     t.watch(0.5)
 except Blocked as e:
     t.note(False, str(e))

@@ -366,8 +366,30 @@ local function editor_diagnostics(_, params, ctx)
   return out
 end
 
+-- window/showMessage of agentls: at most one line, cut to the free width of
+-- the command line (v:echospace), so it never stops the screen at "Press
+-- ENTER" however long the server's text (a failed task's error). While a
+-- task this plugin started runs, its reply shows the same result a moment
+-- later: the message is kept, not echoed (two lines would scroll into
+-- "Press ENTER"). The whole text stays available: M.last_message, the
+-- answer float and agentls.result.
+local function show_message(_, params)
+  if type(params) ~= 'table' or params.message == nil then return vim.NIL end
+  M.last_message = tostring(params.message)
+  if next(runs) ~= nil then return vim.NIL end
+  local room = vim.v.echospace
+  if type(room) ~= 'number' or room <= 0 then room = vim.o.columns - 12 end
+  local text = M.last_message
+  if not text:match('^agentls') then text = 'agentls: ' .. text end
+  -- One cell stays free: a message that fills the line scrolls.
+  local hl = ({ 'ErrorMsg', 'WarningMsg' })[params.type] or 'None'
+  vim.api.nvim_echo({ { ui.one_line(text, math.max(10, room - 1)), hl } }, true, {})
+  return vim.NIL
+end
+
 local function handlers()
   return {
+    ['window/showMessage'] = show_message,
     ['$/progress'] = progress_handler,
     ['window/showMessageRequest'] = show_message_request,
     ['$/cancelRequest'] = cancel_request,
