@@ -196,7 +196,7 @@ func (x *run) finishStore(res *Result) {
 		Summary: clip(firstLine(res.Answer, 300), 200), Error: res.Error,
 		ModelCalls: res.ModelCalls, ModelTime: res.ModelTime,
 	}))
-	if res.Status == StateFailed {
+	if res.Status == StateFailed && teaches(res.StopReason) {
 		x.t.storeErr(st.AddLesson(x.lessonOf(res)))
 	}
 	if res.Status == StateCompleted {
@@ -209,6 +209,18 @@ func (x *run) finishStore(res *Result) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	x.t.storeErr(st.Flush(ctx))
+}
+
+// teaches reports whether a task that failed for reason holds a lesson about
+// its subject. A model service that refused the request (a bad key, an
+// unknown model, a quota) or a tool's infrastructure failure says nothing
+// about the work, and would only crowd out the lessons that do.
+func teaches(reason StopReason) bool {
+	switch reason {
+	case StopModelError, StopToolError, StopCancelled:
+		return false
+	}
+	return true
 }
 
 // recordToolCall records a finished call.

@@ -420,3 +420,19 @@ func TestFailedModelCallCounted(t *testing.T) {
 		t.Fatalf("store: %d model calls; want %d", rec.LLMCalls, res.ModelCalls)
 	}
 }
+
+// TestModelServiceFailureTeachesNothing: a task that failed because the
+// model service refused it (a bad key) stores no lesson: it says nothing
+// about its subject and would crowd out lessons that do.
+func TestModelServiceFailureTeachesNothing(t *testing.T) {
+	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
+	m := &scriptModel{resps: []*llm.Response{nil}}
+	res, _ := NewRunner(Config{Store: st}, m, staticTools(textTool("grep", true, "x"))).
+		Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "count the TODO comments in the parser package"}, nil)
+	if res.Status != StateFailed || res.StopReason != StopModelError {
+		t.Fatalf("task %s/%s; want failed/model_error", res.Status, res.StopReason)
+	}
+	if hits, err := st.SearchLessons(context.Background(), "TODO comments parser", 5); err != nil || len(hits) != 0 {
+		t.Fatalf("SearchLessons = %+v, %v; want no lesson from a model service failure", hits, err)
+	}
+}
