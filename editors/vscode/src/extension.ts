@@ -296,8 +296,12 @@ function editorDiagnostics(params: unknown) {
       code: d.code === undefined ? undefined : typeof d.code === 'object' ? { value: d.code.value } : d.code,
     }));
     if (uris.length === 0 && diagnostics.length === 0) continue;
-    const doc = vscode.workspace.textDocuments.find((x) => x.uri.toString() === uri.toString());
-    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), ...(doc ? { version: doc.version } : {}), diagnostics });
+    // No version: VS Code does not say which version of the text a
+    // language server's diagnostics are for, and the document's own version
+    // would tell the server they are current right after an edit, before
+    // the language server has looked. Without one the server waits until
+    // the errors change (bounded).
+    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), diagnostics });
   }
   return out;
 }
