@@ -49,6 +49,7 @@ import {
   ownDiagnostic,
   parseResult,
   parseTasks,
+  planItems,
   reportTarget,
   resultView,
   serverEnv,
@@ -499,7 +500,7 @@ function showError(text: string): void {
 function showResult(r: RunResult): void {
   log.info(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
   if (isPlanResult(r)) {
-    const n = r.plan?.items?.length ?? 0;
+    const n = planItems(r).length;
     showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
     vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
       if (pick === 'Execute plan') executePlan(r.taskId);
