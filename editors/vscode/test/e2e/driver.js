@@ -10,8 +10,7 @@
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
 //   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,diagnostics,plan,cancel
-//                     (default: all but plan, which needs a server with plan
-//                     mode: add it when the server has it). nokey needs code-server started without
+//                     (default: all). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
 //   E2E_CLIENT_LOGS   code-server's log folder, where the extension's output
@@ -28,7 +27,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,plan,diagnostics,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
