@@ -13,6 +13,8 @@
 --   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
 --   AGENTLS_E2E_TOOL_RESULT file the edit's tool result (as the model got it)
 --                         is written to, for docs/agent.md
+--   AGENTLS_E2E_LSP_LOG   when set, Neovim's LSP log (debug level) is copied
+--                         there: every message of both servers
 -- Verdict: exit code 0 when every check passed (cquit 1 otherwise).
 local findings_file = os.getenv('AGENTLS_E2E_FINDINGS') or '/tmp/agentls-nvim-diag-findings.txt'
 local findings = {}
