@@ -63,7 +63,7 @@ func TestPlanWritesNothingThenExecutes(t *testing.T) {
 	if err != nil || r.Status != "completed" || r.Mode != "plan" {
 		t.Fatalf("plan reply = %+v, %v", r, err)
 	}
-	if strings.Join(r.PlannedFiles, ",") != "a.go" || len(r.Plan) != 2 || len(r.ChangedFiles) != 0 {
+	if strings.Join(r.PlannedFiles, ",") != "a.go" || len(r.Plan.Items) != 2 || len(r.ChangedFiles) != 0 {
 		t.Errorf("plan reply = %+v; want a.go planned, two items, nothing changed", r)
 	}
 	after := treeOf(t, a.root)

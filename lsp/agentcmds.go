@@ -168,12 +168,18 @@ type RunReply struct {
 	Mode         string   `json:"mode"`             // ask | edit | plan
 	// Plan is the task's checklist as it ended; for a plan task, the plan
 	// to execute with agentls.run {"mode": "edit", "followUp": taskId}.
-	Plan         []tools.PlanItem `json:"plan"`
-	PlannedFiles []string         `json:"plannedFiles,omitempty"` // files a plan task's plan would change
+	Plan         PlanReply `json:"plan"`
+	PlannedFiles []string  `json:"plannedFiles,omitempty"` // files a plan task's plan would change
 	// IntroducedErrors and FixedErrors are the editor's errors the task
 	// introduced and fixed in the files it edited ("path:line: message").
 	IntroducedErrors []string `json:"introducedErrors,omitempty"`
 	FixedErrors      []string `json:"fixedErrors,omitempty"`
+}
+
+// PlanReply is a task's checklist in a reply: {"items": [{id, text, status,
+// reason?, files?}]}.
+type PlanReply struct {
+	Items []tools.PlanItem `json:"items"`
 }
 
 // TaskInfo is one entry of the agentls.tasks reply.
@@ -440,7 +446,7 @@ func replyOf(out *session.Outcome) *RunReply {
 		ChangedFiles: []string{},
 		StopReason:   string(res.StopReason),
 		Mode:         string(res.Kind),
-		Plan:         append([]tools.PlanItem{}, res.Plan.Items...),
+		Plan:         PlanReply{Items: append([]tools.PlanItem{}, res.Plan.Items...)},
 		PlannedFiles: res.PlannedFiles,
 		LLMCalls:     res.ModelCalls,
 		Usage:        Usage{InputTokens: res.Usage.InputTokens, OutputTokens: res.Usage.OutputTokens, CachedTokens: res.Usage.CachedTokens},

@@ -358,7 +358,10 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
     (vconcat
      (mapcar (lambda (b)
                (with-current-buffer b
-                 (list :uri (agentls--uri buffer-file-name) :version agentls--version
+                 ;; No :version: flymake does not say which text its
+                 ;; diagnostics are for, and the buffer's version would tell
+                 ;; the server they are current before the backend ran.
+                 (list :uri (agentls--uri buffer-file-name)
                        :diagnostics
                        (vconcat (mapcar (lambda (d)
                                           (list :range (list :start (eglot--pos-to-lsp-position (flymake-diagnostic-beg d))

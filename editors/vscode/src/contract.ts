@@ -59,8 +59,21 @@ export interface RunResult {
   report?: string;
   /** Plan mode: the mode the task ran in, its plan and the files it would change. */
   mode?: string;
-  plan?: { items?: { text: string; status: string }[] };
+  plan?: { items?: PlanReplyItem[] } | PlanReplyItem[];
   plannedFiles?: string[];
+}
+
+export type PlanReplyItem = { text: string; status: string };
+
+/**
+ * planItems is the plan of a reply: the contract's {items: [...]}, or the
+ * bare list the server sends today (both are read, so neither side has to
+ * change first).
+ */
+export function planItems(r: { plan?: RunResult['plan'] }): PlanReplyItem[] {
+  const p = r.plan;
+  if (Array.isArray(p)) return p;
+  return p?.items ?? [];
 }
 
 const editVerbs = /\b(fix|add|change|rename|refactor|implement|write|remove|delete|update|replace|make|create|convert|move|extract|insert|edit|rewrite)\b/i;
@@ -628,7 +641,7 @@ export function answerMarkdown(r: RunResult & { prompt?: string }): string {
   out.push(`*Task ${r.taskId} · ${r.status}${r.mode ? ` · ${r.mode}` : ''}*`, '');
   const answer = (r.answer ?? '').trim();
   out.push(answer !== '' ? answer : (r.summary ?? '(no answer)'), '');
-  const items = r.plan?.items ?? [];
+  const items = planItems(r);
   if (items.length > 0) {
     out.push('## Plan', '');
     for (const it of items) out.push(`- ${statusMark(it.status)} ${it.text}`);

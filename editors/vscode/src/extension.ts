@@ -49,6 +49,7 @@ import {
   ownDiagnostic,
   parseResult,
   parseTasks,
+  planItems,
   reportTarget,
   resultView,
   serverEnv,
@@ -296,8 +297,12 @@ function editorDiagnostics(params: unknown) {
       code: d.code === undefined ? undefined : typeof d.code === 'object' ? { value: d.code.value } : d.code,
     }));
     if (uris.length === 0 && diagnostics.length === 0) continue;
-    const doc = vscode.workspace.textDocuments.find((x) => x.uri.toString() === uri.toString());
-    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), ...(doc ? { version: doc.version } : {}), diagnostics });
+    // No version: VS Code does not say which version of the text a
+    // language server's diagnostics are for, and the document's own version
+    // would tell the server they are current right after an edit, before
+    // the language server has looked. Without one the server waits until
+    // the errors change (bounded).
+    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), diagnostics });
   }
   return out;
 }
@@ -495,7 +500,7 @@ function showError(text: string): void {
 function showResult(r: RunResult): void {
   log.info(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
   if (isPlanResult(r)) {
-    const n = r.plan?.items?.length ?? 0;
+    const n = planItems(r).length;
     showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
     vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
       if (pick === 'Execute plan') executePlan(r.taskId);

@@ -24,6 +24,7 @@ import {
   isRunning,
   parsePlan,
   parseTasks,
+  planItems,
   redact,
   reportTarget,
   resultView,
@@ -328,4 +329,12 @@ test('plan results: recognised, shown as a checklist, executed as a follow-up ed
   assert.ok(md.includes('Files it would change: `main.go`'));
   assert.deepEqual(executePlanArgs('p1'), { prompt: 'go ahead', mode: 'edit', followUp: 'p1' });
   assert.equal(parseResult({ status: 'completed' }), undefined);
+});
+
+test('planItems reads the plan of a reply as the contract gives it and as the server sends it', () => {
+  const items = [{ text: 'Rename Greet', status: 'pending' }];
+  assert.deepEqual(planItems({ plan: { items } }), items);
+  assert.deepEqual(planItems({ plan: items }), items);
+  assert.deepEqual(planItems({}), []);
+  assert.ok(answerMarkdown({ taskId: 't1', status: 'completed', mode: 'plan', answer: 'The plan.', plan: items }).includes('- [ ] Rename Greet'));
 });

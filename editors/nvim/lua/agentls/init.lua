@@ -329,6 +329,41 @@ function M.lsp_diagnostic(d, bufnr, enc)
   return out
 end
 
+-- The version of the text each language server's last
+-- textDocument/publishDiagnostics was for, per document URI and client id.
+-- vim.diagnostic keeps no version, so the plugin notes it as the
+-- notifications pass (track_published_versions wraps the default handler).
+local published = {}
+
+local function track_published_versions()
+  if M._tracking_published then return end
+  M._tracking_published = true
+  local orig = vim.lsp.handlers['textDocument/publishDiagnostics']
+  vim.lsp.handlers['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
+    if type(result) == 'table' and type(result.uri) == 'string' and type(result.version) == 'number'
+      and ctx and ctx.client_id then
+      published[result.uri] = published[result.uri] or {}
+      published[result.uri][ctx.client_id] = result.version
+    end
+    return orig(err, result, ctx, config)
+  end
+end
+M._published = published
+
+-- diagnostics_version: the version of uri's text every other language server
+-- that names versions has published diagnostics for (the oldest of them), or
+-- nil when none names one. Not the buffer's own version: right after an edit
+-- the buffer is ahead of the diagnostics, and the server waits until they
+-- catch up.
+local function diagnostics_version(uri)
+  local v
+  for cid, ver in pairs(published[uri] or {}) do
+    local c = vim.lsp.get_client_by_id(cid)
+    if c and c.name ~= 'agentls' and (v == nil or ver < v) then v = ver end
+  end
+  return v
+end
+
 -- agentls/diagnostics: the editor's diagnostics for the listed documents
 -- (all buffers that have some for an empty list), agentls's own excluded.
 local function editor_diagnostics(_, params, ctx)
@@ -360,7 +395,7 @@ local function editor_diagnostics(_, params, ctx)
       if not own[d.namespace] then table.insert(list, M.lsp_diagnostic(d, b, enc)) end
     end
     local item = { uri = vim.uri_from_bufnr(b), diagnostics = list }
-    if vim.api.nvim_buf_is_loaded(b) then item.version = vim.lsp.util.buf_versions[b] end
+    item.version = diagnostics_version(item.uri)
     table.insert(out, item)
   end
   return out
@@ -931,6 +966,7 @@ end
 
 function M.setup(opts)
   M.config = vim.tbl_deep_extend('force', vim.deepcopy(defaults), opts or {})
+  track_published_versions()
   M.ensure_helptags()
   register_client_commands()
   local lspconfig = M.register_lspconfig()

@@ -9,9 +9,8 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,cancel
-//                     (default: all but plan, which needs a server with plan
-//                     mode: add it when the server has it). nokey needs code-server started without
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,diagnostics,plan,cancel
+//                     (default: all). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
 //   E2E_CLIENT_LOGS   code-server's log folder, where the extension's output
@@ -28,7 +27,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,plan,diagnostics,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -482,6 +481,51 @@ async function main() {
         const followUp = clientLog().split('\n').find((l) => l.includes('agentls.run {"prompt":"go ahead"')) || '';
         note(Boolean(done) && /"mode":"edit","followUp":"[^"]+"/.test(followUp), `"Execute plan" runs the follow-up edit: ${followUp.slice(followUp.indexOf('agentls.run')).slice(0, 140)}`);
       }
+    }
+
+    if (want.has('diagnostics')) {
+      // The editor's diagnostics in the loop: a test extension
+      // (test/e2e/diagnostics-ext) stands in for a language server and
+      // reports "undefined: E2E_BROKEN" 300 ms after a Go file gains the
+      // marker; the scripted model's edit adds it. The model's next request
+      // (the task's flight recording) carries the error in the edit's tool
+      // result, and the report lists it as introduced.
+      await clearToasts();
+      await openMain();
+      const d0 = Date.now();
+      await runPalette('agentls: Run task', 'Insert the diagnostics marker into main.go');
+      const done = await toastWith('Inserted the marker');
+      note(Boolean(done) && done.includes('undefined: E2E_BROKEN'),
+        `the model was answered from a tool result carrying the editor's error (${Date.now() - d0} ms): ${(done || 'none').replace(/\s+/g, ' ').slice(0, 160)}`);
+      const dir = path.join(ws, '.agentls');
+      const read = (sub) => {
+        try {
+          return fs.readdirSync(path.join(dir, sub)).map((f) => fs.readFileSync(path.join(dir, sub, f), 'utf8'));
+        } catch {
+          return [];
+        }
+      };
+      let toolResult = '';
+      for (const file of read('recordings')) {
+        for (const line of file.split('\n')) {
+          if (!line.includes('E2E_BROKEN')) continue;
+          let req;
+          try {
+            req = JSON.parse(line).request;
+            if (typeof req === 'string') req = JSON.parse(req);
+          } catch {
+            continue;
+          }
+          for (const m of (req && req.messages) || []) {
+            if (m.role === 'tool' && typeof m.content === 'string' && m.content.includes('new error')) toolResult = m.content;
+          }
+        }
+      }
+      note(/The editor reports 1 new error\(s\) after this edit[^]*main\.go:\d+: undefined: E2E_BROKEN \(e2e-compiler\)/.test(toolResult),
+        `the model's next request carries the edit's tool result with the editor's error: ${toolResult.replace(/\n/g, ' | ').slice(-200)}`);
+      const report = read('tasks').find((r) => r.includes('Insert the diagnostics marker')) || '';
+      note(/## Editor diagnostics[^]*Errors introduced:\n- main\.go:\d+: undefined: E2E_BROKEN/.test(report),
+        'the task\'s report lists the error under "Errors introduced"');
     }
 
     if (want.has('cancel')) {
