@@ -48,7 +48,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 		}
 	}
 	var raw json.RawMessage
-	if err := svc.askPlugin(ctx, MethodDiagnostics, params, &raw, diagnosticsTimeout, &svc.noDiagnostics); err != nil {
+	if err := svc.askPlugin(ctx, MethodDiagnostics, params, &raw, diagnosticsTimeout, &svc.diagnostics); err != nil {
 		if errors.Is(err, errNotAnswered) {
 			return nil, nil, session.ErrNoDiagnostics
 		}

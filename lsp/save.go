@@ -40,22 +40,38 @@ type saveDocumentsResult struct {
 // agentls request.
 var errNotAnswered = errors.New("the client does not answer this request")
 
+// pluginRequest is what the server knows of a client's answers to one
+// agentls request.
+type pluginRequest struct {
+	answered    atomic.Bool // the client answered it at least once
+	unsupported atomic.Bool // the client does not know it, or never answers it
+}
+
 // askPlugin sends an agentls request that only the agentls plugins answer.
-// A client that answers MethodNotFound, or nothing within timeout (ALE never
-// answers), is marked in unsupported and not asked again: errNotAnswered.
-func (s *Service) askPlugin(ctx context.Context, method string, params, result any, timeout time.Duration, unsupported *atomic.Bool) error {
-	if unsupported.Load() {
+// A client that answers MethodNotFound, or that lets its first one go
+// unanswered within timeout (ALE never answers), is not asked again
+// (errNotAnswered). A client that has answered before and is busy now (a
+// dialog open in Neovim) just misses this one.
+func (s *Service) askPlugin(ctx context.Context, method string, params, result any, timeout time.Duration, req *pluginRequest) error {
+	if req.unsupported.Load() {
 		return errNotAnswered
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := s.srv.call(cctx, method, params, result)
 	if err == nil {
+		req.answered.Store(true)
 		return nil
 	}
 	var rpcErr *jsonrpc2.Error
-	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound || cctx.Err() != nil && ctx.Err() == nil {
-		unsupported.Store(true)
+	switch {
+	case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.MethodNotFound:
+		req.unsupported.Store(true)
+		return errNotAnswered
+	case cctx.Err() != nil && ctx.Err() == nil:
+		if !req.answered.Load() {
+			req.unsupported.Store(true)
+		}
 		return errNotAnswered
 	}
 	return fmt.Errorf("%s: %w", method, err)
@@ -82,7 +98,7 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 		byURI[u] = rel
 	}
 	var res saveDocumentsResult
-	if err := svc.askPlugin(ctx, MethodSaveDocuments, params, &res, saveTimeout, &svc.noSave); err != nil {
+	if err := svc.askPlugin(ctx, MethodSaveDocuments, params, &res, saveTimeout, &svc.saveDocs); err != nil {
 		if errors.Is(err, errNotAnswered) {
 			return nil, session.ErrSaveUnsupported
 		}

@@ -45,12 +45,9 @@ type Service struct {
 	// clientMute once a client that never answered let one time out
 	// (approve.go).
 	clientAnswered, clientMute atomic.Bool
-	// noSave is set once the client showed it cannot save buffers on
-	// request (save.go).
-	noSave atomic.Bool
-	// noDiagnostics is set once the client showed it shares no diagnostics
-	// (diagnostics.go).
-	noDiagnostics atomic.Bool
+	// saveDocs and diagnostics are what the client showed of the agentls
+	// requests its plugin answers (save.go, diagnostics.go).
+	saveDocs, diagnostics pluginRequest
 }
 
 // NewService returns a service; pass its Options to New.

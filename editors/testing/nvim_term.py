@@ -164,7 +164,22 @@ try:
     time.sleep(0.3)
     ex('call confirm("Keep the current window layout?", "&Yes\\n&No")')
     t.note(t.wait_for(r"\[Y\]es, \(N\)o", 5, allow_blockers=True) is not None, "a confirm() dialog is open while the task runs")
-    time.sleep(5)  # the edit arrives after 1.5 s; the old limit was 10 s from then
+    # Keep the dialog open until the edit has surely reached Neovim and the
+    # server has waited more than a second for it: the model's edit turn is
+    # served (the fake model's log names it), then its 1.5 s delay, then the
+    # server's 1 s notice, with room for a loaded machine.
+    fm_log = os.path.join(art, "nvim-term.fake-model.log")
+    served = time.time() + 30
+    while time.time() < served:
+        try:
+            if 'name="late apply 1' in open(fm_log).read():
+                break
+        except OSError:
+            pass
+        time.sleep(0.2)
+    # Past the 1.5 s delay, the diagnostics baseline the server asks for
+    # first (unanswered while the dialog is open: 3 s) and the 1 s notice.
+    time.sleep(8)
     # While the dialog is open Neovim runs no scheduled LSP handler: the
     # edit request waits unanswered (the progress check below proves the
     # server saw no answer for more than a second).
