@@ -185,9 +185,6 @@ type PlanReply struct {
 // TaskInfo is one entry of the agentls.tasks reply.
 type TaskInfo = session.TaskInfo
 
-// StoredTaskInfo is TaskInfo (kept for clients of the earlier name).
-type StoredTaskInfo = session.TaskInfo
-
 // CancelReply is the reply of agentls.cancel.
 type CancelReply struct {
 	TaskID    string `json:"taskId"`

@@ -118,20 +118,20 @@ func seedStore(t *testing.T, root string) {
 	must(st.Close(c))
 }
 
-func tasksOf(t *testing.T, a *agentSession, arg any) []lsp.StoredTaskInfo {
+func tasksOf(t *testing.T, a *agentSession, arg any) []lsp.TaskInfo {
 	t.Helper()
 	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandTasks, arg)
 	if err != nil {
 		t.Fatalf("agentls.tasks %v: %v", arg, err)
 	}
-	var list []lsp.StoredTaskInfo
+	var list []lsp.TaskInfo
 	if err := json.Unmarshal(raw, &list); err != nil {
 		t.Fatal(err)
 	}
 	return list
 }
 
-func ids(list []lsp.StoredTaskInfo) string {
+func ids(list []lsp.TaskInfo) string {
 	var out []string
 	for _, ti := range list {
 		s := ti.ID

@@ -101,7 +101,7 @@ func TestServeKilledMidToolCallResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list []lsp.StoredTaskInfo
+	var list []lsp.TaskInfo
 	if err := json.Unmarshal(raw, &list); err != nil || len(list) != 1 || !list[0].Interrupted || list[0].State != "interrupted" || list[0].Mode != "edit" {
 		t.Fatalf("agentls.tasks {state: interrupted} = %s (%v); want the one interrupted task", raw, err)
 	}
