@@ -73,6 +73,7 @@ var benchQueries = []struct {
 //
 // first/rg and rg/warm are the ratios of the median wall times.
 func BenchmarkGrep(b *testing.B) {
+	b.Cleanup(ReserveProtocolProc()) // as the server runs (each sub-benchmark sets it again)
 	dir := benchCorpus(b, 53000)
 	ctx := context.Background()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{dir}, Watch: true})
@@ -100,6 +101,8 @@ func BenchmarkGrep(b *testing.B) {
 
 	for _, q := range benchQueries {
 		b.Run(q.name, func(b *testing.B) {
+			// testing resets GOMAXPROCS for every benchmark it runs.
+			defer ReserveProtocolProc()()
 			var first, walk, warm, rgs, firstCPU, warmCPU, rgCPU []time.Duration
 			warmReg := New(Env{Workspace: ws, Index: shared})
 			defer warmReg.Close()
@@ -196,6 +199,7 @@ func runGrep(b *testing.B, r *Registry, args string) {
 // /proc/self/status), the live heap after a GC and the filter's own bytes.
 // One op is one build from empty.
 func BenchmarkGrepFilterMemory(b *testing.B) {
+	b.Cleanup(ReserveProtocolProc()) // as the server runs
 	dir := benchCorpus(b, 99000)
 	ctx := context.Background()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{dir}, Watch: true})
@@ -209,7 +213,7 @@ func BenchmarkGrepFilterMemory(b *testing.B) {
 			idx.Close()
 		}
 		idx = grep.NewIndex(0)
-		files, err := grepFiles(idx, ws.Files(), nil)
+		files, err := wholeWorkspace(ws, idx)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentls/agentls/tools/grep"
@@ -59,7 +60,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	// The scope: index files under path, filtered by glob.
 	var paths []workspace.Path
 	scope := "the workspace"
-	explicitFile := false
+	explicitFile, whole := false, false
 	if a.Path != "" && a.Path != "." {
 		p, res := r.resolve(a.Path)
 		if res != nil {
@@ -76,7 +77,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 					return Result{}, fmt.Errorf("grep: %w", err)
 				}
 			} else {
-				paths = w.Files()
+				whole = true
 			}
 		case statErr == nil || open:
 			scope, explicitFile = p.String(), true
@@ -85,6 +86,19 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			return errorf("no such file or folder: %s; grep with no path searches the whole workspace", p), nil
 		}
 	} else {
+		whole = true
+	}
+	idx := r.env.Index
+	var files []grep.File
+	if whole && a.Glob == "" {
+		// The whole workspace, the most common scope: its file list is
+		// kept by the index from one grep to the next while the workspace
+		// lists the same files, so a warm grep does no work per file of
+		// the tree beyond the filter's check.
+		if files, err = wholeWorkspace(w, idx); err != nil {
+			return Result{}, fmt.Errorf("grep: %w", err)
+		}
+	} else if whole {
 		paths = w.Files()
 	}
 	if a.Glob != "" {
@@ -104,24 +118,26 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		paths = kept
 		scope += " (files matching " + g + ")"
 	}
-	if len(paths) == 0 {
+	if files == nil {
+		if files, err = grepFiles(idx, paths); err != nil {
+			return Result{}, fmt.Errorf("grep: %w", err)
+		}
+	}
+	if len(files) == 0 {
 		return errorf("nothing was searched: no files in %s; check path and glob (list_files shows what is there)", scope), nil
 	}
-
-	idx := r.env.Index
 	// Open buffers by printed path: one Resolve per buffer, not one
 	// absolute path per file of the scope.
-	open := map[string]string{}
+	var open map[string]string
 	for _, name := range w.Buffers().Filenames() {
 		if doc, ok := w.Buffers().Get(name); ok {
 			if p, err := w.Resolve(name); err == nil {
+				if open == nil {
+					open = map[string]string{}
+				}
 				open[p.String()] = doc.Text
 			}
 		}
-	}
-	files, err := grepFiles(idx, paths, open)
-	if err != nil {
-		return Result{}, fmt.Errorf("grep: %w", err)
 	}
 	if !explicitFile {
 		// The filter is built once per index, in the background, for every
@@ -133,10 +149,13 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	seq := w.Seq()
 	trusted := r.syncIndex()
 	res, err := m.Search(ctx, grep.Request{
-		Files: files, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: idx, Trusted: trusted,
+		Files: files, Buffers: open, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: idx, Trusted: trusted,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
+	}
+	if os.Getenv("GREPDBG") != "" {
+		fmt.Fprintf(os.Stderr, "dbg trusted=%v warm=%v searched=%d filtered=%d files=%d matches=%d\n", trusted, idx.Warm(), res.Searched, res.Filtered, len(files), res.Matches)
 	}
 	if !trusted && idx.Warm() && res.Skipped == 0 && (a.Path == "" || a.Path == ".") && a.Glob == "" {
 		idx.Synced(seq) // every file's stamp was just checked
@@ -180,7 +199,7 @@ func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
 		return nil
 	}
 	seq := ws.Seq()
-	files, err := grepFiles(idx, ws.Files(), nil)
+	files, err := wholeWorkspace(ws, idx)
 	if err != nil {
 		return fmt.Errorf("grep filter: %w", err)
 	}
@@ -188,9 +207,27 @@ func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
 	return nil
 }
 
+// wholeWorkspace is the File list of every file of w: the one idx kept
+// when w lists the same files as when it was made, else a new one, kept.
+func wholeWorkspace(w *workspace.Workspace, idx *grep.Index) ([]grep.File, error) {
+	before := w.FilesVersion()
+	if files := idx.KeptFiles(before); files != nil {
+		return files, nil
+	}
+	files, err := grepFiles(idx, w.Files())
+	if err != nil {
+		return nil, err
+	}
+	// Kept only when the list did not change while it was read.
+	if slices.Equal(before, w.FilesVersion()) {
+		idx.KeepFiles(before, files)
+	}
+	return files, nil
+}
+
 // grepFiles names paths for the search engine: printed name, root handle
-// and root-relative path, with the text of open buffers (by printed name).
-func grepFiles(idx *grep.Index, paths []workspace.Path, open map[string]string) ([]grep.File, error) {
+// and root-relative path.
+func grepFiles(idx *grep.Index, paths []workspace.Path) ([]grep.File, error) {
 	files := make([]grep.File, len(paths))
 	var dir string
 	var root *grep.Root
@@ -204,9 +241,6 @@ func grepFiles(idx *grep.Index, paths []workspace.Path, open map[string]string) 
 		}
 		name := p.String()
 		files[i] = grep.File{Name: name, Root: root, Rel: p.Rel()}
-		if text, ok := open[name]; ok {
-			files[i].Text, files[i].HasText = text, true
-		}
 	}
 	return files, nil
 }

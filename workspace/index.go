@@ -37,9 +37,12 @@ type dirInfo struct {
 
 // snapshot is an immutable, sorted list of file paths (slash, relative to the root).
 type snapshot struct {
+	id    uint64 // unique among the snapshots of the process
 	arena string
 	offs  []uint32 // path i is arena[offs[i]:offs[i+1]]; len(offs) = n+1
 }
+
+var snapshotIDs atomic.Uint64
 
 func (s *snapshot) len() int { return len(s.offs) - 1 }
 
@@ -66,7 +69,7 @@ func newSnapshot(paths []string) *snapshot {
 		b.WriteString(p)
 	}
 	offs = append(offs, uint32(b.Len()))
-	return &snapshot{arena: b.String(), offs: offs}
+	return &snapshot{id: snapshotIDs.Add(1), arena: b.String(), offs: offs}
 }
 
 // paths returns the snapshot's paths (substrings of the arena: no copy).
@@ -552,6 +555,18 @@ func splitRel(rel string) (dir, name string) {
 		return "", rel
 	}
 	return rel[:i], rel[i+1:]
+}
+
+// FilesVersion identifies the list Files returns now: two calls return
+// equal versions (slices.Equal) only when Files returns the same paths in
+// both.
+func (w *Workspace) FilesVersion() []uint64 {
+	roots := w.rootList()
+	v := make([]uint64, len(roots))
+	for i, r := range roots {
+		v[i] = r.idx.snap.Load().id
+	}
+	return v
 }
 
 // Files lists every indexed file: the primary root's, sorted, then each

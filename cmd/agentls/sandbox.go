@@ -14,8 +14,10 @@ func init() { sandbox.Main() }
 
 // protect prepares a process that runs commands: every process a command
 // starts is reaped and killed by it (a subreaper), and its environment and
-// memory are out of a command's reach (not dumpable).
+// memory are out of a command's reach (not dumpable). It also keeps a P
+// for the protocol beside the search workers (tools.ReserveProtocolProc).
 func protect(io stdio) {
+	_ = tools.ReserveProtocolProc()
 	if err := tools.ProtectServer(); err != nil {
 		fmt.Fprintf(io.err, "agentls: commands may outlive their task: %v\n", err)
 	}

@@ -224,9 +224,9 @@ func TestContextAndCaps(t *testing.T) {
 		}
 	}
 	os.WriteFile(filepath.Join(dir, "f.txt"), []byte(sb.String()), 0o644)
-	files := []File{{Name: "f.txt", Root: openRoot(t, dir), Rel: "f.txt"}, {Name: "g.txt", Text: "hit buffer\n", HasText: true}}
+	files := []File{{Name: "f.txt", Root: openRoot(t, dir), Rel: "f.txt"}, {Name: "g.txt"}}
 	m, _ := Compile(Query{Pattern: "hit", Literal: true})
-	res, err := m.Search(context.Background(), Request{Files: files, Context: 1, MaxPerFile: 3, MaxTotal: 100})
+	res, err := m.Search(context.Background(), Request{Files: files, Buffers: map[string]string{"g.txt": "hit buffer\n"}, Context: 1, MaxPerFile: 3, MaxTotal: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func FuzzMatcherMatchesNaive(f *testing.F) {
 		if strings.ContainsAny(expr, ".\\[") {
 			return // "." and classes do not match newlines here; regexp's may
 		}
-		res, err := m.Search(context.Background(), Request{Files: []File{{Name: "x", Text: text, HasText: true}}, MaxPerFile: 1 << 20, MaxTotal: 1 << 20, MaxLineLen: 1 << 20})
+		res, err := m.Search(context.Background(), Request{Files: []File{{Name: "x"}}, Buffers: map[string]string{"x": text}, MaxPerFile: 1 << 20, MaxTotal: 1 << 20, MaxLineLen: 1 << 20})
 		if err != nil || isBinary([]byte(text)) {
 			return
 		}

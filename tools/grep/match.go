@@ -40,8 +40,12 @@ type Matcher struct {
 	pure bool
 	// rare[i] is the index in lits[i] of its rarest byte (fold search).
 	rare []int
-	// tris[i] are the trigram hashes of lits[i], for the index filter.
-	tris [][]uint32
+	// grams[i] are the trigram and quadgram hashes of lits[i], for the
+	// index filter.
+	grams [][]uint32
+	// shortestLit is the length of the shortest of lits: every match holds one,
+	// so a shorter file holds none.
+	shortestLit int
 }
 
 // maxSet bounds the alternatives of a literal set and of cross products.
@@ -402,7 +406,10 @@ func (m *Matcher) setLits(strs []string, fold bool) {
 		seen[s] = true
 		m.lits = append(m.lits, []byte(s))
 		m.rare = append(m.rare, rarest(s))
-		m.tris = append(m.tris, trigramsOf(s))
+		m.grams = append(m.grams, gramsOf(s))
+		if m.shortestLit == 0 || len(s) < m.shortestLit {
+			m.shortestLit = len(s)
+		}
 	}
 }
 

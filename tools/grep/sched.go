@@ -7,8 +7,11 @@ import (
 
 // workers is the one worker budget shared by every search and every index
 // build of the process: GOMAXPROCS-1 (at least 1), so however many tasks
-// search at once, a processor is left for the protocol goroutines.
-var workers = newBudget(max(1, runtime.GOMAXPROCS(0)-1))
+// search at once, a P is left for the protocol goroutines. The server
+// runs with one P more than its cores (tools.ReserveProtocolProc), so the
+// workers fill every core, at low priority (lowerPriority), and the
+// goroutine that answers the editor never waits for a P.
+var workers = newBudget(0)
 
 // budget hands out worker tokens. Searches come first: while any search
 // runs (or waits), build workers take no new file, so a build never slows
@@ -16,23 +19,48 @@ var workers = newBudget(max(1, runtime.GOMAXPROCS(0)-1))
 type budget struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
-	size      int
+	fixed     int // the size; 0: GOMAXPROCS-1
+	size      int // guarded by mu
 	free      int // tokens not held; guarded by mu
 	searching int // searches running or waiting; guarded by mu
 }
 
+// newBudget makes a budget of n tokens, or of GOMAXPROCS-1 (at least 1)
+// when n is 0.
 func newBudget(n int) *budget {
-	b := &budget{size: n, free: n}
+	b := &budget{fixed: n}
 	b.cond = sync.NewCond(&b.mu)
+	b.resize()
 	return b
+}
+
+// resize follows GOMAXPROCS, which the server sets after package
+// initialization. b.mu is held (or b is new). Tokens held beyond a smaller
+// size are simply not handed out again until enough are returned.
+func (b *budget) resize() {
+	n := b.fixed
+	if n <= 0 {
+		n = max(1, runtime.GOMAXPROCS(0)-1)
+	}
+	b.free += n - b.size
+	b.size = n
+}
+
+// workersFor is the number of build workers: the budget's size now.
+func (b *budget) workersFor() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.resize()
+	return b.size
 }
 
 // search registers a search and takes between 1 and want tokens, waiting
 // for the first. done returns them and ends the search.
 func (b *budget) search(want int) (n int, done func()) {
 	b.mu.Lock()
+	b.resize()
 	b.searching++
-	for b.free == 0 {
+	for b.free <= 0 {
 		b.cond.Wait()
 	}
 	n = min(max(want, 1), b.free)
@@ -52,7 +80,8 @@ func (b *budget) search(want int) (n int, done func()) {
 func (b *budget) build(stop <-chan struct{}) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.searching > 0 || b.free == 0 {
+	b.resize()
+	for b.searching > 0 || b.free <= 0 {
 		select {
 		case <-stop:
 			return false

@@ -13,17 +13,17 @@ type File struct {
 	Name string // as printed, and the index key: the workspace path
 	// Root and Rel name the file on disk: Rel is slash-separated and
 	// relative to Root, and the file is opened beneath Root (never by an
-	// absolute path). Read unless HasText.
+	// absolute path). Read unless Request.Buffers holds Name.
 	Root *Root
 	Rel  string
-	// Text is the editor's unsaved buffer; used instead of the disk when HasText.
-	Text    string
-	HasText bool
 }
 
 // Request is one search over a list of files.
 type Request struct {
-	Files      []File
+	Files []File
+	// Buffers are the editor's unsaved texts by File.Name: searched instead
+	// of the disk.
+	Buffers    map[string]string
 	MaxPerFile int // matching lines kept per file; 0 means 20
 	MaxTotal   int // matching lines kept in total; 0 means 200
 	Context    int // lines of context before and after each match
@@ -104,6 +104,20 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	cutoff.Store(int64(n))
 	idx := req.Index
 	warm := idx != nil && idx.Warm()
+	// A trusted warm search takes the index's entries in list order: from
+	// the last search over the same list when nothing changed since, else
+	// looked up here and kept for the next one.
+	var ents []entry
+	var gen uint64
+	fresh := false
+	if warm && req.Trusted {
+		gen = idx.gen.Load()
+		if a := idx.alignedFor(req.Files); a != nil {
+			ents = a.ents
+		} else {
+			ents, fresh = make([]entry, n), true
+		}
+	}
 	nw, done := workers.search(max(1, (n+batch-1)/batch))
 	defer done()
 	var wg sync.WaitGroup
@@ -113,6 +127,23 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 			defer wg.Done()
 			lowerPriority()
 			sc := scanner{m: m, req: &req}
+			if bufs, ok := buffers.Get().(*workerBuffers); ok {
+				sc.workerBuffers = *bufs
+			}
+			defer func() {
+				if cap(sc.buf) > 8<<20 {
+					sc.buf = nil // one huge file must not stay pinned in the pool
+				}
+				buffers.Put(&sc.workerBuffers)
+			}()
+			// Counted here and added once: shared counters bumped per
+			// file would bounce one cache line between the workers.
+			var nSearched, nFiltered, nBinary int64
+			defer func() {
+				searched.Add(nSearched)
+				filtered.Add(nFiltered)
+				binary.Add(nBinary)
+			}()
 			for {
 				if ctx.Err() != nil {
 					return
@@ -121,14 +152,18 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 				if start >= n {
 					return
 				}
-				for i := start; i < start+batch && i < n; i++ {
+				end := min(start+batch, n)
+				if fresh {
+					idx.lookupTrustedAll(req.Files[start:end], ents[start:end])
+				}
+				for i := start; i < end; i++ {
 					if int64(i) >= cutoff.Load() {
 						return
 					}
 					f := &req.Files[i]
 					var content []byte
-					if f.HasText {
-						content = []byte(f.Text)
+					if text, ok := req.Buffers[f.Name]; ok {
+						content = []byte(text)
 					} else if f.Root == nil {
 						errs.Add(1)
 						errOnce.Do(func() { firstErr = fmt.Errorf("%s: no root folder to read it from", f.Name) })
@@ -136,8 +171,8 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 					} else {
 						var st stamp
 						var known *entry
-						if warm && req.Trusted {
-							known = idx.lookupTrusted(f.Name)
+						if ents != nil && ents[i].st.size >= 0 {
+							known = &ents[i]
 						}
 						if warm && known == nil {
 							var err error
@@ -151,12 +186,12 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						}
 						if known != nil {
 							if known.binary {
-								binary.Add(1)
+								nBinary++
 								continue
 							}
-							if !m.mayMatch(known.bits) {
-								searched.Add(1)
-								filtered.Add(1)
+							if known.st.size < int64(m.shortestLit) || !m.mayMatch(known.bits) {
+								nSearched++
+								nFiltered++
 								continue
 							}
 						}
@@ -172,10 +207,10 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						}
 					}
 					if isBinary(content) {
-						binary.Add(1)
+						nBinary++
 						continue
 					}
-					searched.Add(1)
+					nSearched++
 					if fr := sc.scan(f.Name, content); fr != nil {
 						per[i] = fr
 						if found.Add(int64(fr.Matches)) >= int64(req.MaxTotal) {
@@ -197,6 +232,9 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if fresh && cutoff.Load() == int64(n) {
+		idx.keepAligned(req.Files, ents, gen)
 	}
 	res := &Result{
 		Searched: int(searched.Load()),
@@ -256,15 +294,24 @@ func isBinary(content []byte) bool {
 	return bytes.IndexByte(head, 0) >= 0
 }
 
-// scanner holds one worker's buffers.
+// scanner is one worker of a search.
 type scanner struct {
-	m       *Matcher
-	req     *Request
+	m   *Matcher
+	req *Request
+	workerBuffers
+}
+
+// workerBuffers are kept from one search to the next (buffers), so a warm
+// search reads its candidate files into memory that is already mapped
+// rather than growing new buffers file by file.
+type workerBuffers struct {
 	buf     []byte
 	scratch []uint64
 	out     []uint64
 	hits    []span
 }
+
+var buffers sync.Pool // of *workerBuffers
 
 type span struct{ start, end int } // a matching line: [start, end) without "\n"
 
