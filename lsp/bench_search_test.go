@@ -19,6 +19,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace/benchcorpus"
 )
 
@@ -80,6 +81,7 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 	if err != nil {
 		b.Fatalf("corpus %s: %v", root, err)
 	}
+	defer tools.ReserveProtocolProc()() // as agentls serve runs
 	b.Logf("corpus %s; %d CPUs, GOMAXPROCS %d", root, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 
 	var all, actions, lists []time.Duration
