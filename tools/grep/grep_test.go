@@ -314,3 +314,38 @@ func FuzzMatcherMatchesNaive(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFilterKeepsEveryFileThatHoldsTheLiteral: whatever a file holds, the
+// bit set the index computes for it lets through every literal cut from
+// it, in any ASCII case: the filter may read a file in vain, never skip
+// one that matches.
+func FuzzFilterKeepsEveryFileThatHoldsTheLiteral(f *testing.F) {
+	f.Add([]byte("func NewReader(r io.Reader) *Reader {"), uint16(5), uint8(7), true)
+	f.Add([]byte("h1:9Yx8bQ2ZbE3k+Ow7n0Zr4Xkq=\r\n\x00\xff"), uint16(3), uint8(9), false)
+	f.Fuzz(func(t *testing.T, content []byte, start uint16, n uint8, fold bool) {
+		if len(content) < 3 {
+			return
+		}
+		i := int(start) % len(content)
+		j := min(len(content), i+3+int(n)%64)
+		lit := string(content[i:j])
+		if len(lit) < 3 || strings.ContainsAny(lit, "\r\n") || (fold && !asciiFold(lit)) {
+			return
+		}
+		if fold {
+			b := []byte(lit)
+			for k, c := range b {
+				b[k] = upper(c)
+			}
+			lit = string(b) // the file holds it in another ASCII case
+		}
+		m, err := Compile(Query{Pattern: lit, Literal: true, IgnoreCase: fold})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var scratch, out []uint64
+		if bits := trigramBits(content, &scratch, &out); !m.mayMatch(bits) {
+			t.Fatalf("the filter rules out %q (ignore case %v) in a file that holds it", lit, fold)
+		}
+	})
+}

@@ -437,12 +437,14 @@ func (a *arena) alloc(n int) []uint64 {
 // top byte, a quadgram key gets a different multiplier), so both kinds
 // live in one bit set.
 func trigramHash(a, b, c byte) uint32 {
-	return mix((uint32(lower(a))<<16 | uint32(lower(b))<<8 | uint32(lower(c))) * 0x9E3779B1)
+	return mix((uint32(lower(a))<<16 | uint32(lower(b))<<8 | uint32(lower(c))) * triMul)
 }
 
 func quadgramHash(a, b, c, d byte) uint32 {
-	return mix((uint32(lower(a))<<24 | uint32(lower(b))<<16 | uint32(lower(c))<<8 | uint32(lower(d))) * 0xC2B2AE35)
+	return mix((uint32(lower(a))<<24 | uint32(lower(b))<<16 | uint32(lower(c))<<8 | uint32(lower(d))) * quadMul)
 }
+
+const triMul, quadMul = 0x9E3779B1, 0xC2B2AE35
 
 func mix(h uint32) uint32 {
 	h ^= h >> 15
@@ -497,7 +499,9 @@ func bitsPerGram(size int) int {
 // trigramBits computes a file's bit set into *out: it counts the distinct
 // grams with a scratch set sized to the content, then sets one bit per
 // gram in a set of about bitsPerGram bits per distinct gram (a whole
-// number of words, position = hash * size >> 32).
+// number of words, position = hash * size >> 32). Both passes roll the
+// last four folded bytes in one word (no per-gram call): the build pays
+// this for every byte of the tree.
 func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
 	if len(content) < 3 {
 		return nil
@@ -514,10 +518,16 @@ func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
 	sc := (*scratch)[:words]
 	clear(sc)
 	mask := uint32(nbits - 1)
-	forEachGram(content, func(h uint32) {
-		h &= mask
+	k := uint32(folded[content[0]])<<8 | uint32(folded[content[1]])
+	for i := 2; i < len(content); i++ {
+		k = k<<8 | uint32(folded[content[i]])
+		h := mix((k&0xFFFFFF)*triMul) & mask
 		sc[h>>6] |= 1 << (h & 63)
-	})
+		if i >= 3 {
+			h = mix(k*quadMul) & mask
+			sc[h>>6] |= 1 << (h & 63)
+		}
+	}
 	set := 0
 	for _, w := range sc {
 		set += bits.OnesCount64(w)
@@ -529,23 +539,26 @@ func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
 	o := (*out)[:n]
 	clear(o)
 	size := uint64(n * 64)
-	forEachGram(content, func(h uint32) {
-		p := uint64(h) * size >> 32
+	k = uint32(folded[content[0]])<<8 | uint32(folded[content[1]])
+	for i := 2; i < len(content); i++ {
+		k = k<<8 | uint32(folded[content[i]])
+		p := uint64(mix((k&0xFFFFFF)*triMul)) * size >> 32
 		o[p>>6] |= 1 << (p & 63)
-	})
+		if i >= 3 {
+			p = uint64(mix(k*quadMul)) * size >> 32
+			o[p>>6] |= 1 << (p & 63)
+		}
+	}
 	return o
 }
 
-// forEachGram calls f with the hash of every trigram and quadgram of
-// content (with repeats).
-func forEachGram(content []byte, f func(uint32)) {
-	for i := 0; i+3 <= len(content); i++ {
-		f(trigramHash(content[i], content[i+1], content[i+2]))
-		if i+4 <= len(content) {
-			f(quadgramHash(content[i], content[i+1], content[i+2], content[i+3]))
-		}
+// folded maps a byte to its ASCII lower case.
+var folded = func() (t [256]byte) {
+	for c := range t {
+		t[c] = lower(byte(c))
 	}
-}
+	return t
+}()
 
 // mayMatch reports whether a file with these bits can hold a match.
 func (m *Matcher) mayMatch(bits []uint64) bool {
