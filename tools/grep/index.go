@@ -304,7 +304,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				f := &files[i]
 				if f.Root != nil {
 					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
-						if data, err := readFile(f.Root, f.Rel, &buf); err == nil {
+						if data, err := readFile(f.Root, f.Rel, -1, &buf); err == nil {
 							x.learn(f.Name, st, data, &scratch, &out)
 						}
 					}

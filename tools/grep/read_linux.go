@@ -69,20 +69,32 @@ func openBeneath(r *Root, rel string) (int, error) {
 // readFile reads file rel of r into *buf (grown as needed) with raw system
 // calls: no *os.File, no poller registration, no allocation once the buffer
 // is large enough.
-func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
+//
+// size is what the warm index knows the file's size to be, or -1: with a
+// size, no fstat is made (the index learned the file from a regular file
+// and trusts that it has not changed; a non-regular file swapped in makes
+// the read fail, and a file that grew is read to its end).
+func readFile(r *Root, rel string, size int64, buf *[]byte) ([]byte, error) {
 	fd, err := openBeneath(r, rel)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("stat: %w", err)
+	if size < 0 {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, fmt.Errorf("stat: %w", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, errors.New("not a regular file")
+		}
+		size = st.Size
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, errors.New("not a regular file")
-	}
-	size := int(st.Size)
+	return readAll(fd, int(size), buf)
+}
+
+// readAll reads fd, which promises size bytes, into *buf.
+func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 	if size > maxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
 	}
@@ -106,7 +118,7 @@ func readFile(r *Root, rel string, buf *[]byte) ([]byte, error) {
 		}
 		n += m
 		if n == size && size > 0 {
-			break // what fstat promised: no second read to learn it ended
+			break // what the size promised: no second read to learn it ended
 		}
 		if n == len(b) {
 			// It grew: read to the end with a larger buffer.

@@ -195,7 +195,11 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 								continue
 							}
 						}
-						data, err := readFile(f.Root, f.Rel, &sc.buf)
+						size := int64(-1)
+						if known != nil {
+							size = known.st.size
+						}
+						data, err := readFile(f.Root, f.Rel, size, &sc.buf)
 						if err != nil {
 							errs.Add(1)
 							errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
