@@ -269,13 +269,38 @@ func TestGrepWarmIndexStaysCurrent(t *testing.T) {
 	if got := find("giraffe from a command"); !strings.Contains(got, "f04.txt:1:") {
 		t.Errorf("a command's write not seen by the next search: %s", got)
 	}
-	os.WriteFile(filepath.Join(dir, "f05.txt"), []byte("okapi from outside\n"), 0o644)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(find("okapi from outside"), "f05.txt:1:") {
-		if time.Now().After(deadline) {
-			t.Fatal("an outside write was never seen")
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	os.WriteFile(filepath.Join(dir, "f05.txt"), []byte("okapi from outside\n"), 0o644)
+	eventually("an outside write was never seen", func() bool {
+		return strings.Contains(find("okapi from outside"), "f05.txt:1:")
+	})
+	// The whole workspace's file list is kept from one grep to the next
+	// while the workspace lists the same files: a file created or deleted
+	// outside changes the list, and the next grep sees the new one.
+	os.WriteFile(filepath.Join(dir, "f60.txt"), []byte("tapir in a new file\n"), 0o644)
+	eventually("a file created outside was never searched", func() bool {
+		return strings.Contains(find("tapir in a new file"), "f60.txt:1:")
+	})
+	os.Remove(filepath.Join(dir, "f06.txt"))
+	eventually("a deleted file was still listed", func() bool {
+		return strings.Contains(find("file 6"), "no matches")
+	})
+	// An open buffer is searched instead of the disk, with the list kept.
+	ws.Buffers().Open(filepath.Join(dir, "f08.txt"), "text", 1, "ocelot unsaved\n")
+	if got := find("ocelot unsaved"); !strings.Contains(got, "f08.txt:1:") {
+		t.Errorf("an unsaved buffer was not searched: %s", got)
+	}
+	if got := find("file 8"); strings.Contains(got, "f08.txt") {
+		t.Errorf("the disk text of a file open with other text was searched: %s", got)
 	}
 }
 

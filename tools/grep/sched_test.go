@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -84,5 +85,21 @@ func TestStartBuildsWarmAndSynced(t *testing.T) {
 	}
 	if n, _ := idx.Stats(); n != len(files) {
 		t.Errorf("the index holds %d files; want %d", n, len(files))
+	}
+}
+
+// TestWorkerBudgetFollowsGOMAXPROCS: the shared budget is GOMAXPROCS-1
+// workers as GOMAXPROCS is when a search starts (the server raises it after
+// package initialization), and at least one.
+func TestWorkerBudgetFollowsGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	b := newBudget(0)
+	for _, tc := range []struct{ procs, want int }{{4, 3}, {2, 1}, {1, 1}, {3, 2}} {
+		runtime.GOMAXPROCS(tc.procs)
+		n, done := b.search(100)
+		done()
+		if n != tc.want {
+			t.Errorf("GOMAXPROCS %d: a search got %d workers; want %d", tc.procs, n, tc.want)
+		}
 	}
 }
