@@ -254,6 +254,7 @@ func (x *Index) Close() error {
 	defer x.rootMu.Unlock()
 	x.closed = true
 	x.list, x.listVersion = nil, nil
+	x.last.Store(nil)
 	var err error
 	for dir, r := range x.roots {
 		err = errors.Join(err, r.Close())
@@ -394,6 +395,7 @@ func (x *Index) learn(name string, st stamp, content []byte, scratch, out *[]uin
 // compact copies every live bit set into a new arena, so the space of
 // forgotten and relearned files is freed. x.mu is held.
 func (x *Index) compact() {
+	x.last.Store(nil) // its copies point into the old arena
 	var fresh arena
 	for name, e := range x.entries {
 		if e.bits == nil {
