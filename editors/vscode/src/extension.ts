@@ -624,7 +624,9 @@ class TasksView implements vscode.TreeDataProvider<Node> {
     if ('task' in n) {
       const t = n.task;
       const it = new vscode.TreeItem(t.prompt || t.id, t.plan.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-      it.id = `task:${t.id}`;
+      // The id changes when the task first gets a plan: VS Code keeps a
+      // node it knew as a leaf childless even once it is drawn expanded.
+      it.id = `task:${t.id}${t.plan.length > 0 ? ':plan' : ''}`;
       it.description = [t.state, t.mode, t.progress, t.duration].filter((s) => s).join(' · ');
       it.tooltip = `${t.prompt}\n\ntask ${t.id} · ${t.state}${t.started ? ` · started ${t.started}` : ''}`;
       it.iconPath = taskIcon(t);
