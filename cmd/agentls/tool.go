@@ -52,6 +52,9 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
+	// grep's workers take GOMAXPROCS-1 Ps, as in the server: one P more
+	// lets a search from the command line use every core.
+	defer tools.ReserveProtocolProc()()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
