@@ -434,17 +434,14 @@ func (a *arena) alloc(n int) []uint64 {
 	return s
 }
 
-// trigramHash and quadgramHash map three or four bytes, ASCII-folded, to
-// well-mixed hashes; the two never share a key (a trigram key has a zero
+// A gram's key is the last three or four bytes, ASCII-folded, rolled into
+// one word (k = k<<8 | folded[c]); triHash and quadHash mix it into a
+// well-spread hash. The two never share a key (a trigram key has a zero
 // top byte, a quadgram key gets a different multiplier), so both kinds
-// live in one bit set.
-func trigramHash(a, b, c byte) uint32 {
-	return mix((uint32(lower(a))<<16 | uint32(lower(b))<<8 | uint32(lower(c))) * triMul)
-}
-
-func quadgramHash(a, b, c, d byte) uint32 {
-	return mix((uint32(lower(a))<<24 | uint32(lower(b))<<16 | uint32(lower(c))<<8 | uint32(lower(d))) * quadMul)
-}
+// live in one bit set. Files (trigramBits) and literals (gramsOf) use
+// these same two functions.
+func triHash(k uint32) uint32  { return mix((k & 0xFFFFFF) * triMul) }
+func quadHash(k uint32) uint32 { return mix(k * quadMul) }
 
 const triMul, quadMul = 0x9E3779B1, 0xC2B2AE35
 
@@ -462,11 +459,13 @@ func gramsOf(s string) []uint32 {
 		return nil
 	}
 	out := make([]uint32, 0, 2*len(s)-5)
-	for i := 0; i+3 <= len(s); i++ {
-		out = append(out, trigramHash(s[i], s[i+1], s[i+2]))
-	}
-	for i := 0; i+4 <= len(s); i++ {
-		out = append(out, quadgramHash(s[i], s[i+1], s[i+2], s[i+3]))
+	k := uint32(folded[s[0]])<<8 | uint32(folded[s[1]])
+	for i := 2; i < len(s); i++ {
+		k = k<<8 | uint32(folded[s[i]])
+		out = append(out, triHash(k))
+		if i >= 3 {
+			out = append(out, quadHash(k))
+		}
 	}
 	return out
 }
@@ -523,10 +522,10 @@ func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
 	k := uint32(folded[content[0]])<<8 | uint32(folded[content[1]])
 	for i := 2; i < len(content); i++ {
 		k = k<<8 | uint32(folded[content[i]])
-		h := mix((k&0xFFFFFF)*triMul) & mask
+		h := triHash(k) & mask
 		sc[h>>6] |= 1 << (h & 63)
 		if i >= 3 {
-			h = mix(k*quadMul) & mask
+			h = quadHash(k) & mask
 			sc[h>>6] |= 1 << (h & 63)
 		}
 	}
@@ -544,10 +543,10 @@ func trigramBits(content []byte, scratch, out *[]uint64) []uint64 {
 	k = uint32(folded[content[0]])<<8 | uint32(folded[content[1]])
 	for i := 2; i < len(content); i++ {
 		k = k<<8 | uint32(folded[content[i]])
-		p := uint64(mix((k&0xFFFFFF)*triMul)) * size >> 32
+		p := uint64(triHash(k)) * size >> 32
 		o[p>>6] |= 1 << (p & 63)
 		if i >= 3 {
-			p = uint64(mix(k*quadMul)) * size >> 32
+			p = uint64(quadHash(k)) * size >> 32
 			o[p>>6] |= 1 << (p & 63)
 		}
 	}
