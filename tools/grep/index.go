@@ -291,9 +291,8 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 	var wg sync.WaitGroup
 	for w, n := 0, workers.workersFor(); w < n; w++ {
 		wg.Add(1)
-		go func() {
+		lowPriority.run(func() {
 			defer wg.Done()
-			lowerPriority()
 			var buf []byte
 			var scratch, out []uint64
 			for workers.build(done) {
@@ -315,7 +314,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 					buf = nil // one large file must not pin its buffer for the whole build
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {

@@ -9,7 +9,7 @@ import (
 // build of the process: GOMAXPROCS-1 (at least 1), so however many tasks
 // search at once, a P is left for the protocol goroutines. The server
 // runs with one P more than its cores (tools.ReserveProtocolProc), so the
-// workers fill every core, at low priority (lowerPriority), and the
+// workers fill every core, at low priority (lowPriority), and the
 // goroutine that answers the editor never waits for a P.
 var workers = newBudget(0)
 

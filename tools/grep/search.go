@@ -123,9 +123,8 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	var wg sync.WaitGroup
 	for w := 0; w < nw; w++ {
 		wg.Add(1)
-		go func() {
+		lowPriority.run(func() {
 			defer wg.Done()
-			lowerPriority()
 			sc := scanner{m: m, req: &req}
 			if bufs, ok := buffers.Get().(*workerBuffers); ok {
 				sc.workerBuffers = *bufs
@@ -231,7 +230,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
