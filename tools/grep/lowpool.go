@@ -62,10 +62,3 @@ func (p *lowPool) work(f func()) {
 		}
 	}
 }
-
-// idleWorkers is how many workers wait for a job.
-func (p *lowPool) idleWorkers() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}

@@ -20,6 +20,13 @@ func niceOfThisThread(t *testing.T) int {
 	return 20 - p
 }
 
+// idleWorkers is how many workers of p wait for a job.
+func (p *lowPool) idleWorkers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle)
+}
+
 func TestLowPriorityWorkersKeepTheirThreadsBetweenJobs(t *testing.T) {
 	p := &lowPool{}
 	tids := map[int]bool{}
