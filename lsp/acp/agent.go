@@ -109,8 +109,14 @@ func New(opts Options) *Agent {
 // cancels every task, kills their commands and drains the session stores.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	a := New(opts)
-	a.conn = sdk.NewAgentSideConnection(a, w, r)
+	// The SDK starts reading in NewAgentSideConnection and has no way to take
+	// a logger before that, while SetLogger is a plain field write. The input
+	// stays closed until the logger is in place, so the reader never logs
+	// through a half-set connection (an immediate EOF used to race here).
+	logged := make(chan struct{})
+	a.conn = sdk.NewAgentSideConnection(a, w, heldReader{r: r, open: logged})
 	a.conn.SetLogger(a.log)
+	close(logged)
 	close(a.ready)
 	select {
 	case <-a.conn.Done():
@@ -118,6 +124,17 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	}
 	a.Close()
 	return nil
+}
+
+// heldReader reads nothing until open is closed.
+type heldReader struct {
+	r    io.Reader
+	open <-chan struct{}
+}
+
+func (h heldReader) Read(p []byte) (int, error) {
+	<-h.open
+	return h.r.Read(p)
 }
 
 // Close ends every host: running tasks are cancelled and their writes drained.

@@ -263,3 +263,52 @@ func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
 		t.Errorf(".agentls/settings.json allowCommands = %q; want [touch]", ws.AllowCommands)
 	}
 }
+
+// TestConnectionDiagnosticsReachOurLoggerEvenOnImmediateEOF: a client that
+// closes its end at once still has the SDK's disconnect record logged through
+// the logger agentls gave, never through the process default.
+func TestConnectionDiagnosticsReachOurLoggerEvenOnImmediateEOF(t *testing.T) {
+	for i := range 20 {
+		var logged syncBuffer
+		logger := slog.New(slog.NewTextHandler(&logged, nil))
+		done := make(chan error, 1)
+		go func() {
+			done <- acp.Serve(context.Background(), strings.NewReader(""), io.Discard,
+				acp.Options{Logger: logger, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run %d: Serve: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d: Serve still running 10 s after its input ended", i)
+		}
+		// The SDK logs just after it reports the disconnect, so give it a moment.
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(logged.String(), "connection closed") && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if !strings.Contains(logged.String(), "connection closed") {
+			t.Fatalf("run %d: our logger holds %q; want the SDK's \"connection closed\" record", i, logged.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
