@@ -1,11 +1,9 @@
 package lsp_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -164,7 +162,7 @@ func TestLogMirroring(t *testing.T) {
 // client (logMessage, showMessage) nor the log.
 func TestBaseURLSecretsNeverShown(t *testing.T) {
 	const secret = "sk-in-the-url-SECRET"
-	var logBuf lockedBuffer
+	var logBuf lsptest.SyncBuffer
 	level := new(slog.LevelVar)
 	level.Set(slog.LevelDebug)
 	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{
@@ -191,22 +189,4 @@ func TestBaseURLSecretsNeverShown(t *testing.T) {
 	if !st.HasLogMessage("REDACTED@models.example") {
 		t.Errorf("log messages %+v; want the base URL with its user information redacted", st.LogMessages)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

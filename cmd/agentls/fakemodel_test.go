@@ -8,30 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/lsp/lsptest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestFakeModelCommandServesScriptAndPrintsURLFirst(t *testing.T) {
 	dir := t.TempDir()
@@ -48,7 +30,7 @@ func TestFakeModelCommandServesScriptAndPrintsURLFirst(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			outR, outW := io.Pipe()
-			var stderr lockedBuffer
+			var stderr lsptest.SyncBuffer
 			done := make(chan error, 1)
 			go func() {
 				done <- runFakeModel(ctx, stdio{out: outW, err: &stderr}, []string{"--script", path, "--addr", "127.0.0.1:0"})

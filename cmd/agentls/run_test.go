@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/lsp/lsptest"
 )
 
 // startModel serves script and points the environment at it.
@@ -123,7 +124,7 @@ func TestRunCommandCancelled(t *testing.T) {
 	startModel(t, `[{"toolCalls":[{"name":"run_command","arguments":{"command":"sleep 30"}}]},{"text":"never"}]`)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
-	var errb lockedBuffer
+	var errb lsptest.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- runRun(ctx, stdio{out: &out, err: &errb}, []string{"--workspace", dir, "--edit", "build it"})

@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp/acp"
+	"github.com/agentls/agentls/lsp/lsptest"
 )
 
 // testClient is an ACP client without file system or terminal capabilities:
@@ -269,7 +270,7 @@ func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
 // the logger agentls gave, never through the process default.
 func TestConnectionDiagnosticsReachOurLoggerEvenOnImmediateEOF(t *testing.T) {
 	for i := range 20 {
-		var logged syncBuffer
+		var logged lsptest.SyncBuffer
 		logger := slog.New(slog.NewTextHandler(&logged, nil))
 		done := make(chan error, 1)
 		go func() {
@@ -293,22 +294,4 @@ func TestConnectionDiagnosticsReachOurLoggerEvenOnImmediateEOF(t *testing.T) {
 			t.Fatalf("run %d: our logger holds %q; want the SDK's \"connection closed\" record", i, logged.String())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -17,7 +17,7 @@ type Process struct {
 	Cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *syncBuffer
+	stderr *SyncBuffer
 	waited chan struct{}
 	err    error // from Cmd.Wait, valid after waited is closed
 }
@@ -38,7 +38,7 @@ func StartProcess(t testing.TB, bin string, args, env []string, cfg Config) *Pro
 	if err != nil {
 		t.Fatalf("stdout pipe: %v", err)
 	}
-	p := &Process{Cmd: cmd, stdin: stdin, stdout: stdout, stderr: &syncBuffer{}, waited: make(chan struct{})}
+	p := &Process{Cmd: cmd, stdin: stdin, stdout: stdout, stderr: &SyncBuffer{}, waited: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -110,18 +110,20 @@ func (s stdio) Close() error {
 	return errors.Join(s.stdin.Close(), s.ReadCloser.Close())
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer that a writer goroutine (a log, a child's
+// stderr) and a reading test can share.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
