@@ -8,7 +8,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 FUZZTIME ?= 10s
 
-.PHONY: all build install deps test unit lint fuzz bench e2e vscode clean
+.PHONY: all build install deps test unit redteam lint fuzz bench e2e vscode clean
 
 all: build
 
@@ -25,10 +25,14 @@ deps:
 	$(GO) mod download
 
 # test: everything CI checks, in the order that fails fastest.
-test: lint unit fuzz e2e
+test: lint unit redteam fuzz e2e
 
 unit:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /redteam$$)
+
+# redteam: the attacks on the server's boundary, by family (README "Security").
+redteam:
+	./scripts/redteam
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

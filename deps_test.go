@@ -18,6 +18,7 @@ var layers = map[string]int{
 	"workspace": 0,
 	"tools":     1,
 	"agent":     2,
+	"redteam":   5, // tests only: the red-team suite drives the whole server
 	"lsp":       3,
 	"cmd":       4,
 }
