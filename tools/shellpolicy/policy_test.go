@@ -114,7 +114,7 @@ func TestApprovalCoversOnlyOneSimpleCommandUnderItsWords(t *testing.T) {
 		{"git -c core.pager=sh log", "git", false},
 		{"find . -name '*.go'", "find", true},
 		{"find . -name x -exec rm {} ;", "find", false},
-		{"sed -n 1,5p file.txt", "sed", true},
+		{"sed -n 1,5p file.txt", "sed", false}, // sed is not on the list: its e command runs programs
 		{"npm test", "npm test", true},
 		{"npm run build", "npm", false},
 		{"make test", "make", true},
@@ -141,7 +141,14 @@ func TestAlwaysAllowOffersOnlySafeWordPrefixes(t *testing.T) {
 		"go version":                       "go version",
 		"ls -la":                           "ls",
 		"npm test":                         "npm test",
-		"./gradlew build":                  "./gradlew build",
+		"./gradlew build":                  "",
+		"go test -run TestX -v ./pkg":      "go test",
+		"go mod tidy":                      "go mod tidy",
+		"git diff --stat HEAD~1":           "git diff",
+		"git -c core.pager=sh log":         "",
+		"gcc -wrapper sh,-c,id x.c":        "",
+		"make":                             "make",
+		"make SHELL=/tmp/x":                "",
 		"python3 --version":                "",
 		"python3 -c 1":                     "",
 		"sh -c id":                         "",
@@ -198,7 +205,8 @@ func oracle(t *testing.T, command string, words []string) bool {
 
 // FuzzApprovalNeverCoversCompoundCommands: a command is covered only when
 // a shell would run exactly one program, whose words start with the
-// approved words, and that program is not one that runs arbitrary code.
+// approved words, and that the old denylist (denylist_test.go, an
+// independent oracle) does not know to run code named on its command line.
 func FuzzApprovalNeverCoversCompoundCommands(f *testing.F) {
 	for _, s := range bypasses(f) {
 		f.Add(s, uint8(0))
@@ -226,4 +234,136 @@ func FuzzApprovalNeverCoversCompoundCommands(f *testing.F) {
 			t.Fatalf("covered %q though %s", command, why)
 		}
 	})
+}
+
+// TestAllowlistRefusesFlagsThatRunPrograms: a user said "Always allow" for
+// the prefix; the variant runs a program named on its own command line and
+// is never covered, whatever the prefix.
+func TestAllowlistRefusesFlagsThatRunPrograms(t *testing.T) {
+	for _, tc := range []struct{ prefix, cmd string }{
+		{"gcc", "gcc -wrapper /bin/sh,-c,id x.c"},
+		{"gcc", "gcc -c x.c"},
+		{"go test", "go test -exec /tmp/x ./..."},
+		{"go test", "go test -exec=/tmp/x ./..."},
+		{"go test", "go test --exec=/tmp/x ./..."},
+		{"go test", "go test ./... -exec /tmp/x"},
+		{"go test", "go test -toolexec /tmp/x ./..."},
+		{"go test", "go test -vettool=/tmp/x ./..."},
+		{"go test", "go test -ldflags=-extld=/tmp/x ./..."},
+		{"go test", "go test -run -exec /tmp/x"},
+		{"go test", "go test -args -test.run X"},
+		{"go vet", "go vet -vettool=/tmp/x ./..."},
+		{"go build", "go build -toolexec=/tmp/x ./..."},
+		{"go build", "go build -overlay=/tmp/o.json ./..."},
+		{"git", "git -c core.pager=/tmp/x log"},
+		{"git log", "git -c core.pager=/tmp/x log"},
+		{"git diff", "git diff --ext-diff"},
+		{"git diff", "git diff --textconv HEAD"},
+		{"git diff", "git diff --output=/tmp/x"},
+		{"git log", "git log --show-signature"},
+		{"git grep", "git grep -O/tmp/x foo"},
+		{"rg", "rg --pre /tmp/x foo"},
+		{"rg", "rg --pre=/tmp/x foo"},
+		{"rg", "rg -z foo"},
+		{"rg", "rg -nz foo"},
+		{"find", "find . -exec /tmp/x {} ;"},
+		{"find", "find . -name x -execdir /tmp/x {} +"},
+		{"find", "find . -delete"},
+		{"find", "find . -fprint /tmp/x"},
+		{"sort", "sort --compress-program=/tmp/x big.txt"},
+		{"sort", "sort -S 1 --compress-program /tmp/x big.txt"},
+		{"tar", "tar --use-compress-program=/tmp/x -cf a.tar ."},
+		{"tar", "tar -cf a.tar ."},
+		{"make", "make --eval=$(shell id)"},
+		{"make", "make -f /tmp/Makefile"},
+		{"make", "make -C /tmp"},
+		{"make", "make SHELL=/tmp/x all"},
+		{"python", "python -c 'import os'"},
+		{"python3", "python3 -m pytest"},
+		{"npm", "npm exec evil"},
+		{"npm test", "npm test -- --watch"},
+		{"npx", "npx evil"},
+		{"cargo test", "cargo test --config target.x.runner='/tmp/x'"},
+		{"cargo build", "cargo build -Zunstable-options"},
+		{"pytest", "pytest -p evil_plugin"},
+		{"pytest", "pytest -o addopts=-pevil"},
+		{"sed", "sed -n 1e/tmp/x file"},
+		{"awk", "awk 'BEGIN{system(\"id\")}'"},
+		{"xargs", "xargs /tmp/x"},
+		{"env", "env /tmp/x"},
+		{"ls", "ls .agentls/"},
+		{"cat", "cat .git/config"},
+	} {
+		if Covered(tc.cmd, []string{tc.prefix}) {
+			t.Errorf("Covered(%q, %q) = true; want false", tc.cmd, tc.prefix)
+		}
+		if p := Parse(tc.cmd).Prefix(); p != "" {
+			t.Errorf("Prefix(%q) = %q; want none offered", tc.cmd, p)
+		}
+	}
+}
+
+// TestAllowlistCoversOrdinaryUse: what a user means by an approved prefix
+// still passes without a question.
+func TestAllowlistCoversOrdinaryUse(t *testing.T) {
+	for _, tc := range []struct{ prefix, cmd string }{
+		{"go test", "go test ./..."},
+		{"go test", "go test -run 'TestA|TestB' -v -count=1 -race ./pkg/..."},
+		{"go test", "go test -timeout 30s -cover ./..."},
+		{"go", "go vet ./..."},
+		{"go build", "go build -o bin/x ./cmd/x"},
+		{"go mod tidy", "go mod tidy"},
+		{"git status", "git status --short"},
+		{"git status", "git status -uno"},
+		{"git diff", "git diff --stat HEAD~1 -- a.go"},
+		{"git log", "git log --oneline -n 5"},
+		{"git log", "git log -10 --format=%H"},
+		{"git show", "git show -U3 HEAD:main.go"},
+		{"ls", "ls -la"},
+		{"cat", "cat a.txt b.txt"},
+		{"head", "head -n 20 a.txt"},
+		{"wc", "wc -l a.txt"},
+		{"rg", "rg -n -i 'foo bar' --glob '*.go'"},
+		{"rg", "rg -nC3 foo"},
+		{"grep", "grep -rn foo ."},
+		{"find", "find . -name '*.go' -type f"},
+		{"find", `find . \( -name a -o -name b \) -print`},
+		{"sort", "sort -k2 -n a.txt"},
+		{"make", "make"},
+		{"make", "make -j4 test"},
+		{"npm test", "npm test"},
+		{"cargo test", "cargo test --release -p core"},
+		{"pytest", "pytest -q -k 'test_x' tests/"},
+	} {
+		if !Covered(tc.cmd, []string{tc.prefix}) {
+			t.Errorf("Covered(%q, %q) = false; want true (%s)", tc.cmd, tc.prefix, whyNot(Default(), tc.cmd))
+		}
+	}
+}
+
+func whyNot(p *Policy, cmd string) string {
+	_, why := p.Safe(Parse(cmd))
+	return why
+}
+
+// TestUserSafeCommandsExtendTheList: the user's safeCommands add entries
+// (their further words pass); they never make a compound command simple.
+func TestUserSafeCommandsExtendTheList(t *testing.T) {
+	p, errs := Default().With([]string{"mytool lint", "bad; rm x", "cat .agentls/x"})
+	if len(errs) != 2 {
+		t.Errorf("With: errors %v; want 2 (a list and a protected path)", errs)
+	}
+	for cmd, want := range map[string]bool{
+		"mytool lint --fix ./...":    true,
+		"mytool lint ./... ; rm x":   false,
+		"mytool format":              false,
+		"go test -exec /tmp/x ./...": false,
+	} {
+		if got := p.Covers(Parse(cmd), []string{"mytool", "go test"}); got != want {
+			t.Errorf("Covers(%q) = %v; want %v", cmd, got, want)
+		}
+	}
+	if Default().Covers(Parse("mytool lint"), []string{"mytool"}) {
+		t.Error("the default policy covers a user's entry")
+	}
 }
