@@ -91,8 +91,10 @@ func TestApprovals(t *testing.T) {
 }
 
 // TestAlwaysAllowIsRemembered: "Always allow `ls`" writes the prefix to
-// .agentls/settings.json; the next task runs ls without asking.
+// the user's configuration folder, keyed by the workspace root, never into
+// the workspace; the next task runs ls without asking.
 func TestAlwaysAllowIsRemembered(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	a := newAgentSession(t, []fakemodel.Turn{
 		{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"command":"ls -a"}`)}, Times: 2},
 		{Match: &fakemodel.Match{LastToolResult: "exit code"}, Text: "Finished.", FinishReason: "stop", Times: -1},
@@ -105,9 +107,11 @@ func TestAlwaysAllowIsRemembered(t *testing.T) {
 	if n := len(a.c.Snapshot().MessageRequests); n != 1 {
 		t.Errorf("asked %d times; want once", n)
 	}
-	s, err := sess.ReadWorkspaceSettings(filepath.Join(a.root, ".agentls"))
-	if err != nil || strings.Join(s.AllowCommands, ",") != "ls" {
-		t.Errorf("settings = %+v, %v", s, err)
+	if got, err := sess.RememberedCommands(a.root); err != nil || strings.Join(got, ",") != "ls" {
+		t.Errorf("remembered commands = %q, %v; want [ls]", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(a.root, ".agentls", sess.SettingsFileName)); err == nil {
+		t.Errorf("the answer was written into the workspace's .agentls/%s", sess.SettingsFileName)
 	}
 	// The report lists the command with its exit code.
 	list := a.svc.TaskList()

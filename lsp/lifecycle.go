@@ -28,6 +28,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 	s.clientName = p.ClientInfo.Name
 	s.roots = roots
 	s.config = cfg
+	s.startConfig = &cfg
 	s.mu.Unlock()
 
 	applyLevel(cfg, s.level)

@@ -133,6 +133,9 @@ type Server struct {
 	clientName string
 	roots      []string
 	config     session.Settings
+	// startConfig is config as initialize left it: the user's start-up
+	// configuration, whose model endpoint may receive the key.
+	startConfig *session.Settings
 
 	envProblems []session.Problem
 	// redactor hides the secrets of the current settings in everything the
@@ -214,6 +217,18 @@ func (s *Server) redact(text string) string {
 func (s *Server) Config() session.Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.config
+}
+
+// StartConfig returns the settings as initialize left them (the current
+// ones before initialize): later changes arrive through
+// workspace/didChangeConfiguration, which a workspace file can cause.
+func (s *Server) StartConfig() session.Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startConfig != nil {
+		return *s.startConfig
+	}
 	return s.config
 }
 

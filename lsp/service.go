@@ -87,7 +87,7 @@ func (s *Service) Server() *Server { return s.srv }
 // (once the server is configured).
 func (s *Service) Host() *session.Host {
 	s.hostOnce.Do(func() {
-		s.host = session.New(s.srv.Config(), session.Options{
+		s.host = session.New(s.srv.StartConfig(), session.Options{
 			Getenv:       s.srv.getenv,
 			Logger:       s.srv.Logger(),
 			Buffers:      s.srv.Buffers(),

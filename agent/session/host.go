@@ -72,6 +72,16 @@ type Host struct {
 	stPath   string
 	closed   bool
 	running  sync.WaitGroup // tasks started and not yet finished
+	// trusted are the model endpoints (endpointOf) that may receive the
+	// API key: the one of the settings the host was made with, and those
+	// the user consented to since.
+	trusted map[string]bool
+	// base are the settings the host was made with, or the last the user
+	// consented to: a later change that widens them needs consent.
+	base Settings
+	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
+	// allowCommands is ignored.
+	warnedWorkspaceAllow bool
 }
 
 // New returns a host with the given settings and no roots yet.
@@ -85,7 +95,8 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
-	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings}
+	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings,
+		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
 }
 
 // Settings returns the current settings.
@@ -96,7 +107,10 @@ func (h *Host) Settings() Settings {
 }
 
 // SetSettings replaces the settings; they apply from the next task on,
-// never midway through one.
+// never midway through one. The settings New was given are the user's
+// start-up configuration; a change that widens them (approval,
+// allowCommands, checkCommand, sandbox, ...) or sends the key to another
+// model endpoint applies only once the user consents (confirmSettings).
 func (h *Host) SetSettings(s Settings) {
 	h.mu.Lock()
 	h.settings = s

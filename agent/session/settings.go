@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -48,7 +49,11 @@ type Settings struct {
 	APIKeyEnv     string   `json:"apiKeyEnv"`
 	LogLevel      string   `json:"logLevel"`      // debug | info | warn | error; empty: as started (--log-level)
 	Approval      string   `json:"approval"`      // ask | auto | deny
-	AllowCommands []string `json:"allowCommands"` // command prefixes that never ask
+	AllowCommands []string `json:"allowCommands"` // command prefixes that never ask (safe commands only)
+	// SafeCommands extend the built-in allowlist of safe commands
+	// (tools/shellpolicy): leading words ("mytool lint") whose further
+	// words the user vouches run no code named on the command line.
+	SafeCommands  []string `json:"safeCommands"`
 	CheckCommand  string   `json:"checkCommand"`  // e.g. "go build ./..."; empty: none
 	Validate      string   `json:"validate"`      // off | on | edits
 	MaxTurns      int      `json:"maxTurns"`      // model turns per task
@@ -308,6 +313,19 @@ func trimmed(next func(string) error) func(*string) error {
 	}
 }
 
+// nonEmptyList trims the entries of a list of strings; none may be empty.
+func nonEmptyList(v *[]string) error {
+	out := make([]string, 0, len(*v))
+	for i, s := range *v {
+		if s = strings.TrimSpace(s); s == "" {
+			return fmt.Errorf("entry %d is empty", i)
+		}
+		out = append(out, s)
+	}
+	*v = out
+	return nil
+}
+
 func oneOf(allowed ...string) func(string) error {
 	return func(v string) error {
 		for _, a := range allowed {
@@ -353,15 +371,14 @@ var table = []field{
 		return oneOf("debug", "info", "warn", "error")(v)
 	})),
 	setting("approval", "a string", func(c *Settings) *string { return &c.Approval }, trimmed(oneOf("ask", "auto", "deny"))),
-	setting("allowCommands", "a list of strings", func(c *Settings) *[]string { return &c.AllowCommands }, func(v *[]string) error {
-		out := make([]string, 0, len(*v))
-		for i, s := range *v {
-			if s = strings.TrimSpace(s); s == "" {
-				return fmt.Errorf("entry %d is empty", i)
-			}
-			out = append(out, s)
+	setting("allowCommands", "a list of strings", func(c *Settings) *[]string { return &c.AllowCommands }, nonEmptyList),
+	setting("safeCommands", "a list of strings", func(c *Settings) *[]string { return &c.SafeCommands }, func(v *[]string) error {
+		if err := nonEmptyList(v); err != nil {
+			return err
 		}
-		*v = out
+		if _, errs := shellpolicy.Default().With(*v); len(errs) > 0 {
+			return errs[0]
+		}
 		return nil
 	}),
 	setting("checkCommand", "a string", func(c *Settings) *string { return &c.CheckCommand }, trimmed(nil)),

@@ -86,7 +86,10 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 			h.running.Done()
 		}
 	}()
-	settings := h.Settings()
+	settings, err := h.confirmSettings(ctx, h.Settings(), spec.Prompt, port)
+	if err != nil {
+		return nil, err
+	}
 	client, err := h.modelClient(settings)
 	if err != nil {
 		return nil, err
@@ -231,7 +234,11 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			ed = pe
 		}
 		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
-		ap := &approver{h: h, port: port, stateDir: ws.StateDir(), settings: s, task: func() (string, string) {
+		policy, errs := s.Policy()
+		for _, err := range errs {
+			h.logger().Warn("safe command ignored", "error", err)
+		}
+		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
 		reg := tools.New(tools.Env{

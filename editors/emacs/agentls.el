@@ -24,13 +24,34 @@
 
 (defgroup agentls nil "The agentls coding agent." :group 'tools)
 
+;; Settings trust: the program agentls starts and the settings it sends
+;; (approval, allowCommands, baseURL, apiKeyEnv, checkCommand, sandbox,
+;; commandNetwork, ...) widen what the agent may do or say where the API
+;; key goes.  A repository can ship a .dir-locals.el, so they are read
+;; with `default-value' only (the user's init, customize or a global
+;; `setq'), never as a buffer-local value, and they are marked risky so
+;; Emacs never applies a file-local value of theirs without asking.
 (defcustom agentls-program '("agentls" "serve")
-  "Command line of the agentls server."
-  :type '(repeat string))
+  "Command line of the agentls server.
+Read from its default (global) value only: a directory-local value is
+ignored."
+  :type '(repeat string)
+  :risky t)
 
 (defcustom agentls-initialization-options '(:approval "ask" :apiKeyEnv "OPENAI_API_KEY")
-  "Settings sent as initializationOptions (model, baseURL, approval, ...)."
-  :type 'sexp)
+  "Settings sent as initializationOptions (model, baseURL, approval, ...).
+Read from its default (global) value only: a directory-local value is
+ignored."
+  :type 'sexp
+  :risky t)
+
+(defun agentls--program ()
+  "The server's command line, from the user's global setting."
+  (default-value 'agentls-program))
+
+(defun agentls--settings ()
+  "The settings sent to the server, from the user's global setting."
+  (default-value 'agentls-initialization-options))
 
 (defcustom agentls-confirm-edits 'default
   "Ask before the server edits buffers (workspace/applyEdit).
@@ -90,7 +111,7 @@
 (defun agentls--start (root)
   (let* ((default-directory root)
          (proc (make-process :name (format "agentls %s" root)
-                             :command agentls-program
+                             :command (agentls--program)
                              :connection-type 'pipe
                              :coding 'utf-8-emacs-unix
                              :noquery t
@@ -110,7 +131,7 @@
                            :clientInfo '(:name "Emacs agentls.el")
                            :workspaceFolders (vector (list :uri (agentls--uri root) :name root))
                            :capabilities (agentls--capabilities)
-                           :initializationOptions agentls-initialization-options)
+                           :initializationOptions (agentls--settings))
                      20)
            :capabilities))
     (jsonrpc-notify conn :initialized (make-hash-table))
@@ -232,7 +253,7 @@ returns (:result X), (:error E) or nil (answer nothing)."
   (pcase method
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
-     (vconcat (mapcar (lambda (_) agentls-initialization-options) (plist-get params :items))))
+     (vconcat (mapcar (lambda (_) (agentls--settings)) (plist-get params :items))))
     ('window/showMessageRequest (agentls--defer conn (lambda (id) (agentls--ask id params))))
     ('workspace/applyEdit (agentls--defer conn (lambda (_) (agentls--apply-edit params))))
     ('window/showDocument

@@ -243,6 +243,7 @@ func TestImagePromptIsRefused(t *testing.T) {
 }
 
 func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	c := &testClient{answer: "allow_always"}
 	conn, root, id := connect(t, c)
 	prompt(t, conn, id, "ALLOWALWAYS1: make a marker")
@@ -256,12 +257,12 @@ func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
 			t.Errorf("%s: %v (an allowed command did not run)", f, err)
 		}
 	}
-	ws, err := session.ReadWorkspaceSettings(filepath.Join(root, ".agentls"))
+	got, err := session.RememberedCommands(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ws.AllowCommands) != 1 || ws.AllowCommands[0] != "touch" {
-		t.Errorf(".agentls/settings.json allowCommands = %q; want [touch]", ws.AllowCommands)
+	if len(got) != 1 || got[0] != "touch" {
+		t.Errorf("remembered commands = %q; want [touch]", got)
 	}
 }
 

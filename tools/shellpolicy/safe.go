@@ -254,6 +254,8 @@ var builtin = []struct {
 	{"cut", gnuAny}, {"uniq", gnuAny}, {"nl", gnuAny}, {"basename", gnuAny}, {"dirname", gnuAny},
 	{"realpath", gnuAny}, {"which", gnuAny}, {"uname", gnuAny}, {"true", gnuAny}, {"diff", gnuAny},
 	{"cmp", gnuAny}, {"grep", gnuAny},
+	// Programs that make files and run nothing.
+	{"touch", gnuAny}, {"mkdir", gnuAny},
 	// sort has --compress-program, rg has --pre and --search-zip, find has
 	// -exec and -delete: only the flags below pass.
 	{"sort", rule{style: gnuStyle, flags: flags("-n", "-r", "-u", "-f", "-h", "-V", "-b", "-s", "-k=", "-t=", "-o=",

@@ -140,8 +140,11 @@ export interface Settings {
   baseURL?: string;
   approval?: string;
   allowCommands?: unknown;
+  safeCommands?: unknown;
   checkCommand?: string;
   apiKeyEnv?: string;
+  sandbox?: string;
+  commandNetwork?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -150,8 +153,48 @@ export interface ServerSettings {
   baseURL?: string;
   approval?: 'ask' | 'auto' | 'deny';
   allowCommands?: string[];
+  safeCommands?: string[];
   checkCommand?: string;
   apiKeyEnv: string;
+  sandbox?: 'workspace-write' | 'off';
+  commandNetwork?: boolean;
+}
+
+/**
+ * userOnlySettings are the settings that widen what the agent may do, say
+ * where the API key goes, or start a program. A repository can ship
+ * .vscode/settings.json (and the agent can write it), so these are declared
+ * "scope": "machine" in package.json and read from the user's own settings
+ * only (userValue); workspace and folder values are ignored.
+ */
+export const userOnlySettings = [
+  'path',
+  'baseURL',
+  'apiKeyEnv',
+  'approval',
+  'allowCommands',
+  'safeCommands',
+  'checkCommand',
+  'sandbox',
+  'commandNetwork',
+] as const;
+
+/** What WorkspaceConfiguration.inspect returns for one setting (the fields read here). */
+export interface Inspected<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * userValue is the value of a user-only setting: the user's own (global)
+ * value, else the default. Workspace and workspace-folder values never
+ * count, whatever VS Code's own scope rules do with them.
+ */
+export function userValue<T>(i: Inspected<T> | undefined): T | undefined {
+  if (!i) return undefined;
+  return i.globalValue !== undefined ? i.globalValue : i.defaultValue;
 }
 
 /**
@@ -171,7 +214,14 @@ export function serverSettings(s: Settings): ServerSettings {
     const cmds = s.allowCommands.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter((c) => c !== '');
     if (cmds.length > 0) out.allowCommands = cmds;
   }
+  if (Array.isArray(s.safeCommands)) {
+    const cmds = s.safeCommands.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter((c) => c !== '');
+    if (cmds.length > 0) out.safeCommands = cmds;
+  }
   if (str(s.checkCommand)) out.checkCommand = str(s.checkCommand);
+  // Only an explicit "off" turns the sandbox off; anything else keeps it.
+  if (str(s.sandbox) === 'off') out.sandbox = 'off';
+  if (s.commandNetwork === true) out.commandNetwork = true;
   return out;
 }
 

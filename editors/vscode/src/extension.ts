@@ -60,6 +60,8 @@ import {
   taskTitle,
   toLspDiagnostic,
   uriList,
+  userOnlySettings,
+  userValue,
   validEnvName,
 } from './contract';
 
@@ -92,8 +94,17 @@ function config() {
   return vscode.workspace.getConfiguration(settingsSection);
 }
 
+/**
+ * userSetting reads a setting of userOnlySettings from the user's own
+ * settings (or its default): never from .vscode/settings.json or a folder's
+ * settings, which a repository controls.
+ */
+function userSetting<T>(key: (typeof userOnlySettings)[number]): T | undefined {
+  return userValue<T>(config().inspect<T>(key));
+}
+
 function keyEnvName(): string {
-  const v = config().get<string>('apiKeyEnv');
+  const v = userSetting<string>('apiKeyEnv');
   return validEnvName(v) ? v : apiKeyEnv;
 }
 
@@ -101,11 +112,14 @@ function readSettings() {
   const c = config();
   return serverSettings({
     model: c.get<string>('model'),
-    baseURL: c.get<string>('baseURL'),
-    approval: c.get<string>('approval'),
-    allowCommands: c.get<unknown>('allowCommands'),
-    checkCommand: c.get<string>('checkCommand'),
+    baseURL: userSetting<string>('baseURL'),
+    approval: userSetting<string>('approval'),
+    allowCommands: userSetting<unknown>('allowCommands'),
+    safeCommands: userSetting<unknown>('safeCommands'),
+    checkCommand: userSetting<string>('checkCommand'),
     apiKeyEnv: keyEnvName(),
+    sandbox: userSetting<string>('sandbox'),
+    commandNetwork: userSetting<unknown>('commandNetwork'),
   });
 }
 
@@ -314,7 +328,7 @@ function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void
 }
 
 async function startClient(): Promise<void> {
-  const path = config().get<string>('path') || 'agentls';
+  const path = userSetting<string>('path') || 'agentls';
   const apiKey = await ctx.secrets.get(secretKey);
   const keyEnv = keyEnvName();
   const serverOptions: ServerOptions = {

@@ -31,7 +31,11 @@ import {
   serverEnv,
   serverSettings,
   taskTitle,
+  userOnlySettings,
+  userValue,
 } from '../src/contract';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 test('guessMode: questions ask, changes edit', () => {
   const cases: [string, 'ask' | 'edit'][] = [
@@ -337,4 +341,28 @@ test('planItems reads the plan of a reply as the contract gives it and as the se
   assert.deepEqual(planItems({ plan: items }), items);
   assert.deepEqual(planItems({}), []);
   assert.ok(answerMarkdown({ taskId: 't1', status: 'completed', mode: 'plan', answer: 'The plan.', plan: items }).includes('- [ ] Rename Greet'));
+});
+
+test('userValue: a workspace value of a user-only setting never counts', () => {
+  assert.equal(userValue({ defaultValue: 'ask', workspaceValue: 'auto' }), 'ask');
+  assert.equal(userValue({ defaultValue: 'ask', workspaceFolderValue: 'auto' }), 'ask');
+  assert.equal(userValue({ defaultValue: 'ask', globalValue: 'deny', workspaceValue: 'auto' }), 'deny');
+  assert.deepEqual(userValue({ defaultValue: [], workspaceValue: ['sh'] }), []);
+  assert.equal(userValue<string>(undefined), undefined);
+});
+
+test('package.json: every user-only setting is machine or application scoped', () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const props = pkg.contributes.configuration.properties;
+  for (const key of userOnlySettings) {
+    const p = props[`agentls.${key}`];
+    assert.ok(p, `agentls.${key} is declared`);
+    assert.ok(p.scope === 'machine' || p.scope === 'application', `agentls.${key} scope ${p.scope}; want machine or application`);
+  }
+});
+
+test('serverSettings: sandbox and network only widen on explicit values', () => {
+  assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
+    { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
+  assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
 });

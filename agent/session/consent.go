@@ -1,0 +1,152 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/agentls/agentls/tools"
+)
+
+// Settings that change at run time (workspace/didChangeConfiguration) may
+// come from a file of the workspace: VS Code's .vscode/settings.json for a
+// setting not scoped to the user, Zed's .zed/settings.json, Neovim's exrc,
+// a model that wrote one of them. So the settings a host is made with are
+// the user's start-up configuration, and a later change that widens what
+// the agent may do, or sends the API key somewhere else, applies only
+// once the user consents (confirmSettings).
+
+// endpointOf is what a model endpoint is trusted by: where the key goes
+// (the base URL's scheme, host and port; its path and user information
+// do not move the key elsewhere) and which variable it comes from.
+func endpointOf(s Settings) string {
+	origin := RedactURL(s.BaseURL)
+	if u, err := url.Parse(s.BaseURL); err == nil {
+		origin = u.Scheme + "://" + u.Host
+	}
+	return origin + "|" + s.APIKeyEnv
+}
+
+// ErrModelNotTrusted is the error of a task whose settings send the API
+// key to a model endpoint the user has not consented to.
+type ErrModelNotTrusted struct {
+	URL    string // the base URL, redacted
+	Env    string // the variable the key would come from
+	Reason string // why there was no consent
+}
+
+func (e *ErrModelNotTrusted) Error() string {
+	return fmt.Sprintf("the settings changed the model service to %s (key from %s) after agentls started, and %s: the API key is not sent there. "+
+		"Set baseURL in your user settings and restart agentls, or allow it when asked", e.URL, e.Env, e.Reason)
+}
+
+var approvalRank = map[string]int{"deny": 0, "ask": 1, "auto": 2}
+
+// widenings describes what s allows that base does not: a wider approval,
+// more allowed or safe commands, another check command, no sandbox,
+// network for commands.
+func widenings(base, s Settings) []string {
+	var out []string
+	if approvalRank[s.Approval] > approvalRank[base.Approval] {
+		out = append(out, fmt.Sprintf("approval %q", s.Approval))
+	}
+	for _, c := range s.AllowCommands {
+		if !slices.Contains(base.AllowCommands, c) {
+			out = append(out, fmt.Sprintf("allowCommands %q", c))
+		}
+	}
+	for _, c := range s.SafeCommands {
+		if !slices.Contains(base.SafeCommands, c) {
+			out = append(out, fmt.Sprintf("safeCommands %q", c))
+		}
+	}
+	if s.CheckCommand != "" && s.CheckCommand != base.CheckCommand {
+		out = append(out, fmt.Sprintf("checkCommand %q", s.CheckCommand))
+	}
+	if s.Sandbox == "off" && base.Sandbox != "off" {
+		out = append(out, `sandbox "off"`)
+	}
+	if s.CommandNetwork && !base.CommandNetwork {
+		out = append(out, "commandNetwork true")
+	}
+	return out
+}
+
+// narrowed is s with every field that widens base set back to base's.
+func narrowed(base, s Settings) Settings {
+	if approvalRank[s.Approval] > approvalRank[base.Approval] {
+		s.Approval = base.Approval
+	}
+	s.AllowCommands = slices.DeleteFunc(slices.Clone(s.AllowCommands), func(c string) bool { return !slices.Contains(base.AllowCommands, c) })
+	s.SafeCommands = slices.DeleteFunc(slices.Clone(s.SafeCommands), func(c string) bool { return !slices.Contains(base.SafeCommands, c) })
+	if s.CheckCommand != "" && s.CheckCommand != base.CheckCommand {
+		s.CheckCommand = base.CheckCommand
+	}
+	if s.Sandbox == "off" && base.Sandbox != "off" {
+		s.Sandbox = base.Sandbox
+	}
+	if s.CommandNetwork && !base.CommandNetwork {
+		s.CommandNetwork = false
+	}
+	return s
+}
+
+// confirmSettings returns the settings a task may run with. Settings equal
+// to or narrower than the ones the user started with (or consented to
+// since) apply as they are. Otherwise the user is asked once through port:
+// yes makes them the new baseline; no (or a face that cannot ask) runs the
+// task with the widening fields set back, and refuses the task when the
+// key would go to a model endpoint the user did not consent to. A
+// loopback URL is asked about like any other: a hostile local listener is
+// the same risk as a remote one. No key, no question about the endpoint.
+func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, port Port) (Settings, error) {
+	h.mu.Lock()
+	base := h.base
+	ep := endpointOf(s)
+	newEndpoint := !h.trusted[ep] && s.APIKey(h.opts.Getenv) != ""
+	h.mu.Unlock()
+	wider := widenings(base, s)
+	if !newEndpoint && len(wider) == 0 {
+		return s, nil
+	}
+	shown := RedactURL(s.BaseURL)
+	what := slices.Clone(wider)
+	if newEndpoint {
+		what = append(what, fmt.Sprintf("send your API key (from %s) to %s", s.APIKeyEnv, shown))
+	}
+	h.logger().Warn("settings changed since start-up widen what the agent may do: asking the user", "changes", what)
+	var d tools.Decision = tools.Deny
+	var err error
+	if port != nil {
+		d, err = port.Ask(ctx, Question{
+			TaskID: "(not started)",
+			Prompt: prompt,
+			Request: tools.ApprovalRequest{
+				Tool:    "settings",
+				Summary: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; "),
+			},
+		})
+	}
+	if err == nil && port != nil && d != tools.Deny {
+		h.mu.Lock()
+		h.trusted[ep] = true
+		h.base = s
+		h.mu.Unlock()
+		h.logger().Info("the user consented to the changed settings", "changes", what)
+		return s, nil
+	}
+	reason := "you denied it"
+	switch {
+	case port == nil:
+		reason = "this client cannot ask you"
+	case err != nil:
+		reason = "you could not be asked (" + err.Error() + ")"
+	}
+	if newEndpoint {
+		return s, &ErrModelNotTrusted{URL: shown, Env: s.APIKeyEnv, Reason: reason}
+	}
+	h.logger().Warn("settings changed since start-up not applied: "+reason, "ignored", wider)
+	return narrowed(base, s), nil
+}
