@@ -22,14 +22,15 @@ import (
 
 // The families of attacks; every attempt names one.
 const (
-	famGit      = "git configuration"
-	famFS       = "sandbox file system"
-	famNet      = "network and sockets"
-	famPrograms = "programs on PATH and the server's own binary"
-	famSettings = "settings trust"
-	famRender   = "rendering exfiltration"
-	famExhaust  = "resource exhaustion"
-	famSecrets  = "secrets by value"
+	famGit       = "git configuration"
+	famFS        = "sandbox file system"
+	famNet       = "network and sockets"
+	famPrograms  = "programs on PATH and the server's own binary"
+	famSettings  = "settings trust"
+	famRender    = "rendering exfiltration"
+	famExhaust   = "resource exhaustion"
+	famSecrets   = "secrets by value"
+	famApprovals = "always-allow prefixes"
 )
 
 // apiKey is the key every server of the suite runs with, in the process
