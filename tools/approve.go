@@ -10,23 +10,30 @@ import (
 // TaskApprovals wraps an Approver with the memory of one task: once the user
 // answers AllowForTask or AllowAlways, similar calls of the same task are
 // allowed without asking again. Similar means: for run_command, a command
-// that shellpolicy says is covered by the remembered prefix of the approved
-// one (one simple command, no arbitrary code, same leading words: "go test"
-// after "go test ./..."); a command with no safe prefix is remembered not at
-// all. For edit_file and write_file, any write. The agent makes one per task.
+// that the policy (shellpolicy's allowlist of safe commands) says is covered
+// by the remembered prefix of the approved one (one simple command, a safe
+// command whose further words pass its rule, same leading words: "go test"
+// after "go test ./..."); a command that is not a safe command is
+// remembered not at all. For edit_file and write_file, any write. The agent
+// makes one per task.
 // Remembering AllowAlways beyond the task is the caller's business (the
 // Approver it wraps).
 type TaskApprovals struct {
-	next Approver
+	next   Approver
+	policy *shellpolicy.Policy
 
 	mu       sync.Mutex // guards writes and prefixes
 	writes   bool
 	prefixes []string
 }
 
-// NewTaskApprovals wraps next (which may not be nil).
-func NewTaskApprovals(next Approver) *TaskApprovals {
-	return &TaskApprovals{next: next}
+// NewTaskApprovals wraps next (which may not be nil) under policy (nil:
+// the built-in allowlist, shellpolicy.Default).
+func NewTaskApprovals(next Approver, policy *shellpolicy.Policy) *TaskApprovals {
+	if policy == nil {
+		policy = shellpolicy.Default()
+	}
+	return &TaskApprovals{next: next, policy: policy}
 }
 
 // Approve answers from the task's memory, or asks next and remembers a
@@ -43,7 +50,7 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 		t.mu.Lock()
 		if req.Command == "" {
 			t.writes = true
-		} else if p := CommandPrefix(req.Command); p != "" {
+		} else if p := t.policy.Prefix(shellpolicy.Parse(req.Command)); p != "" {
 			t.prefixes = append(t.prefixes, p)
 		}
 		t.mu.Unlock()
@@ -57,13 +64,13 @@ func (t *TaskApprovals) remembered(req ApprovalRequest) bool {
 	if req.Command == "" {
 		return t.writes
 	}
-	return shellpolicy.Covered(req.Command, t.prefixes)
+	return t.policy.Covers(shellpolicy.Parse(req.Command), t.prefixes)
 }
 
 // CommandPrefix is the part of a command line an approval is remembered
-// by: its program and subcommand as parsed by shellpolicy ("go test" for
-// "go test ./..."), or "" when nothing may be remembered for it (not one
-// simple command, or an interpreter or wrapper that runs arbitrary code).
+// by under the built-in allowlist: the words of the safe-command entry it
+// passes ("go test" for "go test ./..."), or "" when nothing may be
+// remembered for it (not one simple command, or not a safe command).
 func CommandPrefix(command string) string {
 	return shellpolicy.Parse(command).Prefix()
 }

@@ -166,7 +166,7 @@ func TestWriteFile(t *testing.T) {
 // subcommands and interpreters are asked again.
 func TestAllowForTaskCoversOnlyTheParsedPrefix(t *testing.T) {
 	inner := &fixedApprover{d: AllowForTask}
-	ta := NewTaskApprovals(inner)
+	ta := NewTaskApprovals(inner, nil)
 	ask := func(c string) {
 		if d, _ := ta.Approve(t.Context(), ApprovalRequest{Tool: "run_command", Command: c}); d == Deny {
 			t.Fatalf("denied %q", c)

@@ -244,7 +244,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		reg := tools.New(tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
-			Approver:  tools.NewTaskApprovals(g.Approver(ap)),
+			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),
 			Index:     idx,
 			Commands:  h.commands,
 			SecretEnv: []string{s.APIKeyEnv},
