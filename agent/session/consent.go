@@ -125,7 +125,8 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 			Prompt: prompt,
 			Request: tools.ApprovalRequest{
 				Tool:    "settings",
-				Summary: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; "),
+				Summary: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; ") +
+					" (a yes holds until agentls restarts)",
 			},
 		})
 	}

@@ -879,7 +879,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('agentls.restartServer', guard(restartClient)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(settingsSection)) return;
-      if (e.affectsConfiguration(`${settingsSection}.path`) || e.affectsConfiguration(`${settingsSection}.apiKeyEnv`)) {
+      // A new program, key variable or model service starts a new server:
+      // the server takes the settings of initialize as the user's, and asks
+      // before a later change sends the key elsewhere.
+      if (['path', 'apiKeyEnv', 'baseURL'].some((k) => e.affectsConfiguration(`${settingsSection}.${k}`))) {
         restartClient().catch(() => undefined);
         return;
       }
