@@ -124,7 +124,7 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 			TaskID: "(not started)",
 			Prompt: prompt,
 			Request: tools.ApprovalRequest{
-				Tool:    "settings",
+				Tool: "settings",
 				Summary: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; ") +
 					" (a yes holds until agentls restarts)",
 			},
