@@ -53,6 +53,15 @@ type Config struct {
 	Rounds        int           // nudges per gate (open plan, validator, evidence) before giving up (2)
 	Clarifier     Clarifier     // nil means the ask_user tool is not offered
 	Counter       TokenCounter  // nil means tiktoken o200k_base
+	// MaxToolCalls is how many tool calls of one model response run
+	// (DefaultMaxToolCalls); the rest get a result asking the model to call
+	// them in its next response.
+	MaxToolCalls int
+	// MaxStoredBytes bounds the text of a task's messages and tool calls
+	// in the session store (DefaultMaxStoredBytes): past it, each text is
+	// stored cut to its head with a marker. The model still gets every
+	// result whole (as bounded by its tool).
+	MaxStoredBytes int
 
 	// Store keeps every task durably as it runs: messages, plans, tool
 	// calls, edits, approvals, state changes and the end; the lessons of
@@ -98,8 +107,28 @@ func (c Config) withDefaults() Config {
 	if c.Counter == nil {
 		c.Counter = DefaultTokenCounter()
 	}
+	if c.MaxToolCalls <= 0 {
+		c.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if c.MaxStoredBytes <= 0 {
+		c.MaxStoredBytes = DefaultMaxStoredBytes
+	}
 	return c
 }
+
+// DefaultMaxToolCalls is how many tool calls of one response run. Read-only
+// calls of a response run in parallel, and each can hold a few hundred KiB
+// while it runs (a read_file of a large file: the bytes read, decoded,
+// hashed and numbered, up to readMaxBytes of result): 32 of them stay near
+// 30 MB, far under the server's 200 MB, and their results (at most 32 x
+// 200 KiB) fit one request. Models that batch calls send a handful per
+// response; 32 leaves room for a wide read of a package.
+const DefaultMaxToolCalls = 32
+
+// DefaultMaxStoredBytes is the session store's text budget per task (see
+// Config.MaxStoredBytes): a long task keeps every result whole, a response
+// that floods the store keeps a few MB.
+const DefaultMaxStoredBytes = 2 << 20
 
 // Runner starts tasks with one configuration, model and tool set. Its tasks
 // are listed in its Registry; runners that share a registry find each
@@ -277,12 +306,14 @@ type run struct {
 	noChangeAsked bool
 
 	// Persistence (Config.Store).
-	seq     int                 // Seq of the task's next stored message
-	hseq    []int               // Seq of each history entry, -1 when not stored
-	resume  *store.TaskRecord   // set when the run resumes a stored task
-	callIDs map[string]int      // tool call IDs recorded so far, and how often
-	rec     *flightrec.Recorder // the flight recorder, opened at the first call
-	recOff  bool                // no flight recording for this task
+	seq     int               // Seq of the task's next stored message
+	hseq    []int             // Seq of each history entry, -1 when not stored
+	resume  *store.TaskRecord // set when the run resumes a stored task
+	callIDs map[string]int    // tool call IDs recorded so far, and how often
+	// storedBytes is the text the task wrote to the store so far (see bound).
+	storedBytes int
+	rec         *flightrec.Recorder // the flight recorder, opened at the first call
+	recOff      bool                // no flight recording for this task
 
 	// resumePlan is the resumed task's last plan, decoded by Resume.
 	resumePlan *tools.Plan
@@ -425,8 +456,17 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		// A crash while the tool calls run loses nothing before them.
 		x.flush(ctx)
 
-		// Apply everything in the response first...
-		repeated, err := x.runCalls(ctx, raw)
+		// Apply everything in the response first (up to MaxToolCalls;
+		// the rest are answered without running, so every call of the
+		// history has its result)...
+		run, refused := raw, []llm.ToolCall(nil)
+		if len(raw) > x.cfg.MaxToolCalls {
+			run, refused = raw[:x.cfg.MaxToolCalls], raw[x.cfg.MaxToolCalls:]
+		}
+		repeated, err := x.runCalls(ctx, run)
+		if err == nil && len(refused) > 0 {
+			x.refuseCalls(refused, len(raw))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return stopped(ctx)
@@ -708,6 +748,19 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 		i = j
 	}
 	return repeated, nil
+}
+
+// refuseCalls answers the calls past MaxToolCalls of a response of n calls
+// without running them. They are neither events for the editor (a response
+// of thousands of calls must not become thousands of notifications) nor
+// tool calls of the store or the statistics: only their results in the
+// history, which the model reads.
+func (x *run) refuseCalls(calls []llm.ToolCall, n int) {
+	text := fmt.Sprintf("not run: at most %d tool calls per response (this response had %d; the first %d ran); call the rest in your next response", x.cfg.MaxToolCalls, n, x.cfg.MaxToolCalls)
+	for _, c := range calls {
+		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
+	}
+	x.notes = append(x.notes, fmt.Sprintf("a response asked for %d tool calls: the first %d ran, the other %d were refused", n, x.cfg.MaxToolCalls, len(calls)))
 }
 
 func (x *run) readOnly(name string) bool {
