@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
@@ -80,8 +81,9 @@ type Config struct {
 	// Registry lists the tasks of every runner of a host; nil means the
 	// runner keeps its own.
 	Registry *Registry
-	// Secrets returns the values the flight recorder hides (the host's
-	// redactor's); nil means none beyond what the model client hides.
+	// Secrets returns the values hidden from the model in tool results and
+	// from the flight recorder (the host's redactor's), besides secrets of
+	// a known shape; nil means only those.
 	Secrets func() []string
 }
 
@@ -312,6 +314,8 @@ type run struct {
 	callIDs map[string]int    // tool call IDs recorded so far, and how often
 	// storedBytes is the text the task wrote to the store so far (see bound).
 	storedBytes int
+	redactOnce  sync.Once
+	redact      redact.Redactor     // see redactor
 	rec         *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff      bool                // no flight recording for this task
 
@@ -763,6 +767,19 @@ func (x *run) refuseCalls(calls []llm.ToolCall, n int) {
 	x.notes = append(x.notes, fmt.Sprintf("a response asked for %d tool calls: the first %d ran, the other %d were refused", n, x.cfg.MaxToolCalls, len(calls)))
 }
 
+// redactor hides the secrets of Config.Secrets and those of a known shape.
+// It is built once per task (the secrets change with the settings only).
+func (x *run) redactor() redact.Redactor {
+	x.redactOnce.Do(func() {
+		var secrets []string
+		if x.cfg.Secrets != nil {
+			secrets = x.cfg.Secrets()
+		}
+		x.redact = redact.New(secrets...)
+	})
+	return x.redact
+}
+
 func (x *run) readOnly(name string) bool {
 	for _, tl := range x.offered {
 		if tl.Name() == name {
@@ -810,6 +827,10 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		// Infrastructure failure: the model reads it as an error result.
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: %s failed: %v", c.Name, err)}
 	}
+	// The model never reads a secret: the values of the server's secret
+	// variables, the key, and keys of a known shape in a file or an output.
+	res.Text = x.redactor().String(res.Text)
+	res.Evidence = x.redactor().String(res.Evidence)
 	res.Tool, res.Args = c.Name, args
 	if res.Duration == 0 {
 		res.Duration = d

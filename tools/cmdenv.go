@@ -3,10 +3,9 @@ package tools
 import (
 	"regexp"
 	"strings"
-)
 
-// secretName matches environment variable names that mark a secret.
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|_PAT$|^PAT_|DSN|CERT_PASS)`)
+	"github.com/agentls/agentls/agent/redact"
+)
 
 // urlUserInfo matches the user information of URLs inside a value
 // ("https://user:pass@host", also in lists such as NO_PROXY or PIP_INDEX_URL).
@@ -15,9 +14,9 @@ var urlUserInfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]*@`)
 // CommandEnv is base as commands get it: without agentls's own secrets and
 // settings. It drops the variables named in secretNames (the configured API
 // key variable), OPENAI_API_KEY, AZURE_OPENAI_API_KEY, AGENTLS_*, every
-// variable whose name marks a secret (KEY, TOKEN, SECRET, PASSWORD, PASSWD,
-// CREDENTIAL, AUTH, COOKIE, SESSION, PRIVATE, ...: GITHUB_TOKEN,
-// AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK) and any variable whose value is
+// variable whose name marks a secret (redact.SecretName, the one
+// definition: GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, SSH_AUTH_SOCK, DB_PASS,
+// MYSQL_PWD, CI_JOB_JWT, SLACK_WEBHOOK_URL, SENTRY_DSN, ...) and any variable whose value is
 // the value of a dropped one; it removes the user information of every URL
 // in the values that remain (OPENAI_BASE_URL=https://u:p@host becomes
 // https://host), and sets a pager that never waits (PAGER=cat,
@@ -29,7 +28,7 @@ func CommandEnv(base, secretNames []string) []string {
 	}
 	secretValues := map[string]bool{}
 	isSecret := func(k string) bool {
-		return drop[k] || strings.HasPrefix(k, "AGENTLS_") || secretName.MatchString(k)
+		return drop[k] || strings.HasPrefix(k, "AGENTLS_") || redact.SecretName(k)
 	}
 	for _, kv := range base {
 		k, v, _ := strings.Cut(kv, "=")
