@@ -2,6 +2,7 @@ package redteam
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,6 +132,29 @@ func TestSecretsByValue(t *testing.T) {
 			return escaped("%s", strings.Join(problems, "; "))
 		}
 		return held("the request went to /v1/chat/completions?key=...; the key is in no log, message or file")
+	})
+	attempt(t, famSecrets, "a short ?key= in the base URL of a model that refuses connections", func(t *testing.T) outcome {
+		// Shorter than any value the redactor hides by value: only
+		// redacting the URL's query as such keeps it out.
+		const qkey = "k7Q2xZ9"
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		s := newServer(t, nil, nil, serverOpts{settings: map[string]any{"baseURL": "http://" + addr + "/v1?key=" + qkey}})
+		r, err := s.run(t, map[string]any{"prompt": "hello", "mode": "ask"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != "failed" {
+			t.Fatalf("status %s with no model listening", r.Status)
+		}
+		if l := leaks(s, map[string]string{"base URL key": "key=" + qkey}, false); len(l) > 0 {
+			return escaped("%s", strings.Join(l, "; "))
+		}
+		return held("the failure names the base URL without its key")
 	})
 }
 
