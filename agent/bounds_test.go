@@ -107,3 +107,29 @@ func TestStoreKeepsABoundedTextPerTask(t *testing.T) {
 		t.Errorf("stored context is not a valid history: %s", msg)
 	}
 }
+
+// TestToolResultsReachTheModelRedacted: the model never reads a secret of
+// Config.Secrets or of a known shape in a tool result.
+func TestToolResultsReachTheModelRedacted(t *testing.T) {
+	token := "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+	m := &scriptModel{resps: []*llm.Response{calls("", call("read_file", `{"path":".env"}`)), answer("done")}}
+	res, rec := runTask(t, Config{NoRecord: true, Secrets: func() []string { return []string{"server-secret-123"} }}, m,
+		staticTools(textTool("read_file", true, "DB_PASS=server-secret-123\nGH="+token+"\n")), TaskSpec{Kind: KindAsk, Prompt: "read .env"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	var got string
+	for _, h := range m.requests()[1].Messages {
+		if h.Role == llm.RoleTool {
+			got = h.Content
+		}
+	}
+	if got != "DB_PASS=[redacted]\nGH=[redacted]\n" {
+		t.Errorf("the model read %q; want both secrets redacted", got)
+	}
+	for _, e := range rec.all() {
+		if strings.Contains(e.Text, "server-secret-123") || strings.Contains(e.Text, token) {
+			t.Errorf("event %+v holds a secret", e)
+		}
+	}
+}
