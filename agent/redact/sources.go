@@ -23,7 +23,9 @@ var notSecret = map[string]bool{"PWD": true, "OLDPWD": true}
 
 // SecretName reports whether an environment variable's name marks its value
 // as a secret. Commands never get such a variable, and its value is hidden
-// at every sink. It is the one definition: tools.CommandEnv uses it too.
+// at every sink. It is the one definition; tools.CommandEnv, which may not
+// import this package, writes it as one regexp, and a test here checks that
+// it drops every name SecretName marks.
 func SecretName(name string) bool {
 	if notSecret[strings.ToUpper(name)] {
 		return false
