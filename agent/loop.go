@@ -127,6 +127,15 @@ func (c Config) withDefaults() Config {
 // response; 32 leaves room for a wide read of a package.
 const DefaultMaxToolCalls = 32
 
+// maxParallelCalls is how many read-only calls of a response run at once.
+// A read of a file at the workspace's read limit (2 MiB) allocates about
+// 10 MB while it runs (read, decoded, hashed, numbered), so the calls in
+// flight, not the calls of the response, set the live memory: 8 keep it
+// under 100 MB on any number of cores (32 reads of 2 MiB files peak at
+// about 130 MB of RSS with the server's baseline, as with no limit on 2
+// cores; 2 at once would give about 105 MB).
+const maxParallelCalls = 8
+
 // DefaultMaxStoredBytes is the session store's text budget per task (see
 // Config.MaxStoredBytes): a long task keeps every result whole, a response
 // that floods the store keeps a few MB.
@@ -703,7 +712,8 @@ type outcome struct {
 }
 
 // runCalls runs the calls of one response: consecutive read-only calls in
-// parallel, others one at a time in order. Each group's results are
+// parallel (at most maxParallelCalls at once), others one at a time in
+// order. Each group's results are
 // appended in call order and stored as soon as the group has finished, so a
 // crash loses only the call in flight: calls that ran keep their real
 // results after a resume. It reports whether a call repeated an earlier
@@ -720,10 +730,12 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 		}
 		outs := make([]outcome, j-i)
 		var wg sync.WaitGroup
+		slots := make(chan struct{}, maxParallelCalls)
 		for k := i; k < j; k++ {
 			wg.Add(1)
+			slots <- struct{}{}
 			go func() {
-				defer wg.Done()
+				defer func() { <-slots; wg.Done() }()
 				outs[k-i] = x.runOne(ctx, calls[k])
 			}()
 		}

@@ -22,10 +22,16 @@ const (
 	envChildModel = "AGENTLS_EXHAUST_MODEL"
 	envChildCalls = "AGENTLS_EXHAUST_CALLS"
 	envChildHeap  = "AGENTLS_EXHAUST_HEAP"
+	envChildKiB   = "AGENTLS_EXHAUST_KIB"
 )
 
 // bigFile is the 64 KiB file every read_file call of the benchmark reads.
-var bigFile = strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 1024)
+var bigFile = fileOf(64)
+
+// fileOf is a text file of kib KiB, 64 bytes a line.
+func fileOf(kib int) string {
+	return strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 16*kib)
+}
 
 // manyReads is one model response with n read_file calls of big.txt,
 // then an answer.
@@ -38,7 +44,8 @@ func manyReads(n int) []fakemodel.Turn {
 }
 
 // BenchmarkOneResponseManyReads runs one model response holding 1,000 or
-// 5,000 read_file calls of a 64 KiB file through a real server, in a child
+// 5,000 read_file calls of a 64 KiB file (and 32 of a 2 MiB file, the
+// largest read whole) through a real server, in a child
 // process of its own (the scripted model stays in this one, so the
 // request bodies it keeps are not counted), and reports the child's peak
 // RSS (VmHWM) and the size of the session database and recordings.
@@ -48,15 +55,16 @@ func manyReads(n int) []fakemodel.Turn {
 // AGENTLS_EXHAUST_HEAP=/tmp/heap.pprof writes the child's heap profile at
 // the end of the task (go tool pprof -sample_index=alloc_space).
 func BenchmarkOneResponseManyReads(b *testing.B) {
-	for _, n := range []int{1000, 5000} {
-		b.Run(strconv.Itoa(n), func(b *testing.B) {
+	for _, tc := range []struct{ n, kib int }{{1000, 64}, {5000, 64}, {32, 2048}} {
+		n := tc.n
+		b.Run(fmt.Sprintf("%dx%dKiB", n, tc.kib), func(b *testing.B) {
 			for range b.N {
 				model, err := fakemodel.Start(fakemodel.Script{Turns: manyReads(n)})
 				if err != nil {
 					b.Fatal(err)
 				}
 				cmd := exec.Command(os.Args[0], "-test.run=^TestExhaustChild$", "-test.count=1", "-test.v")
-				cmd.Env = append(os.Environ(), envChildModel+"="+model.URL(), envChildCalls+"="+strconv.Itoa(n))
+				cmd.Env = append(os.Environ(), envChildModel+"="+model.URL(), envChildCalls+"="+strconv.Itoa(n), envChildKiB+"="+strconv.Itoa(tc.kib))
 				out, err := cmd.CombinedOutput()
 				model.Close()
 				if err != nil {
@@ -111,7 +119,8 @@ func TestExhaustChild(t *testing.T) {
 	if url == "" {
 		t.Skip("only run by BenchmarkOneResponseManyReads")
 	}
-	s := newServer(t, nil, map[string]string{"big.txt": bigFile}, serverOpts{settings: map[string]any{"baseURL": url}})
+	kib, _ := strconv.Atoi(os.Getenv(envChildKiB))
+	s := newServer(t, nil, map[string]string{"big.txt": fileOf(max(kib, 1))}, serverOpts{settings: map[string]any{"baseURL": url}})
 	if _, err := s.run(t, map[string]any{"prompt": "read big.txt " + n + " times", "mode": "ask"}); err != nil {
 		t.Fatal(err)
 	}
