@@ -118,13 +118,12 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// DefaultMaxToolCalls is how many tool calls of one response run. Read-only
-// calls of a response run in parallel, and each can hold a few hundred KiB
-// while it runs (a read_file of a large file: the bytes read, decoded,
-// hashed and numbered, up to readMaxBytes of result): 32 of them stay near
-// 30 MB, far under the server's 200 MB, and their results (at most 32 x
-// 200 KiB) fit one request. Models that batch calls send a handful per
-// response; 32 leaves room for a wide read of a package.
+// DefaultMaxToolCalls is how many tool calls of one response run. Their
+// results (at most 32 x 200 KiB of read_file) fit one request and the
+// task's store budget, and the work they cause is bounded with them: one
+// response of 1,000 reads took the server to 221 MB and the store to 146 MB
+// when all ran (BenchmarkOneResponseManyReads). Models that batch calls
+// send a handful per response; 32 leaves room for a wide read of a package.
 const DefaultMaxToolCalls = 32
 
 // maxParallelCalls is how many read-only calls of a response run at once.
