@@ -133,3 +133,32 @@ func TestToolResultsReachTheModelRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactedTextIsNeverWrittenBack: once a result had a secret hidden,
+// a call that would write "[redacted]" is not run (it would destroy the
+// secret), while one without it runs.
+func TestRedactedTextIsNeverWrittenBack(t *testing.T) {
+	var writes []string
+	write := &fakeTool{name: "write_file", run: func(_ context.Context, args json.RawMessage) (tools.Result, error) {
+		writes = append(writes, string(args))
+		return tools.Result{Text: "written"}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{
+		calls("", call("read_file", `{"path":".env"}`)),
+		calls("", call("write_file", `{"path":".env","content":"DB_PASS=[redacted]\nDEBUG=1\n"}`)),
+		calls("", call("write_file", `{"path":"notes.txt","content":"debug is on"}`)),
+		answer("done"),
+	}}
+	res, _ := runTask(t, Config{NoRecord: true, Validate: ValidateOff, Secrets: func() []string { return []string{"server-secret-123"} }}, m,
+		staticTools(textTool("read_file", true, "DB_PASS=server-secret-123\n"), write), TaskSpec{Kind: KindEdit, Prompt: "turn debug on"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	if len(writes) != 1 || !strings.Contains(writes[0], "notes.txt") {
+		t.Fatalf("writes %q; want only notes.txt", writes)
+	}
+	msgs := m.requests()[2].Messages
+	if last := msgs[len(msgs)-1]; !strings.Contains(last.Content, "not run: the arguments hold [redacted]") {
+		t.Errorf("the refused write answered %q", last.Content)
+	}
+}

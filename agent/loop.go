@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
@@ -324,6 +325,7 @@ type run struct {
 	storedBytes int
 	redactOnce  sync.Once
 	redact      redact.Redactor     // see redactor
+	hid         atomic.Bool         // a tool result of the task had a secret hidden
 	rec         *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff      bool                // no flight recording for this task
 
@@ -827,6 +829,10 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		res = tools.Result{IsError: true, Text: x.unavailable(c.Name)}
 	case !json.Valid(args):
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: the arguments of %s are not valid JSON: %s; send a JSON object matching its schema", c.Name, clip(c.Arguments, 200))}
+	case !tl.ReadOnly() && x.hid.Load() && strings.Contains(c.Arguments, redact.Text):
+		// The model copies what it read: written back, "[redacted]" would
+		// replace the secret it stands for.
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: not run: the arguments hold %s, which stands for a secret agentls hid from you in this task; writing it would destroy the secret. Leave the lines that hold secrets as they are (edit_file with an old_string that avoids them), or tell the user what to change there.", redact.Text)}
 	default:
 		res, err = tl.Run(ctx, args)
 	}
@@ -840,7 +846,10 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	}
 	// The model never reads a secret: the values of the server's secret
 	// variables, the key, and keys of a known shape in a file or an output.
-	res.Text = x.redactor().String(res.Text)
+	if text := x.redactor().String(res.Text); text != res.Text {
+		res.Text = text
+		x.hid.Store(true)
+	}
 	res.Evidence = x.redactor().String(res.Evidence)
 	res.Tool, res.Args = c.Name, args
 	if res.Duration == 0 {

@@ -1,6 +1,7 @@
 package redteam
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,15 @@ func TestResourceExhaustion(t *testing.T) {
 	})
 	attempt(t, famExhaust, "1,000 grep calls matching every line of a 64 KiB file", func(t *testing.T) outcome {
 		return flood(t, manyCalls(1000, "grep", `{"pattern":"(a|b|c|d|e|f|[0-9])+","limit":1000}`), map[string]string{"big.txt": bigFile})
+	})
+	attempt(t, famExhaust, "grep patterns built to explode: groups 5,000 deep, repetitions of repetitions", func(t *testing.T) outcome {
+		deep := strings.Repeat("(", 5000) + "a" + strings.Repeat(")", 5000)
+		var calls []fakemodel.ToolCall
+		for i, p := range []string{deep, "(a{1000}){1000}", "((a*)*)*b", "(x+x+)+y", strings.Repeat("(a|aa)*", 200) + "c"} {
+			args, _ := json.Marshal(map[string]any{"pattern": p})
+			calls = append(calls, call(fmt.Sprintf("g%d", i), "grep", string(args)))
+		}
+		return floodTurns(t, []fakemodel.Turn{{ToolCalls: calls}}, map[string]string{"big.txt": bigFile, "a.txt": strings.Repeat("a", 1<<20)}, len(calls))
 	})
 	attempt(t, famExhaust, "the largest read_file result, 30 times a response for 4 responses", func(t *testing.T) outcome {
 		// Within the cap each time: the store's bound per task must hold.
