@@ -30,7 +30,7 @@ func TestCallsPastTheCapAreRefusedWithResults(t *testing.T) {
 				cs[i] = call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i))
 			}
 			m := &scriptModel{resps: []*llm.Response{calls("", cs...), answer("done")}}
-			res, _ := runTask(t, Config{MaxToolCalls: 4, NoRecord: true}, m, staticTools(tl), TaskSpec{Kind: KindAsk, Prompt: "read them"})
+			res, rec := runTask(t, Config{MaxToolCalls: 4, NoRecord: true}, m, staticTools(tl), TaskSpec{Kind: KindAsk, Prompt: "read them"})
 			if res.Status != StateCompleted {
 				t.Fatalf("status %s (%s); want completed", res.Status, res.Error)
 			}
@@ -53,6 +53,18 @@ func TestCallsPastTheCapAreRefusedWithResults(t *testing.T) {
 			}
 			if refused != n-want {
 				t.Errorf("%d refusals in the history; want %d", refused, n-want)
+			}
+			notes, started := 0, 0
+			for _, e := range rec.all() {
+				switch {
+				case e.Kind == EventNote && strings.Contains(e.Text, "were refused"):
+					notes++
+				case e.Kind == EventToolStarted:
+					started++
+				}
+			}
+			if wantNotes := min(n-want, 1); notes != wantNotes || started != want {
+				t.Errorf("%d refusal notes and %d tool events; want %d and %d", notes, started, wantNotes, want)
 			}
 		})
 	}

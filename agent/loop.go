@@ -769,15 +769,17 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 
 // refuseCalls answers the calls past MaxToolCalls of a response of n calls
 // without running them. They are neither events for the editor (a response
-// of thousands of calls must not become thousands of notifications) nor
-// tool calls of the store or the statistics: only their results in the
-// history, which the model reads.
+// of thousands of calls must not become thousands of notifications: one
+// note says how many were refused) nor tool calls of the store or the
+// statistics: only their results in the history, which the model reads.
 func (x *run) refuseCalls(calls []llm.ToolCall, n int) {
 	text := fmt.Sprintf("not run: at most %d tool calls per response (this response had %d; the first %d ran); call the rest in your next response", x.cfg.MaxToolCalls, n, x.cfg.MaxToolCalls)
 	for _, c := range calls {
 		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
 	}
-	x.notes = append(x.notes, fmt.Sprintf("a response asked for %d tool calls: the first %d ran, the other %d were refused", n, x.cfg.MaxToolCalls, len(calls)))
+	note := fmt.Sprintf("a response asked for %d tool calls: the first %d ran, the other %d were refused", n, x.cfg.MaxToolCalls, len(calls))
+	x.notes = append(x.notes, note)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventNote, Text: note})
 }
 
 // redactor hides the secrets of Config.Secrets and those of a known shape.

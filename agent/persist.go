@@ -251,7 +251,7 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 	rec := toolCallRecord(id, res)
 	rec.Summary = x.bound(rec.Summary)
 	if len(rec.Args) > 0 {
-		if a := x.bound(string(rec.Args)); len(a) < len(rec.Args) {
+		if a := x.bound(string(rec.Args)); a != string(rec.Args) {
 			rec.Args, _ = json.Marshal(a) // cut: no longer a JSON object, kept as a string
 		}
 	}
@@ -271,6 +271,10 @@ func (x *run) bound(s string) string {
 		return s
 	}
 	keep := max(left, storedHead)
+	if len(s)-keep < storedHead { // the marker would not save much
+		x.storedBytes += len(s)
+		return s
+	}
 	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
