@@ -3,6 +3,7 @@ package redteam
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,6 +116,9 @@ func floodTurns(t *testing.T, turns []fakemodel.Turn, files map[string]string, c
 		if refused > 0 && refused != calls-ran {
 			problems = append(problems, fmt.Sprintf("%d refused, %d ran, of %d", refused, ran, calls))
 		}
+		if refused > 0 && !strings.Contains(s.fromServer()+reportOf(s, first.TaskID), "were refused") {
+			problems = append(problems, "neither the editor nor the report tells that calls were refused")
+		}
 		if len(problems) == 0 {
 			defer func() { t.Logf("%d calls ran, %d were refused", ran, refused) }()
 		}
@@ -131,6 +135,12 @@ func floodTurns(t *testing.T, turns []fakemodel.Turn, files map[string]string, c
 		return escaped("%s", strings.Join(problems, "; "))
 	}
 	return held("the store holds %.1f MB and the next task answered", float64(size)/(1<<20))
+}
+
+// reportOf is the text of a task's report, "" when there is none.
+func reportOf(s *server, taskID string) string {
+	b, _ := os.ReadFile(filepath.Join(s.root, ".agentls", "tasks", taskID+".md"))
+	return string(b)
 }
 
 // results counts the tool results of a task as the session store holds
