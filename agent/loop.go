@@ -13,10 +13,12 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
@@ -53,6 +55,15 @@ type Config struct {
 	Rounds        int           // nudges per gate (open plan, validator, evidence) before giving up (2)
 	Clarifier     Clarifier     // nil means the ask_user tool is not offered
 	Counter       TokenCounter  // nil means tiktoken o200k_base
+	// MaxToolCalls is how many tool calls of one model response run
+	// (DefaultMaxToolCalls); the rest get a result asking the model to call
+	// them in its next response.
+	MaxToolCalls int
+	// MaxStoredBytes bounds the text of a task's messages and tool calls
+	// in the session store (DefaultMaxStoredBytes): past it, each text is
+	// stored cut to its head with a marker. The model still gets every
+	// result whole (as bounded by its tool).
+	MaxStoredBytes int
 
 	// Store keeps every task durably as it runs: messages, plans, tool
 	// calls, edits, approvals, state changes and the end; the lessons of
@@ -71,8 +82,9 @@ type Config struct {
 	// Registry lists the tasks of every runner of a host; nil means the
 	// runner keeps its own.
 	Registry *Registry
-	// Secrets returns the values the flight recorder hides (the host's
-	// redactor's); nil means none beyond what the model client hides.
+	// Secrets returns the values hidden from the model in tool results and
+	// from the flight recorder (the host's redactor's), besides secrets of
+	// a known shape; nil means only those.
 	Secrets func() []string
 }
 
@@ -98,8 +110,36 @@ func (c Config) withDefaults() Config {
 	if c.Counter == nil {
 		c.Counter = DefaultTokenCounter()
 	}
+	if c.MaxToolCalls <= 0 {
+		c.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if c.MaxStoredBytes <= 0 {
+		c.MaxStoredBytes = DefaultMaxStoredBytes
+	}
 	return c
 }
+
+// DefaultMaxToolCalls is how many tool calls of one response run. Their
+// results (at most 32 x 200 KiB of read_file) fit one request and the
+// task's store budget, and the work they cause is bounded with them: one
+// response of 1,000 reads took the server to 221 MB and the store to 146 MB
+// when all ran (BenchmarkOneResponseManyReads). Models that batch calls
+// send a handful per response; 32 leaves room for a wide read of a package.
+const DefaultMaxToolCalls = 32
+
+// maxParallelCalls is how many read-only calls of a response run at once.
+// A read of a file at the workspace's read limit (2 MiB) allocates about
+// 10 MB while it runs (read, decoded, hashed, numbered), so the calls in
+// flight, not the calls of the response, set the live memory: 8 keep it
+// under 100 MB on any number of cores (32 reads of 2 MiB files peak at
+// about 130 MB of RSS with the server's baseline, as with no limit on 2
+// cores; 2 at once would give about 105 MB).
+const maxParallelCalls = 8
+
+// DefaultMaxStoredBytes is the session store's text budget per task (see
+// Config.MaxStoredBytes): a long task keeps every result whole, a response
+// that floods the store keeps a few MB.
+const DefaultMaxStoredBytes = 2 << 20
 
 // Runner starts tasks with one configuration, model and tool set. Its tasks
 // are listed in its Registry; runners that share a registry find each
@@ -277,12 +317,17 @@ type run struct {
 	noChangeAsked bool
 
 	// Persistence (Config.Store).
-	seq     int                 // Seq of the task's next stored message
-	hseq    []int               // Seq of each history entry, -1 when not stored
-	resume  *store.TaskRecord   // set when the run resumes a stored task
-	callIDs map[string]int      // tool call IDs recorded so far, and how often
-	rec     *flightrec.Recorder // the flight recorder, opened at the first call
-	recOff  bool                // no flight recording for this task
+	seq     int               // Seq of the task's next stored message
+	hseq    []int             // Seq of each history entry, -1 when not stored
+	resume  *store.TaskRecord // set when the run resumes a stored task
+	callIDs map[string]int    // tool call IDs recorded so far, and how often
+	// storedBytes is the text the task wrote to the store so far (see bound).
+	storedBytes int
+	redactOnce  sync.Once
+	redact      redact.Redactor     // see redactor
+	hid         atomic.Bool         // a tool result of the task had a secret hidden
+	rec         *flightrec.Recorder // the flight recorder, opened at the first call
+	recOff      bool                // no flight recording for this task
 
 	// resumePlan is the resumed task's last plan, decoded by Resume.
 	resumePlan *tools.Plan
@@ -425,8 +470,17 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		// A crash while the tool calls run loses nothing before them.
 		x.flush(ctx)
 
-		// Apply everything in the response first...
-		repeated, err := x.runCalls(ctx, raw)
+		// Apply everything in the response first (up to MaxToolCalls;
+		// the rest are answered without running, so every call of the
+		// history has its result)...
+		run, refused := raw, []llm.ToolCall(nil)
+		if len(raw) > x.cfg.MaxToolCalls {
+			run, refused = raw[:x.cfg.MaxToolCalls], raw[x.cfg.MaxToolCalls:]
+		}
+		repeated, err := x.runCalls(ctx, run)
+		if err == nil && len(refused) > 0 {
+			x.refuseCalls(refused, len(raw))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return stopped(ctx)
@@ -659,7 +713,8 @@ type outcome struct {
 }
 
 // runCalls runs the calls of one response: consecutive read-only calls in
-// parallel, others one at a time in order. Each group's results are
+// parallel (at most maxParallelCalls at once), others one at a time in
+// order. Each group's results are
 // appended in call order and stored as soon as the group has finished, so a
 // crash loses only the call in flight: calls that ran keep their real
 // results after a resume. It reports whether a call repeated an earlier
@@ -676,10 +731,12 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 		}
 		outs := make([]outcome, j-i)
 		var wg sync.WaitGroup
+		slots := make(chan struct{}, maxParallelCalls)
 		for k := i; k < j; k++ {
 			wg.Add(1)
+			slots <- struct{}{}
 			go func() {
-				defer wg.Done()
+				defer func() { <-slots; wg.Done() }()
 				outs[k-i] = x.runOne(ctx, calls[k])
 			}()
 		}
@@ -708,6 +765,34 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 		i = j
 	}
 	return repeated, nil
+}
+
+// refuseCalls answers the calls past MaxToolCalls of a response of n calls
+// without running them. They are neither events for the editor (a response
+// of thousands of calls must not become thousands of notifications: one
+// note says how many were refused) nor tool calls of the store or the
+// statistics: only their results in the history, which the model reads.
+func (x *run) refuseCalls(calls []llm.ToolCall, n int) {
+	text := fmt.Sprintf("not run: at most %d tool calls per response (this response had %d; the first %d ran); call the rest in your next response", x.cfg.MaxToolCalls, n, x.cfg.MaxToolCalls)
+	for _, c := range calls {
+		x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
+	}
+	note := fmt.Sprintf("a response asked for %d tool calls: the first %d ran, the other %d were refused", n, x.cfg.MaxToolCalls, len(calls))
+	x.notes = append(x.notes, note)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventNote, Text: note})
+}
+
+// redactor hides the secrets of Config.Secrets and those of a known shape.
+// It is built once per task (the secrets change with the settings only).
+func (x *run) redactor() redact.Redactor {
+	x.redactOnce.Do(func() {
+		var secrets []string
+		if x.cfg.Secrets != nil {
+			secrets = x.cfg.Secrets()
+		}
+		x.redact = redact.New(secrets...)
+	})
+	return x.redact
 }
 
 func (x *run) readOnly(name string) bool {
@@ -746,6 +831,10 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		res = tools.Result{IsError: true, Text: x.unavailable(c.Name)}
 	case !json.Valid(args):
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: the arguments of %s are not valid JSON: %s; send a JSON object matching its schema", c.Name, clip(c.Arguments, 200))}
+	case !tl.ReadOnly() && x.hid.Load() && strings.Contains(c.Arguments, redact.Text):
+		// The model copies what it read: written back, "[redacted]" would
+		// replace the secret it stands for.
+		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: not run: the arguments hold %s, which stands for a secret agentls hid from you in this task; writing it would destroy the secret. Leave the lines that hold secrets as they are (edit_file with an old_string that avoids them), or tell the user what to change there.", redact.Text)}
 	default:
 		res, err = tl.Run(ctx, args)
 	}
@@ -757,6 +846,13 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		// Infrastructure failure: the model reads it as an error result.
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: %s failed: %v", c.Name, err)}
 	}
+	// The model never reads a secret: the values of the server's secret
+	// variables, the key, and keys of a known shape in a file or an output.
+	if text := x.redactor().String(res.Text); text != res.Text {
+		res.Text = text
+		x.hid.Store(true)
+	}
+	res.Evidence = x.redactor().String(res.Evidence)
 	res.Tool, res.Args = c.Name, args
 	if res.Duration == 0 {
 		res.Duration = d

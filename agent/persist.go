@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
@@ -96,6 +97,13 @@ func (x *run) storeMsg(m llm.Message, meta msgMeta) int {
 	seq := x.seq
 	x.seq++
 	sm := storedMessage(m)
+	sm.Content, sm.Reasoning = x.bound(sm.Content), x.bound(sm.Reasoning)
+	for i := range sm.ToolCalls {
+		// Arguments stay a JSON object, as a resumed history sends them.
+		if a := sm.ToolCalls[i].Arguments; x.bound(a) != a {
+			sm.ToolCalls[i].Arguments = fmt.Sprintf(`{"agentls_not_stored_bytes":%d}`, len(a))
+		}
+	}
 	sm.Seq, sm.ModelCall, sm.Usage, sm.Duration = seq, meta.modelCall, store.Usage(meta.usage), meta.duration
 	sm.Excluded, sm.ExcludedReason = meta.excluded != "", meta.excluded
 	x.t.storeErr(x.t.st.AppendMessage(x.t.id, sm))
@@ -240,7 +248,38 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 		id = fmt.Sprintf("%s#%d", c.ID, n+1)
 	}
 	x.callIDs[c.ID]++
-	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, toolCallRecord(id, res)))
+	rec := toolCallRecord(id, res)
+	rec.Summary = x.bound(rec.Summary)
+	if len(rec.Args) > 0 {
+		if a := x.bound(string(rec.Args)); a != string(rec.Args) {
+			rec.Args, _ = json.Marshal(a) // cut: no longer a JSON object, kept as a string
+		}
+	}
+	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, rec))
+}
+
+// storedHead is how much of a text the store keeps once the task's budget
+// (Config.MaxStoredBytes) is spent.
+const storedHead = 512
+
+// bound is s as the store keeps it: whole while the task's store budget
+// lasts, then cut to its head with a marker. Each call spends the budget.
+func (x *run) bound(s string) string {
+	left := x.cfg.MaxStoredBytes - x.storedBytes
+	if len(s) <= left || len(s) <= storedHead {
+		x.storedBytes += len(s)
+		return s
+	}
+	keep := max(left, storedHead)
+	if len(s)-keep < storedHead { // the marker would not save much
+		x.storedBytes += len(s)
+		return s
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	x.storedBytes += keep
+	return s[:keep] + fmt.Sprintf("\n[agentls: %d more bytes not stored: the task's store budget of %d bytes is spent]", len(s)-keep, x.cfg.MaxStoredBytes)
 }
 
 // recordPlan records a plan update.

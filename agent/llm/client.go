@@ -58,14 +58,16 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	var oc openai.ClientConfig
+	base, query := splitBaseURL(cfg.BaseURL)
+	tr.query = query
 	if cfg.Azure {
-		oc = openai.DefaultAzureConfig(cfg.APIKey, cfg.BaseURL)
+		oc = openai.DefaultAzureConfig(cfg.APIKey, base)
 		oc.APIVersion = cfg.AzureAPIVersion
 		dep := cfg.AzureDeployment
 		oc.AzureModelMapperFunc = func(string) string { return dep }
 	} else {
 		oc = openai.DefaultConfig(cfg.APIKey)
-		oc.BaseURL = cfg.BaseURL
+		oc.BaseURL = base
 	}
 	oc.HTTPClient = tr
 	c := &Client{
@@ -141,7 +143,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 			return nil, c.failed(ctx, x, start, fail)
 		}
 		f := c.classify(err)
-		f.err = redactErr(f.err, c.cfg.APIKey)
+		f.err = redactErr(f.err, c.cfg.secrets()...)
 		lastErr, lastFail = errors.Join(errors.New(f.hint), f.err), f
 		rec := Failure{Attempt: attempt, Status: f.status, Code: f.code, Error: f.hint + ": " + f.err.Error()}
 		if !f.transient {

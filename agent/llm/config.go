@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
+
+	"github.com/agentls/agentls/agent/redact"
 )
 
 // Defaults used when a Config field is left zero.
@@ -179,12 +182,25 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// redactURL drops user information from a URL (a key may hide there).
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+// redactURL hides what a URL may carry as a secret: its user information
+// and its query values (a key may hide in either).
+func redactURL(s string) string { return redact.URL(s) }
+
+// splitBaseURL is the base URL without its query, to which go-openai
+// appends each endpoint's path, and the query every request carries
+// (https://h/v1?key=X calls https://h/v1/chat/completions?key=X).
+func splitBaseURL(raw string) (string, url.Values) {
+	u, err := url.Parse(raw)
+	if err != nil || u.RawQuery == "" && !u.ForceQuery {
+		return raw, nil
 	}
-	u.User = url.User("redacted")
-	return u.String()
+	q := u.Query()
+	u.RawQuery, u.ForceQuery = "", false
+	return strings.TrimSuffix(u.String(), "/"), q
+}
+
+// secrets are the values of c no error, log or recording may hold: the
+// API key and what the base URL carries.
+func (c Config) secrets() []string {
+	return append([]string{c.APIKey}, redact.URLSecrets(c.BaseURL)...)
 }

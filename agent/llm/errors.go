@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/agentls/agentls/agent/redact"
 )
 
 // ErrorKind classifies a failed model call.
@@ -69,11 +71,17 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
-func redactErr(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+// redactErr hides the secrets (and secrets of a known shape) in err's
+// text, keeping the chain.
+func redactErr(err error, secrets ...string) error {
+	if err == nil {
 		return err
 	}
-	return &redactedError{msg: strings.ReplaceAll(err.Error(), secret, "[redacted]"), err: err}
+	msg := redact.New(secrets...).String(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
 }
 
 // errStreamBroken marks a stream that ended before the model finished.

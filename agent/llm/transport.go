@@ -3,11 +3,15 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
+
+	"github.com/agentls/agentls/agent/redact"
 )
 
 // attemptKey carries an *attemptInfo in a request's context from the client
@@ -37,6 +41,7 @@ type transport struct {
 	hc        *http.Client
 	overrides map[string][]byte // top-level fields set by configuration
 	extraKeys []string          // overrides in the order they are appended
+	query     url.Values        // the base URL's query, added to every request
 }
 
 func newTransport(hc *http.Client, cfg Config) (*transport, error) {
@@ -84,8 +89,24 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			info.body = body
 		}
 	}
+	if len(t.query) > 0 {
+		q := req.URL.Query()
+		for k, vs := range t.query {
+			if !q.Has(k) {
+				q[k] = vs
+			}
+		}
+		req.URL.RawQuery = q.Encode()
+	}
 	resp, err := t.hc.Do(req)
 	if err != nil {
+		// The URL of a failed request (Post "https://h/v1/...?key=X": ...)
+		// reaches errors and logs: its query values and user information
+		// are hidden.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redact.URL(ue.URL)
+		}
 		return nil, err
 	}
 	if info != nil {

@@ -1,6 +1,11 @@
-// Package redact hides secret values (the API key) in text that agentls
-// writes down: the session store, reports. It imports nothing of agentls, so
-// every package that persists text can use it.
+// Package redact is agentls's one definition of a secret: by name (the
+// environment variables whose values are secrets, SecretName), by value
+// (the values of those variables, the API key, what the base URL carries)
+// and by shape (the prefixes providers put on their keys, private key
+// blocks, signed tokens). It hides them in text that agentls writes down or
+// sends on: the session store, recordings, reports, logs, messages to the
+// editor and tool results to the model. It imports nothing of agentls, so
+// every package can use it.
 package redact
 
 import "strings"
@@ -12,7 +17,8 @@ const Text = "[redacted]"
 // test value such as "x") would mangle ordinary text and protects nothing.
 const MinSecretLen = 8
 
-// Redactor knows the secret values to hide. The zero value hides nothing.
+// Redactor knows the secret values to hide. Every Redactor, the zero value
+// included, also hides the secrets of a known shape (hideShapes).
 type Redactor struct {
 	secrets []string // each at least MinSecretLen bytes, in the order given
 }
@@ -38,5 +44,5 @@ func (r Redactor) String(s string) string {
 			s = strings.ReplaceAll(s, secret, Text)
 		}
 	}
-	return s
+	return hideShapes(s)
 }

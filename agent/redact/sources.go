@@ -6,14 +6,32 @@ import (
 	"strings"
 )
 
-// secretName matches environment variable names that mark a secret:
-// OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, ...
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE)`)
+// secretName matches environment variable names that mark a secret
+// anywhere in the name: OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY,
+// DB_PASSWORD, SLACK_WEBHOOK_URL, GOOGLE_APPLICATION_CREDENTIALS, ...
+var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|WEBHOOK|CONNECTION_?STRING)`)
+
+// secretWord matches short words that mark a secret only as a whole word
+// of a name (PASS in DB_PASS but not in COMPASS_HOME; PWD in MYSQL_PWD;
+// PAT in GITLAB_PAT but not in PATH): a password, a signed token, a data
+// source name with its password, a personal access token, a PIN.
+var secretWord = regexp.MustCompile(`(?i)(^|_)(PASS|PWD|PW|JWT|DSN|PAT|PIN|OTP)(_|$)`)
+
+// notSecret are names that take a secret word but hold none: the shell's
+// working directories.
+var notSecret = map[string]bool{"PWD": true, "OLDPWD": true}
 
 // SecretName reports whether an environment variable's name marks its value
 // as a secret. Commands never get such a variable, and its value is hidden
-// at every sink.
-func SecretName(name string) bool { return secretName.MatchString(name) }
+// at every sink. It is the one definition; tools.CommandEnv, which may not
+// import this package, writes it as one regexp, and a test here checks that
+// it drops every name SecretName marks.
+func SecretName(name string) bool {
+	if notSecret[strings.ToUpper(name)] {
+		return false
+	}
+	return secretName.MatchString(name) || secretWord.MatchString(name)
+}
 
 // EnvSecrets returns the values of the variables of environ ("NAME=value")
 // whose names mark secrets, and the user information of every value that
@@ -56,6 +74,27 @@ func URLSecrets(raw string) []string {
 	return out
 }
 
+// URL is raw with what a URL may carry as a secret hidden: its user
+// information and the values of its query. Text that does not parse as a
+// URL is hidden whole. Use it wherever a base URL is shown or logged.
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Text
+	}
+	if u.User != nil {
+		u.User = url.User("REDACTED")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
 // Secrets lists the secrets a Redactor hides.
 func (r Redactor) Secrets() []string { return append([]string(nil), r.secrets...) }
 
@@ -71,7 +110,7 @@ func (r Redactor) JSON(b []byte) []byte {
 			}
 		}
 	}
-	return []byte(s)
+	return []byte(hideShapes(s))
 }
 
 func jsonEscape(s string) string {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 )
@@ -496,24 +497,9 @@ func checkBaseURL(v string) error {
 }
 
 // RedactURL hides what a URL may carry as a secret: its user information
-// and its query values. Text that does not parse as a URL is hidden whole.
-func RedactURL(v string) string {
-	u, err := url.Parse(v)
-	if err != nil {
-		return "[redacted]"
-	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"REDACTED"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
-}
+// and its query values (redact.URL). Text that does not parse as a URL is
+// hidden whole.
+func RedactURL(v string) string { return redact.URL(v) }
 
 // ModelConfig maps the settings onto the model client's, with the API key
 // read from the variable named by APIKeyEnv. The result holds the key:

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/redact"
 )
 
 // Defaults for Options left zero.
@@ -35,7 +36,7 @@ type Options struct {
 	MaxFileBytes int64    // rotate the file before it passes this size
 	MaxFiles     int      // files kept per recording, the current one included
 	MaxDirBytes  int64    // total size of *.jsonl in the directory; oldest removed first
-	Secrets      []string // strings replaced by [redacted] in every line (e.g. the API key)
+	Secrets      []string // strings replaced by [redacted] in every line (e.g. the API key), besides secrets of a known shape (agent/redact)
 }
 
 // Recorder appends exchanges to one recording. It is safe for concurrent
@@ -99,12 +100,15 @@ func (r *Recorder) Record(x llm.Exchange) error {
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
-	for _, s := range r.opts.Secrets {
-		if s != "" {
-			line = bytes.ReplaceAll(line, []byte(s), []byte("[redacted]"))
+	if int64(len(line)) > r.opts.MaxFileBytes/4 && len(x.Request) > 0 {
+		// One request must not take the recording's room: it is noted
+		// by its size.
+		x.Request = json.RawMessage(fmt.Sprintf(`{"agentls_not_recorded_bytes":%d}`, len(x.Request)))
+		if line, err = json.Marshal(x); err != nil {
+			return fmt.Errorf("recorder: %w", err)
 		}
 	}
-	line = append(line, '\n')
+	line = append(redact.New(r.opts.Secrets...).JSON(line), '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.f == nil {
