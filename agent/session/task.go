@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -297,7 +298,9 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
 	}
-	text = h.Redactor().String(text)
+	// The whole report, not only the answer: plan items, notes and diffs
+	// hold the model's text too, and an editor previews the file.
+	text = render.Inert(h.Redactor().String(text))
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}

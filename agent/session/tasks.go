@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -211,7 +212,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TaskResult{TaskID: id, Status: t.State, Summary: t.Summary, Answer: t.Answer, ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
 	if !store.Terminal(t.State) {
 		r.Status = "interrupted"
 	}
