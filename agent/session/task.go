@@ -74,6 +74,14 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if n := len(spec.Prompt); n > MaxPromptBytes {
 		return nil, &PromptTooLargeError{Size: n}
 	}
+	for _, id := range []string{spec.FollowUp, spec.ResumeID} {
+		if id == "" {
+			continue
+		}
+		if err := agent.CheckTaskID(id); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+		}
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -270,8 +278,13 @@ func ReportPath(ws *workspace.Workspace, id string) string {
 	return filepath.Join(ws.StateDir(), ReportDir, id+".md")
 }
 
-// ReportIfWritten returns the report path of task id when the report exists.
+// ReportIfWritten returns the report path of task id when the report
+// exists; "" for an id of another form than agentls's (agent.CheckTaskID),
+// which names no report.
 func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
+	if agent.CheckTaskID(id) != nil {
+		return ""
+	}
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return ""

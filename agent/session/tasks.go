@@ -189,6 +189,9 @@ type TaskResult struct {
 
 // Result returns the result of task id, from this host or the store.
 func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	if t := h.tasks.Task(id); t != nil {
 		res := t.Result()
 		if res == nil {
@@ -233,6 +236,9 @@ func (h *Host) liveHere(id string) bool {
 // Resume continues an interrupted task of the store under its own ID,
 // reporting to port like Start.
 func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	st, err := h.Store(ctx)
 	if err != nil {
 		return nil, err
@@ -256,6 +262,9 @@ func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) 
 // Undo reverts every edit of task id through ed (nil: on disk), three-way
 // around what the user changed since.
 func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent.UndoReport, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return nil, err
