@@ -830,6 +830,11 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	if plan != nil {
 		cp := copyPlan(*plan)
+		// The plan is shown as the model wrote it in every face (progress,
+		// the reply, the report): inert, like the answer.
+		for i := range cp.Items {
+			cp.Items[i].Text, cp.Items[i].Reason = render.Inert(cp.Items[i].Text), render.Inert(cp.Items[i].Reason)
+		}
 		x.t.mu.Lock()
 		x.t.plan = cp
 		x.t.mu.Unlock()
