@@ -850,6 +850,10 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 	if cur := x.t.State(); cur.Terminal() {
 		return
 	}
+	if x.text != nil { // what the streams still hold back, before the result
+		x.thought.Close()
+		x.text.Close()
+	}
 	// The answer is what every face shows (the reply, the summary, the
 	// report, the store's task list): inert from here on. The model's own
 	// message in the history stays as it wrote it.

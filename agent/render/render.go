@@ -83,6 +83,20 @@ func Fenced(s string) string {
 	return "\n\n" + fence + "text\n" + s + "\n" + fence + "\n"
 }
 
+// Escaped is s with every ASCII punctuation character backslash-escaped:
+// text that forms no markdown construct and closes none, whatever comes
+// before it (inside an open code block it shows its backslashes).
+func Escaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if isASCIIPunct(s[i]) {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 // fix replaces src[start:end] with text.
 type fix struct {
 	start, end int

@@ -213,6 +213,7 @@ func TestStream(t *testing.T) {
 				s.Write("(https://evil.example/?t=1)\n")
 				s.Flush()
 			}
+			s.Close()
 			if l := leaks(t, got.String()); len(l) > 0 {
 				t.Errorf("stream of %q rendered %q: live %q", tc.deltas, got.String(), l)
 			}
@@ -231,7 +232,8 @@ func TestStreamPassesPlainText(t *testing.T) {
 		s.Write(d)
 	}
 	s.Flush()
-	if want := strings.Join(in, ""); got.String() != want {
+	s.Close()
+	if want := strings.Join(in, "") + "\n\n"; got.String() != want {
 		t.Errorf("stream = %q; want %q", got.String(), want)
 	}
 }
@@ -252,6 +254,29 @@ func FuzzInert(f *testing.F) {
 		}
 		if l := leaks(t, out); len(l) > 0 {
 			t.Fatalf("Inert(%q) = %q renders live: %q", in, out, l)
+		}
+	})
+}
+
+func FuzzStream(f *testing.F) {
+	f.Add("Done.\n\n![x](https://e.example/?t=1)\n\nbye\n", uint8(3))
+	f.Add("![x][r]\n\ntext\n\n[r]: https://e.example/?t=1\n", uint8(5))
+	f.Add("see ![x](https://e.example/?t=1) and <img src=\"https://e.example/\">\n", uint8(1))
+	f.Add("```\n![](https://e.example/?t=1)\n```\n\n<div>\n<img src=x>\n</div>\n", uint8(7))
+	f.Fuzz(func(t *testing.T, in string, n uint8) {
+		size := int(n%16) + 1
+		var got strings.Builder
+		s := NewStream(func(p string) { got.WriteString(p) })
+		for i := 0; i < len(in); i += size {
+			s.Write(in[i:min(i+size, len(in))])
+			if i%(size*7) == 0 {
+				s.Flush() // the end of one model response, mid-text
+			}
+		}
+		s.Flush()
+		s.Close()
+		if l := leaks(t, got.String()); len(l) > 0 {
+			t.Fatalf("stream of %q in pieces of %d = %q renders live: %q", in, size, got.String(), l)
 		}
 	})
 }

@@ -10,15 +10,23 @@ import (
 )
 
 // Stream makes a streamed markdown text inert piece by piece, for clients
-// that render the concatenation of the pieces (ACP message chunks). It
-// holds text back until a block is complete (another block has started
-// after it), then emits the complete blocks made inert. What a client has
-// been sent is never taken back, so each emitted piece is checked together
-// with everything emitted before it; a piece that would make the whole come
-// alive (an image opened in one piece and closed in the next) is emitted as
-// a fenced code block. Reference definitions of remote URLs are always made
-// inert (Inert does so), so a definition in a later piece cannot turn an
-// earlier piece into an image.
+// that render the concatenation of the pieces (ACP message chunks). What a
+// client has been sent is never taken back, so a piece is sent only when
+// it ends where any later text starts a new block:
+//
+//   - Write holds text back until a block is complete (another block has
+//     started after it), then sends the complete blocks made inert;
+//   - Flush (the end of one model response) ends the text with a blank
+//     line and sends it when nothing is left open (a code fence, a list);
+//     otherwise the next response's text joins it, as it will at the
+//     client;
+//   - Close (the end of the task) sends whatever is left.
+//
+// Reference definitions of remote URLs are always made inert (Inert does
+// so), so a definition in a later piece cannot turn an earlier piece into
+// an image. A piece that would still make what was sent before it come
+// alive (possible only after a very long block was sent in parts, or after
+// Close) is sent with its punctuation escaped (Escaped).
 //
 // A Stream is safe for concurrent use.
 type Stream struct {
@@ -26,8 +34,13 @@ type Stream struct {
 
 	mu      sync.Mutex // guards the fields below
 	pending strings.Builder
-	sent    strings.Builder // everything emitted, as emitted
+	// tail is what was sent since the sent text last ended at a block
+	// boundary (atBoundary): a new piece is checked together with it.
+	tail string
 }
+
+// maxPending bounds the text a Stream holds back.
+const maxPending = 64 << 10
 
 // NewStream returns a Stream that passes inert pieces to emit (called with
 // the Stream's lock held: emit must not call back into it).
@@ -41,21 +54,50 @@ func (s *Stream) Write(delta string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pending.WriteString(delta)
+	buf := s.pending.String()
+	if len(buf) > maxPending {
+		// One block this long (a huge code block or list): its complete
+		// lines are sent, checked with what was sent before, rather than
+		// parsed again at every line.
+		if cut := strings.LastIndexByte(buf, '\n') + 1; cut > 0 {
+			s.send(buf[:cut])
+			s.pending.Reset()
+			s.pending.WriteString(buf[cut:])
+		}
+		return
+	}
 	if !strings.Contains(delta, "\n") {
 		return // a block only ends at a line break
 	}
-	buf := s.pending.String()
-	cut := completeBlocks(buf)
-	if cut <= 0 {
-		return
+	if cut := completeBlocks(buf); cut > 0 {
+		s.send(buf[:cut])
+		s.pending.Reset()
+		s.pending.WriteString(buf[cut:])
 	}
-	s.send(buf[:cut])
-	s.pending.Reset()
-	s.pending.WriteString(buf[cut:])
 }
 
-// Flush emits whatever is held back (the end of one model response).
+// Flush ends one model response: its text is closed with a blank line and
+// sent if that leaves nothing open.
 func (s *Stream) Flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending.Len() == 0 {
+		return
+	}
+	buf := s.pending.String()
+	if !strings.HasSuffix(buf, "\n\n") {
+		buf = strings.TrimRight(buf, "\n") + "\n\n"
+	}
+	s.pending.Reset()
+	if atBoundary(s.tail + Inert(buf)) {
+		s.send(buf)
+		return
+	}
+	s.pending.WriteString(buf)
+}
+
+// Close sends whatever is held back (the end of the task).
+func (s *Stream) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending.Len() == 0 {
@@ -65,13 +107,35 @@ func (s *Stream) Flush() {
 	s.pending.Reset()
 }
 
+// send emits piece made inert, checked together with the tail.
 func (s *Stream) send(piece string) {
 	out := Inert(piece)
-	if Live(s.sent.String() + out) {
-		out = Fenced(piece)
+	if s.tail != "" && Live(s.tail+out) {
+		out = Escaped(piece)
 	}
-	s.sent.WriteString(out)
 	s.emit(out)
+	s.tail += out
+	if atBoundary(s.tail) {
+		s.tail = ""
+	}
+}
+
+// atBoundary reports whether text ends where any later text starts a new
+// top-level block: it ends a line, a paragraph written after a blank line
+// is a top-level paragraph (no open fence or HTML block swallows it), and
+// the block before is no list (whose items indented text would continue).
+func atBoundary(src string) bool {
+	if !strings.HasSuffix(src, "\n") {
+		return false
+	}
+	probe := src + "\nP\n"
+	doc := md.Parser().Parse(text.NewReader([]byte(probe)), parser.WithContext(parser.NewContext()))
+	last := doc.LastChild()
+	if last == nil || last.Kind() != ast.KindParagraph || blockStart(last) != len(src)+1 {
+		return false
+	}
+	prev := last.PreviousSibling()
+	return prev == nil || prev.Kind() != ast.KindList
 }
 
 // completeBlocks returns the length of the prefix of buf made of complete
