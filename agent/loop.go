@@ -833,7 +833,15 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 		// The plan is shown as the model wrote it in every face (progress,
 		// the reply, the report): inert, like the answer.
 		for i := range cp.Items {
-			cp.Items[i].Text, cp.Items[i].Reason = render.Inert(cp.Items[i].Text), render.Inert(cp.Items[i].Reason)
+			it := &cp.Items[i]
+			it.Text, it.Reason = render.Inert(it.Text), render.Inert(it.Reason)
+			files := make([]string, len(it.Files))
+			for j, f := range it.Files {
+				files[j] = render.Inert(f) // the model's strings, not yet paths
+			}
+			if it.Files != nil {
+				it.Files = files
+			}
 		}
 		x.t.mu.Lock()
 		x.t.plan = cp

