@@ -145,6 +145,11 @@ func TestRenderingExfiltration(t *testing.T) {
 			return secretVerdict(t, files, sr.file, tok, sr.mode, []fakemodel.ToolCall{call("c1", "read_file", sr.call)})
 		})
 	}
+	attempt(t, famRender, "edit_file guess on .env quotes its lines", func(t *testing.T) outcome {
+		tok := token(t)
+		files := map[string]string{".env": "DB_PASS=" + tok + "\n"}
+		return secretVerdict(t, files, ".env", tok, "edit", []fakemodel.ToolCall{call("c1", "edit_file", `{"path":".env","old_string":"DB_PASS=toc","new_string":"x"}`)})
+	})
 	attempt(t, famRender, "grep over the workspace for a .env value", func(t *testing.T) outcome {
 		tok := token(t)
 		files := map[string]string{"main.go": "package main\n// DB_PASS comes from the environment\n", ".env": "DB_PASS=" + tok + "\n"}

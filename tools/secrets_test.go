@@ -139,3 +139,14 @@ func TestTaskApprovalsKeepSecretsApart(t *testing.T) {
 		t.Errorf("questions %+v; want write a, read .env, read k.pem", inner.reqs)
 	}
 }
+
+func TestEditSecretFileAsksFirst(t *testing.T) {
+	_, ws := fixture(t, map[string]string{".env": "DB_PASS=hunter2hunter2\n"})
+	ap := &fixedApprover{d: Deny}
+	r := newReg(t, Env{Workspace: ws, Approver: ap})
+	// A guess that does not match would quote the closest lines.
+	res := call(t, r, "edit_file", map[string]any{"path": ".env", "old_string": "DB_PASS=x", "new_string": "y"})
+	if strings.Contains(res.Text, "hunter2") || len(ap.reqs) != 1 || !ap.reqs[0].Secret {
+		t.Errorf("edit_file .env denied = %q, requests %+v; want one secret question and no content", res.Text, ap.reqs)
+	}
+}
