@@ -162,7 +162,7 @@ func (h *Host) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 			out = append(out, TaskInfo{ID: t.ID, Prompt: preview(t.Prompt), Mode: t.Kind, State: state,
 				Plan: PlanProgress{Items: []string{}}, Started: t.CreatedAt.UTC(), Duration: end.Sub(t.CreatedAt).Milliseconds(),
 				Report: h.ReportIfWritten(ctx, t.ID), Interrupted: interrupted, StopReason: t.StopReason,
-				Summary: t.Summary, LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
+				Summary: render.Inert(t.Summary), LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
