@@ -19,6 +19,7 @@ import (
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
@@ -272,7 +273,7 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 	}
 	res := &Result{
 		TaskID: rec.ID, Kind: Kind(rec.Kind), Prompt: rec.Prompt, Status: State(rec.State),
-		StopReason: StopReason(rec.StopReason), Answer: rec.Answer, Error: rec.Error,
+		StopReason: StopReason(rec.StopReason), Answer: render.Inert(rec.Answer), Error: rec.Error,
 		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
 	plan, err := StoredPlan(rec)
@@ -336,6 +337,11 @@ type run struct {
 	// instr the project instruction files in its system prompt.
 	lessons []Lesson
 	instr   instructions
+
+	// text and thought make the model's streamed text inert before the
+	// sink sees it (render.Stream); made at the first call, flushed at the
+	// end of each.
+	text, thought *render.Stream
 }
 
 func (x *run) main(ctx context.Context) {
@@ -682,17 +688,23 @@ func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, err
 	if fr := x.flight(); fr != nil {
 		ctx = llm.WithCallRecorder(ctx, fr)
 	}
+	if x.text == nil {
+		x.text = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: s}) })
+		x.thought = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: s}) })
+	}
 	resp, err := x.r.model.Complete(ctx, req, func(e llm.Event) {
 		switch e.Kind {
 		case llm.EventText:
-			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: e.Text})
+			x.text.Write(e.Text)
 		case llm.EventReasoning:
-			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: e.Text})
+			x.thought.Write(e.Text)
 		case llm.EventRetry:
 			ev := e
 			x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventRetry, Retry: &ev})
 		}
 	})
+	x.thought.Flush()
+	x.text.Flush()
 	if resp != nil && resp.Duration > 0 {
 		x.modelTime += resp.Duration
 	} else {
@@ -857,7 +869,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	if res.Duration == 0 {
 		res.Duration = d
 	}
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, Tool: c.Name, Args: summary, Duration: res.Duration, IsError: res.IsError, Text: firstLine(res.Text, 200)})
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, Tool: c.Name, Args: summary, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200))})
 	return outcome{res: res}
 }
 
@@ -914,6 +926,19 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	if plan != nil {
 		cp := copyPlan(*plan)
+		// The plan is shown as the model wrote it in every face (progress,
+		// the reply, the report): inert, like the answer.
+		for i := range cp.Items {
+			it := &cp.Items[i]
+			it.Text, it.Reason = render.Inert(it.Text), render.Inert(it.Reason)
+			files := make([]string, len(it.Files))
+			for j, f := range it.Files {
+				files[j] = render.Inert(f) // the model's strings, not yet paths
+			}
+			if it.Files != nil {
+				it.Files = files
+			}
+		}
 		x.t.mu.Lock()
 		x.t.plan = cp
 		x.t.mu.Unlock()
@@ -929,9 +954,16 @@ func (x *run) finish(status State, reason StopReason, answer string, err error) 
 	if cur := x.t.State(); cur.Terminal() {
 		return
 	}
+	if x.text != nil { // what the streams still hold back, before the result
+		x.thought.Close()
+		x.text.Close()
+	}
+	// The answer is what every face shows (the reply, the summary, the
+	// report, the store's task list): inert from here on. The model's own
+	// message in the history stays as it wrote it.
 	res := &Result{
 		TaskID: x.t.id, Kind: x.t.spec.Kind, Prompt: x.t.spec.Prompt,
-		Status: status, StopReason: reason, Answer: answer,
+		Status: status, StopReason: reason, Answer: render.Inert(answer),
 		Files: x.t.changes.list(), Plan: x.t.Plan(), PlanUpdates: x.planUpdates,
 		ModelCalls: x.turns, Usage: x.usage, ModelTime: x.modelTime, ToolTime: x.toolTime,
 		Duration: time.Since(x.start), Tools: x.stats, Notes: x.notes, Commands: x.commands,

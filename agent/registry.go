@@ -3,7 +3,9 @@ package agent
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"regexp"
 	"sync"
 )
 
@@ -32,6 +34,28 @@ func (g *Registry) newID() string {
 	defer g.mu.Unlock()
 	g.seq++
 	return fmt.Sprintf("%s-%d", g.prefix, g.seq)
+}
+
+// taskIDFormat is the form of every ID newID makes: the registry's prefix
+// (8 hexadecimal digits) and the task's number.
+var taskIDFormat = regexp.MustCompile(`^[0-9a-f]{8}-[1-9][0-9]{0,9}$`)
+
+// ErrInvalidTaskID is the error of a task ID that agentls never makes.
+var ErrInvalidTaskID = errors.New("invalid task id")
+
+// CheckTaskID accepts only IDs of the form agentls gives tasks
+// ("3fa2b1c0-1"). Every face checks a task ID it is given before the ID
+// names a file (the report .agentls/tasks/ID.md) or is looked up, so an ID
+// such as "../../x" never becomes a path.
+func CheckTaskID(id string) error {
+	if taskIDFormat.MatchString(id) {
+		return nil
+	}
+	shown := id
+	if len(shown) > 40 {
+		shown = shown[:40] + "..."
+	}
+	return fmt.Errorf("%w %q: a task id is 8 hexadecimal digits, a dash and a number, as agentls.run and agentls.tasks give it (e.g. \"3fa2b1c0-1\")", ErrInvalidTaskID, shown)
 }
 
 // Task returns the task with id, or nil.

@@ -70,8 +70,25 @@ func (r *Result) Report() string {
 				fmt.Fprintf(&b, "- %s (changed by a command)\n", f.Path)
 				continue
 			}
-			fmt.Fprintf(&b, "```diff\n%s```\n", f.Diff)
+			// A fence longer than any run of backticks in the diff: a
+			// changed markdown file cannot close it.
+			fence := strings.Repeat("`", max(3, longestRun(f.Diff, '`')+1))
+			fmt.Fprintf(&b, "%sdiff\n%s%s\n", fence, f.Diff, fence)
 		}
 	}
 	return b.String()
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != c {
+			n = 0
+			continue
+		}
+		n++
+		best = max(best, n)
+	}
+	return best
 }

@@ -126,6 +126,11 @@ func (a *RunArgs) Validate() error {
 			return errors.New(`"range" ends before it starts`)
 		}
 	}
+	if a.FollowUp != "" {
+		if err := agent.CheckTaskID(a.FollowUp); err != nil {
+			return fmt.Errorf(`"followUp": %w`, err)
+		}
+	}
 	if a.URI != "" {
 		if _, err := filenameOf(uri.URI(a.URI)); err != nil {
 			return fmt.Errorf(`"uri": %v`, err)
@@ -143,6 +148,9 @@ type TaskIDArgs struct {
 func (a *TaskIDArgs) Validate() error {
 	if a.TaskID == "" {
 		return errors.New(`"taskId" must be a non-empty string`)
+	}
+	if err := agent.CheckTaskID(a.TaskID); err != nil {
+		return fmt.Errorf(`"taskId": %w`, err)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	}
 	actions = append(actions, protocol.MessageActionItem{Title: ActionDeny})
 	msg := fmt.Sprintf("agentls (task %s, %q) wants to %s.", q.TaskID, cutLine(q.Prompt, 60), q.Request.Summary)
-	if q.Request.Path != "" && q.Request.Command == "" {
+	if q.Request.Path != "" && q.Request.Command == "" && !q.Request.Secret {
 		msg += " The file is not open in the editor, so the change goes straight to disk."
 	}
 	if svc.clientMute.Load() {

@@ -103,17 +103,17 @@ func seedStore(t *testing.T, root string) {
 		}
 	}
 	old := time.Now().Add(-48 * time.Hour)
-	must(st.CreateTask(store.Task{ID: "old-1", Kind: "ask", Prompt: "count the lines of main.go", CreatedAt: old}))
-	must(st.AppendMessage("old-1", store.Message{Seq: 0, Role: "assistant", Content: "42 lines.", ModelCall: true, Usage: store.Usage{InputTokens: 100, OutputTokens: 10}}))
-	must(st.FinishTask("old-1", store.TaskEnd{State: store.StateCompleted, StopReason: "answered", Answer: "main.go has 42 lines.", At: old}))
-	must(st.CreateTask(store.Task{ID: "old-2", Kind: "ask", Prompt: "what does the build script do", State: "executing"}))
+	must(st.CreateTask(store.Task{ID: "0000a1d0-1", Kind: "ask", Prompt: "count the lines of main.go", CreatedAt: old}))
+	must(st.AppendMessage("0000a1d0-1", store.Message{Seq: 0, Role: "assistant", Content: "42 lines.", ModelCall: true, Usage: store.Usage{InputTokens: 100, OutputTokens: 10}}))
+	must(st.FinishTask("0000a1d0-1", store.TaskEnd{State: store.StateCompleted, StopReason: "answered", Answer: "main.go has 42 lines.", At: old}))
+	must(st.CreateTask(store.Task{ID: "0000a1d0-2", Kind: "ask", Prompt: "what does the build script do", State: "executing"}))
 	for i, m := range []store.Message{
 		{Role: "system", Content: "You are agentls."},
 		{Role: "user", Content: "what does the build script do"},
 		{Role: "assistant", ToolCalls: []store.CallRequest{{ID: "c9", Name: "read_file", Arguments: `{"path":"build.sh"}`}}},
 	} {
 		m.Seq, m.ModelCall = i, m.Role == "assistant"
-		must(st.AppendMessage("old-2", m))
+		must(st.AppendMessage("0000a1d0-2", m))
 	}
 	must(st.Close(c))
 }
@@ -168,18 +168,18 @@ func TestTasksResumeStatsAcrossRestart(t *testing.T) {
 	if err != nil || r.Status != "completed" {
 		t.Fatalf("new task: %+v, %v", r, err)
 	}
-	if got := ids(tasksOf(t, a, nil)); got != "old-1 old-2! "+r.TaskID {
+	if got := ids(tasksOf(t, a, nil)); got != "0000a1d0-1 0000a1d0-2! "+r.TaskID {
 		t.Errorf("agentls.tasks = %s", got)
 	}
 	for _, c := range []struct {
 		arg  any
 		want string
 	}{
-		{map[string]any{"state": "interrupted"}, "old-2!"},
-		{map[string]any{"state": []string{"completed"}}, "old-1 " + r.TaskID},
-		{map[string]any{"state": "live"}, "old-2!"},
-		{map[string]any{"since": "24h"}, "old-2! " + r.TaskID},
-		{map[string]any{"since": time.Now().Add(-72 * time.Hour).Format(time.RFC3339), "state": "completed"}, "old-1 " + r.TaskID},
+		{map[string]any{"state": "interrupted"}, "0000a1d0-2!"},
+		{map[string]any{"state": []string{"completed"}}, "0000a1d0-1 " + r.TaskID},
+		{map[string]any{"state": "live"}, "0000a1d0-2!"},
+		{map[string]any{"since": "24h"}, "0000a1d0-2! " + r.TaskID},
+		{map[string]any{"since": time.Now().Add(-72 * time.Hour).Format(time.RFC3339), "state": "completed"}, "0000a1d0-1 " + r.TaskID},
 	} {
 		if got := ids(tasksOf(t, a, c.arg)); got != c.want {
 			t.Errorf("agentls.tasks %v = %q; want %q", c.arg, got, c.want)
@@ -192,7 +192,7 @@ func TestTasksResumeStatsAcrossRestart(t *testing.T) {
 	}
 
 	// A follow-up of a task of the earlier server.
-	f, err := a.run(t, map[string]any{"prompt": "wrong, skip blank lines", "mode": "ask", "followUp": "old-1"})
+	f, err := a.run(t, map[string]any{"prompt": "wrong, skip blank lines", "mode": "ask", "followUp": "0000a1d0-1"})
 	if err != nil || f.Status != "completed" {
 		t.Fatalf("follow-up: %+v, %v", f, err)
 	}
@@ -202,12 +202,12 @@ func TestTasksResumeStatsAcrossRestart(t *testing.T) {
 	}
 
 	// Resume the interrupted task.
-	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandResume, map[string]any{"taskId": "old-2"})
+	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandResume, map[string]any{"taskId": "0000a1d0-2"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rr lsp.RunReply
-	if err := json.Unmarshal(raw, &rr); err != nil || rr.TaskID != "old-2" || rr.Status != "completed" || rr.Answer != "The build script runs go build." {
+	if err := json.Unmarshal(raw, &rr); err != nil || rr.TaskID != "0000a1d0-2" || rr.Status != "completed" || rr.Answer != "The build script runs go build." {
 		t.Fatalf("agentls.resume = %s, %v", raw, err)
 	}
 	reqs = a.model.Requests()
@@ -223,7 +223,7 @@ func TestTasksResumeStatsAcrossRestart(t *testing.T) {
 	if got := ids(tasksOf(t, a, map[string]any{"state": "interrupted"})); got != "" {
 		t.Errorf("still interrupted after the resume: %s", got)
 	}
-	for _, bad := range []string{"old-2", "old-1", "nope"} {
+	for _, bad := range []string{"0000a1d0-2", "0000a1d0-1", "nope"} {
 		if _, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandResume, map[string]any{"taskId": bad}); !isCode(err, jsonrpc2.InvalidParams) {
 			t.Errorf("agentls.resume %s: %v; want InvalidParams", bad, err)
 		}

@@ -14,17 +14,20 @@ import (
 // by the remembered prefix of the approved one (one simple command, a safe
 // command whose further words pass its rule, same leading words: "go test"
 // after "go test ./..."); a command that is not a safe command is
-// remembered not at all. For edit_file and write_file, any write. The agent
-// makes one per task.
+// remembered not at all. For edit_file and write_file, any write. For a
+// read of a secret file (ApprovalRequest.Secret), that file only: a write
+// allowed for the task reads no secret, and a secret read allowed reads no
+// other file. The agent makes one per task.
 // Remembering AllowAlways beyond the task is the caller's business (the
 // Approver it wraps).
 type TaskApprovals struct {
 	next   Approver
 	policy *shellpolicy.Policy
 
-	mu       sync.Mutex // guards writes and prefixes
+	mu       sync.Mutex // guards writes, prefixes and secrets
 	writes   bool
 	prefixes []string
+	secrets  map[string]bool // secret files the user let this task read
 }
 
 // NewTaskApprovals wraps next (which may not be nil) under policy (nil:
@@ -48,7 +51,12 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 	}
 	if d == AllowForTask || d == AllowAlways {
 		t.mu.Lock()
-		if req.Command == "" {
+		if req.Secret {
+			if t.secrets == nil {
+				t.secrets = map[string]bool{}
+			}
+			t.secrets[req.Path] = true
+		} else if req.Command == "" {
 			t.writes = true
 		} else if p := t.policy.Prefix(shellpolicy.Parse(req.Command)); p != "" {
 			t.prefixes = append(t.prefixes, p)
@@ -61,6 +69,9 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 func (t *TaskApprovals) remembered(req ApprovalRequest) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if req.Secret {
+		return t.secrets[req.Path]
+	}
 	if req.Command == "" {
 		return t.writes
 	}

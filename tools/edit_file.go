@@ -56,6 +56,13 @@ func (r *Registry) editFile(ctx context.Context, a *editFileArgs) (Result, error
 	if r.inStateDir(p) {
 		return errorf("%s is in agentls's state folder, which tools do not write", p), nil
 	}
+	if SecretFile(p.Rel()) {
+		// Its results quote the file's lines and answer whether a guess
+		// occurs in it: a read, asked for like read_file's.
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "edit_file", Summary: secretSummary("edit", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+			return deref(res), err
+		}
+	}
 	edits := a.Edits
 	switch {
 	case len(edits) > 0 && (a.OldString != nil || a.NewString != nil):

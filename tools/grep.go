@@ -82,6 +82,14 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		case statErr == nil || open:
 			scope, explicitFile = p.String(), true
 			paths = []workspace.Path{p}
+			if SecretFile(p.Rel()) {
+				if res, err := r.approve(ctx, ApprovalRequest{Tool: "grep", Summary: secretSummary("search", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+					if res != nil {
+						return *res, nil
+					}
+					return Result{}, err
+				}
+			}
 		default:
 			return errorf("no such file or folder: %s; grep with no path searches the whole workspace", p), nil
 		}
@@ -123,7 +131,25 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			return Result{}, fmt.Errorf("grep: %w", err)
 		}
 	}
+	// A folder or the workspace is searched without the files that
+	// commonly hold secrets: their lines would reach the model unasked.
+	// Naming one as path asks the user first.
+	var secrets []string
+	if !explicitFile {
+		kept := make([]grep.File, 0, len(files))
+		for _, f := range files {
+			if SecretFile(f.Rel) {
+				secrets = append(secrets, f.Name)
+				continue
+			}
+			kept = append(kept, f)
+		}
+		files = kept
+	}
 	if len(files) == 0 {
+		if len(secrets) > 0 {
+			return errorf("nothing was searched: the only files in %s commonly hold secrets (%s); grep with one of them as path asks the user first", scope, strings.Join(secrets, ", ")), nil
+		}
 		return errorf("nothing was searched: no files in %s; check path and glob (list_files shows what is there)", scope), nil
 	}
 	// Open buffers by printed path: one Resolve per buffer, not one
@@ -160,7 +186,14 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	if !trusted && idx.Warm() && res.Skipped == 0 && (a.Path == "" || a.Path == ".") && a.Glob == "" {
 		idx.Synced(seq) // every file's stamp was just checked
 	}
-	return renderGrep(a, scope, res, ctxLines), nil
+	out := renderGrep(a, scope, res, ctxLines)
+	if len(secrets) > 0 {
+		if len(secrets) > 5 {
+			secrets = append(secrets[:5], fmt.Sprintf("and %d more", len(secrets)-5))
+		}
+		out.Text += fmt.Sprintf("\n(not searched: %s, which commonly hold secrets; grep with one as path, or read_file, asks the user first)", strings.Join(secrets, ", "))
+	}
+	return out, nil
 }
 
 // syncIndex brings the warm index up to date with the workspace change log

@@ -55,7 +55,11 @@ type ApprovalRequest struct {
 	Tool    string // tool name
 	Summary string // one line for people: "run `go test ./...`", "write docs/x.md"
 	Command string // for run_command: the command line; its prefix can be remembered
-	Path    string // for writes: the workspace-relative path
+	Path    string // for writes and secret reads: the workspace-relative path
+	// Secret marks a read of a file that commonly holds secrets
+	// (SecretFile): asked even under approval "auto", remembered for the
+	// task by path only.
+	Secret bool
 }
 
 // Approver asks the user for consent. The LSP layer implements it with

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/shellpolicy"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // SettingsFileName is the workspace settings file in the state folder
@@ -28,11 +29,12 @@ type WorkspaceSettings struct {
 }
 
 // approver is a task's approval policy: the approval setting ("auto"
-// allows, "deny" denies, "ask" asks), then the command prefixes the user
-// allowed (the allowCommands setting and the "Always allow" answers kept
-// in the user's configuration folder) for commands that are safe commands
-// (tools/shellpolicy, extended by the safeCommands setting), then the user
-// through the face's Port.
+// allows, "deny" denies, "ask" asks; a read of a file that commonly holds
+// secrets asks under "auto" too, unless the user's allowSecretReads covers
+// it), then the command prefixes the user allowed (the allowCommands
+// setting and the "Always allow" answers kept in the user's configuration
+// folder) for commands that are safe commands (tools/shellpolicy, extended
+// by the safeCommands setting), then the user through the face's Port.
 type approver struct {
 	h        *Host
 	port     Port
@@ -45,11 +47,16 @@ type approver struct {
 
 // Approve implements tools.Approver.
 func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	switch a.settings.Approval {
-	case "auto":
-		return tools.AllowOnce, nil
-	case "deny":
+	switch {
+	case a.settings.Approval == "deny":
 		return tools.Deny, nil
+	case req.Secret && SecretReadAllowed(req.Path, a.settings.AllowSecretReads):
+		return tools.AllowOnce, nil
+	case req.Secret:
+		// A file that commonly holds secrets is read only with the user's
+		// consent, even under "auto": the user decides, not the workspace.
+	case a.settings.Approval == "auto":
+		return tools.AllowOnce, nil
 	}
 	cmd := shellpolicy.Parse(req.Command)
 	if req.Command != "" {
@@ -86,6 +93,18 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 // and the user's safeCommands.
 func (c Settings) Policy() (*shellpolicy.Policy, []error) {
 	return shellpolicy.Default().With(c.SafeCommands)
+}
+
+// SecretReadAllowed reports whether one of the user's allowSecretReads
+// globs (doublestar, workspace-relative: ".env.test", "config/*.pem")
+// matches path, a secret file the agent wants to read.
+func SecretReadAllowed(path string, globs []string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, path); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // CommandPrefix is what "Always allow" remembers of a command under the

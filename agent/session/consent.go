@@ -45,7 +45,8 @@ func (e *ErrModelNotTrusted) Error() string {
 var approvalRank = map[string]int{"deny": 0, "ask": 1, "auto": 2}
 
 // widenings describes what s allows that base does not: a wider approval,
-// more allowed or safe commands, another check command, no sandbox,
+// more allowed or safe commands, more secret files read unasked, another
+// check command, no sandbox,
 // network for commands.
 func widenings(base, s Settings) []string {
 	var out []string
@@ -60,6 +61,11 @@ func widenings(base, s Settings) []string {
 	for _, c := range s.SafeCommands {
 		if !slices.Contains(base.SafeCommands, c) {
 			out = append(out, fmt.Sprintf("safeCommands %q", c))
+		}
+	}
+	for _, g := range s.AllowSecretReads {
+		if !slices.Contains(base.AllowSecretReads, g) {
+			out = append(out, fmt.Sprintf("allowSecretReads %q", g))
 		}
 	}
 	if s.CheckCommand != "" && s.CheckCommand != base.CheckCommand {
@@ -81,6 +87,7 @@ func narrowed(base, s Settings) Settings {
 	}
 	s.AllowCommands = slices.DeleteFunc(slices.Clone(s.AllowCommands), func(c string) bool { return !slices.Contains(base.AllowCommands, c) })
 	s.SafeCommands = slices.DeleteFunc(slices.Clone(s.SafeCommands), func(c string) bool { return !slices.Contains(base.SafeCommands, c) })
+	s.AllowSecretReads = slices.DeleteFunc(slices.Clone(s.AllowSecretReads), func(g string) bool { return !slices.Contains(base.AllowSecretReads, g) })
 	if s.CheckCommand != "" && s.CheckCommand != base.CheckCommand {
 		s.CheckCommand = base.CheckCommand
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -93,7 +94,9 @@ func Summary(res *agent.Result) string {
 			what += ": " + FirstLine(res.Error, 160)
 		}
 	}
-	return fmt.Sprintf("%s [%d model calls, %d tokens]", what, res.ModelCalls, res.Usage.InputTokens+res.Usage.OutputTokens)
+	// Cutting the answer may open what it had closed (a code span around
+	// an address): the line is made inert again.
+	return render.Inert(fmt.Sprintf("%s [%d model calls, %d tokens]", what, res.ModelCalls, res.Usage.InputTokens+res.Usage.OutputTokens))
 }
 
 // FirstLine is the first non-empty line of s without markdown marks, cut

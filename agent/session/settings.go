@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Environment variables read by the settings.
@@ -54,15 +55,19 @@ type Settings struct {
 	// SafeCommands extend the built-in allowlist of safe commands
 	// (tools/shellpolicy): leading words ("mytool lint") whose further
 	// words the user vouches run no code named on the command line.
-	SafeCommands  []string `json:"safeCommands"`
-	CheckCommand  string   `json:"checkCommand"`  // e.g. "go build ./..."; empty: none
-	Validate      string   `json:"validate"`      // off | on | edits
-	MaxTurns      int      `json:"maxTurns"`      // model turns per task
-	MaxTokens     int      `json:"maxTokens"`     // input+output tokens per task; 0: no limit
-	MaxTime       Duration `json:"maxTime"`       // wall time per task; 0: no limit
-	ContextWindow int      `json:"contextWindow"` // tokens; 0: known from the model name
-	ShowReport    bool     `json:"showReport"`    // open the task report when the task ends
-	Sandbox       string   `json:"sandbox"`       // workspace-write | off
+	SafeCommands []string `json:"safeCommands"`
+	// AllowSecretReads are globs of files that commonly hold secrets
+	// (tools.SecretFile) the agent may read without asking. A user-level
+	// setting: it widens what the agent may do.
+	AllowSecretReads []string `json:"allowSecretReads"`
+	CheckCommand     string   `json:"checkCommand"`  // e.g. "go build ./..."; empty: none
+	Validate         string   `json:"validate"`      // off | on | edits
+	MaxTurns         int      `json:"maxTurns"`      // model turns per task
+	MaxTokens        int      `json:"maxTokens"`     // input+output tokens per task; 0: no limit
+	MaxTime          Duration `json:"maxTime"`       // wall time per task; 0: no limit
+	ContextWindow    int      `json:"contextWindow"` // tokens; 0: known from the model name
+	ShowReport       bool     `json:"showReport"`    // open the task report when the task ends
+	Sandbox          string   `json:"sandbox"`       // workspace-write | off
 	// CommandNetwork lets commands open network connections; off by
 	// default, enforced by the sandbox where the kernel can.
 	CommandNetwork bool `json:"commandNetwork"`
@@ -380,6 +385,17 @@ var table = []field{
 		if _, errs := shellpolicy.Default().With(*v); len(errs) > 0 {
 			return errs[0]
 		}
+		return nil
+	}),
+	setting("allowSecretReads", "a list of globs", func(c *Settings) *[]string { return &c.AllowSecretReads }, func(v *[]string) error {
+		out := make([]string, 0, len(*v))
+		for i, s := range *v {
+			if s = strings.TrimSpace(s); s == "" || !doublestar.ValidatePattern(s) {
+				return fmt.Errorf("entry %d is not a glob", i)
+			}
+			out = append(out, s)
+		}
+		*v = out
 		return nil
 	}),
 	setting("checkCommand", "a string", func(c *Settings) *string { return &c.CheckCommand }, trimmed(nil)),

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -72,6 +73,14 @@ func (e *PromptTooLargeError) Error() string {
 func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task, error) {
 	if n := len(spec.Prompt); n > MaxPromptBytes {
 		return nil, &PromptTooLargeError{Size: n}
+	}
+	for _, id := range []string{spec.FollowUp, spec.ResumeID} {
+		if id == "" {
+			continue
+		}
+		if err := agent.CheckTaskID(id); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+		}
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -276,8 +285,13 @@ func ReportPath(ws *workspace.Workspace, id string) string {
 	return filepath.Join(ws.StateDir(), ReportDir, id+".md")
 }
 
-// ReportIfWritten returns the report path of task id when the report exists.
+// ReportIfWritten returns the report path of task id when the report
+// exists; "" for an id of another form than agentls's (agent.CheckTaskID),
+// which names no report.
 func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
+	if agent.CheckTaskID(id) != nil {
+		return ""
+	}
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return ""
@@ -304,7 +318,9 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
 	}
-	text = h.Redactor().String(text)
+	// The whole report, not only the answer: plan items, notes and diffs
+	// hold the model's text too, and an editor previews the file.
+	text = render.Inert(h.Redactor().String(text))
 	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -161,7 +162,7 @@ func (h *Host) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 			out = append(out, TaskInfo{ID: t.ID, Prompt: preview(t.Prompt), Mode: t.Kind, State: state,
 				Plan: PlanProgress{Items: []string{}}, Started: t.CreatedAt.UTC(), Duration: end.Sub(t.CreatedAt).Milliseconds(),
 				Report: h.ReportIfWritten(ctx, t.ID), Interrupted: interrupted, StopReason: t.StopReason,
-				Summary: t.Summary, LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
+				Summary: render.Inert(t.Summary), LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
@@ -188,6 +189,9 @@ type TaskResult struct {
 
 // Result returns the result of task id, from this host or the store.
 func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	if t := h.tasks.Task(id); t != nil {
 		res := t.Result()
 		if res == nil {
@@ -211,7 +215,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TaskResult{TaskID: id, Status: t.State, Summary: t.Summary, Answer: t.Answer, ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
 	if !store.Terminal(t.State) {
 		r.Status = "interrupted"
 	}
@@ -232,6 +236,9 @@ func (h *Host) liveHere(id string) bool {
 // Resume continues an interrupted task of the store under its own ID,
 // reporting to port like Start.
 func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	st, err := h.Store(ctx)
 	if err != nil {
 		return nil, err
@@ -255,6 +262,9 @@ func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) 
 // Undo reverts every edit of task id through ed (nil: on disk), three-way
 // around what the user changed since.
 func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent.UndoReport, error) {
+	if err := agent.CheckTaskID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+	}
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return nil, err

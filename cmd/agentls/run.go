@@ -142,7 +142,9 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 }
 
 // terminalPort is the command line's side of a task: events as lines on
-// stderr, edits on disk, and no questions (the --edit flag is the consent).
+// stderr, edits on disk, and no questions (the --edit flag is the consent
+// to writes and commands; a file that commonly holds secrets is read only
+// when --settings '{"allowSecretReads": [...]}' names it).
 type terminalPort struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -150,7 +152,13 @@ type terminalPort struct {
 
 func (p *terminalPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
 
-func (p *terminalPort) Ask(context.Context, session.Question) (tools.Decision, error) {
+func (p *terminalPort) Ask(_ context.Context, q session.Question) (tools.Decision, error) {
+	if q.Request.Secret {
+		p.mu.Lock()
+		fmt.Fprintf(p.w, "! not read: %s commonly holds secrets; to let tasks read it, run with --settings '{\"allowSecretReads\": [%q]}'\n", q.Request.Path, q.Request.Path)
+		p.mu.Unlock()
+		return tools.Deny, nil
+	}
 	return tools.AllowOnce, nil
 }
 

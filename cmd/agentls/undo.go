@@ -38,6 +38,9 @@ func runUndo(ctx context.Context, sio stdio, args []string) error {
 		return &exitError{code: 2, err: errors.New("want one task ID")}
 	}
 	id := fset.Arg(0)
+	if err := agent.CheckTaskID(id); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	root, err := filepath.Abs(*dir)
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/agent/store"
 )
@@ -241,7 +242,7 @@ func (a *Agent) replay(ctx context.Context, s *acpSession, st *store.Store, t st
 				Locations: []sdk.ToolCallLocation{{Path: abs}}, Content: []sdk.ToolCallContent{diffContent(c)}}})
 		}
 	}
-	answer := t.Answer
+	answer := render.Inert(t.Answer) // stored before answers were made inert, perhaps
 	if answer == "" && !store.Terminal(t.State) {
 		answer = "(interrupted: this task did not finish)"
 	} else if answer == "" && t.State != store.StateCompleted {

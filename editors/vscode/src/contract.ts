@@ -141,6 +141,7 @@ export interface Settings {
   approval?: string;
   allowCommands?: unknown;
   safeCommands?: unknown;
+  allowSecretReads?: unknown;
   checkCommand?: string;
   apiKeyEnv?: string;
   sandbox?: string;
@@ -154,6 +155,7 @@ export interface ServerSettings {
   approval?: 'ask' | 'auto' | 'deny';
   allowCommands?: string[];
   safeCommands?: string[];
+  allowSecretReads?: string[];
   checkCommand?: string;
   apiKeyEnv: string;
   sandbox?: 'workspace-write' | 'off';
@@ -174,6 +176,7 @@ export const userOnlySettings = [
   'approval',
   'allowCommands',
   'safeCommands',
+  'allowSecretReads',
   'checkCommand',
   'sandbox',
   'commandNetwork',
@@ -217,6 +220,10 @@ export function serverSettings(s: Settings): ServerSettings {
   if (Array.isArray(s.safeCommands)) {
     const cmds = s.safeCommands.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter((c) => c !== '');
     if (cmds.length > 0) out.safeCommands = cmds;
+  }
+  if (Array.isArray(s.allowSecretReads)) {
+    const globs = s.allowSecretReads.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter((c) => c !== '');
+    if (globs.length > 0) out.allowSecretReads = globs;
   }
   if (str(s.checkCommand)) out.checkCommand = str(s.checkCommand);
   // Only an explicit "off" turns the sandbox off; anything else keeps it.
@@ -718,4 +725,115 @@ export function isPlanResult(r: RunResult): boolean {
 /** executePlanArgs is the agentls.run argument that carries out plan task id. */
 export function executePlanArgs(id: string): RunArgs {
   return { prompt: 'go ahead', mode: 'edit', followUp: id };
+}
+
+/**
+ * MdToken is the part of a markdown-it token the answer preview's guard
+ * reads and changes.
+ */
+export interface MdToken {
+  type: string;
+  content: string;
+  attrs: [string, string][] | null;
+  children: MdToken[] | null;
+}
+
+/** isAgentlsDocument: a document the guard applies to (an answer, a task report). */
+export function isAgentlsDocument(doc: { scheme?: string; path?: string } | undefined): boolean {
+  if (!doc) return false;
+  return doc.scheme === 'agentls-answer' || /\/\.agentls\/tasks\/[^/]+\.md$/.test(doc.path ?? '');
+}
+
+function cleanUrl(u: string): string {
+  // eslint-disable-next-line no-control-regex
+  return u.replace(/[\t\n\r]/g, '').replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, '').replace(/\\/g, '/');
+}
+
+/** localUrl: a relative path (not //host) or a file: URL without a host. */
+export function localUrl(raw: string): boolean {
+  const u = cleanUrl(raw);
+  const m = /^([^:/?#]*):(.*)$/.exec(u);
+  if (!m) return !u.startsWith('//');
+  if (m[1].toLowerCase() !== 'file') return false;
+  const rest = m[2];
+  if (!rest.startsWith('//')) return true;
+  const host = rest.slice(2).split('/')[0];
+  return host === '' || host.toLowerCase() === 'localhost';
+}
+
+/** linkAllowed: local, or plain http(s)/mailto without user information, query or fragment. */
+export function linkAllowed(raw: string): boolean {
+  if (localUrl(raw)) return true;
+  const u = cleanUrl(raw);
+  if (/[?#]/.test(u)) return false;
+  const m = /^([a-z][a-z0-9+.-]*):(.*)$/i.exec(u);
+  if (!m) return false;
+  const scheme = m[1].toLowerCase();
+  if (scheme === 'mailto') return true;
+  return (scheme === 'http' || scheme === 'https') && /^\/\/[^/@]+(\/|$)/.test(m[2]);
+}
+
+const safeTag = /^<\/?(b|i|em|strong|code|kbd|sub|sup|br|p|details|summary|s|del|ins|mark|small|u|hr|ul|ol|li|blockquote|pre|table|thead|tbody|tr|th|td)\s*\/?>$/i;
+
+function attr(t: MdToken, name: string): string {
+  return t.attrs?.find(([k]) => k === name)?.[1] ?? '';
+}
+
+/**
+ * inertTokens makes what the preview would load or follow in an agentls
+ * answer or report inert, after markdown-it has parsed it: a remote image
+ * becomes text naming its URL, a link that carries data (query, fragment,
+ * user information) or has another scheme loses its link, raw HTML outside
+ * a small set of attribute-less tags is shown as text. The server does the
+ * same before it sends anything (agent/render); this is the preview's own
+ * guard, for text from an older server or a parser that reads it otherwise.
+ */
+export function inertTokens(tokens: MdToken[]): void {
+  for (const t of tokens) {
+    if (t.type === 'html_block' && !t.content.split(/(?=<)/).every((p) => !p.startsWith('<') || safeTag.test(p.replace(/>[\s\S]*$/, '>').trim()))) {
+      t.type = 'code_block';
+    }
+    if (t.children) inertInline(t.children);
+  }
+}
+
+function inertInline(children: MdToken[]): void {
+  const open: (string | null)[] = []; // per open link: its URL when it is removed
+  for (const t of children) {
+    switch (t.type) {
+      case 'image': {
+        const src = attr(t, 'src');
+        if (localUrl(src)) break;
+        const alt = (t.children ?? []).map((c) => c.content).join('');
+        t.type = 'text';
+        t.content = `${alt ? `${alt}: ` : ''}${src} [remote image not loaded]`;
+        t.children = null;
+        t.attrs = null;
+        break;
+      }
+      case 'link_open': {
+        const href = attr(t, 'href');
+        if (linkAllowed(href)) {
+          open.push(null);
+          break;
+        }
+        open.push(href);
+        t.type = 'text';
+        t.content = '';
+        t.attrs = null;
+        break;
+      }
+      case 'link_close': {
+        const href = open.pop();
+        if (href !== null && href !== undefined) {
+          t.type = 'text';
+          t.content = ` (${href}) [link not rendered]`;
+        }
+        break;
+      }
+      case 'html_inline':
+        if (!safeTag.test(t.content.trim())) t.type = 'text';
+        break;
+    }
+  }
 }

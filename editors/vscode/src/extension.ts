@@ -27,6 +27,7 @@ import {
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
 import {
+  MdToken,
   MessageGate,
   ProgressTracker,
   ProgressValue,
@@ -41,6 +42,8 @@ import {
   approvalHtml,
   buildRunArgs,
   executePlanArgs,
+  inertTokens,
+  isAgentlsDocument,
   isApproval,
   isAuthFailure,
   isPlanResult,
@@ -116,6 +119,7 @@ function readSettings() {
     approval: userSetting<string>('approval'),
     allowCommands: userSetting<unknown>('allowCommands'),
     safeCommands: userSetting<unknown>('safeCommands'),
+    allowSecretReads: userSetting<unknown>('allowSecretReads'),
     checkCommand: userSetting<string>('checkCommand'),
     apiKeyEnv: keyEnvName(),
     sandbox: userSetting<string>('sandbox'),
@@ -848,7 +852,20 @@ function guard(fn: (...args: unknown[]) => Promise<void>): (...args: unknown[]) 
   };
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
+/**
+ * extendMarkdownIt adds the answer preview's guard to VS Code's markdown
+ * preview (contributes "markdown.markdownItPlugins"): in agentls answers
+ * and task reports, remote images, links that carry data and raw HTML are
+ * shown as text (inertTokens), whatever the server sent.
+ */
+export function extendMarkdownIt(md: { core: { ruler: { push(name: string, rule: (state: { tokens: MdToken[]; env?: { currentDocument?: { scheme?: string; path?: string } } }) => void): void } } }): unknown {
+  md.core.ruler.push('agentls_inert', (state) => {
+    if (isAgentlsDocument(state.env?.currentDocument)) inertTokens(state.tokens);
+  });
+  return md;
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<{ extendMarkdownIt: typeof extendMarkdownIt }> {
   ctx = context;
   log = vscode.window.createOutputChannel('agentls', { log: true });
   status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 10);
@@ -900,6 +917,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   } catch {
     // Reported to the user in startClient; the commands stay available.
   }
+  return { extendMarkdownIt };
 }
 
 export async function deactivate(): Promise<void> {

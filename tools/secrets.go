@@ -1,0 +1,75 @@
+package tools
+
+import (
+	"path"
+	"strings"
+)
+
+// SecretFile reports whether the workspace-relative path rel names a file
+// that commonly holds secrets: dotenv files (.env, .env.local, prod.env,
+// .envrc; not the .env.example, .env.sample, .env.template or .env.dist
+// that projects commit as documentation), private keys and key stores
+// (*.pem, *.key, *.p12, *.pfx, *.jks, *.keystore, *.ppk, id_rsa and the
+// other id_* without an extension, everything under .ssh but public keys
+// and known_hosts, everything under .gnupg), credential files of common
+// tools (.netrc, .npmrc, .pypirc, .git-credentials, .pgpass, .htpasswd,
+// .aws/credentials, .docker/config.json, .kube/config, credentials.json,
+// client_secret*.json, *.tfvars). read_file and grep ask the user before
+// such a file's content reaches the model, whatever the approval setting.
+//
+// It goes by name only: a secret under an ordinary name is not recognised
+// here (the redactor still hides the API key by value).
+func SecretFile(rel string) bool {
+	rel = strings.ToLower(path.Clean(strings.ReplaceAll(rel, `\`, "/")))
+	base := path.Base(rel)
+	dirs := strings.Split(path.Dir(rel), "/")
+	inDir := func(name string) bool {
+		for _, d := range dirs {
+			if d == name {
+				return true
+			}
+		}
+		return false
+	}
+	parent := dirs[len(dirs)-1]
+	switch {
+	case inDir(".ssh"):
+		return !strings.HasSuffix(base, ".pub") && base != "known_hosts" && base != "config"
+	case inDir(".gnupg"):
+		return true
+	case parent == ".aws" && (base == "credentials" || base == "config"):
+		return true
+	case parent == ".docker" && base == "config.json":
+		return true
+	case parent == ".kube" && base == "config":
+		return true
+	}
+	switch base {
+	case ".env", ".envrc", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials", ".pgpass", ".htpasswd",
+		"credentials.json", ".dockercfg", ".vault-token":
+		return true
+	}
+	if rest, ok := strings.CutPrefix(base, ".env."); ok {
+		switch rest {
+		case "example", "sample", "template", "dist", "defaults", "schema":
+			return false // committed as documentation of the variables
+		}
+		return true
+	}
+	switch path.Ext(base) {
+	case ".env", ".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".tfvars", ".kdbx":
+		return true
+	}
+	if strings.HasPrefix(base, "id_") && !strings.Contains(base, ".") {
+		return true // id_rsa, id_ed25519, id_ecdsa_sk; not id_rsa.pub, not id_test.go
+	}
+	if strings.HasPrefix(base, "client_secret") && strings.HasSuffix(base, ".json") {
+		return true
+	}
+	return false
+}
+
+// secretSummary is the approval question's text for reading a secret file.
+func secretSummary(verb, p string) string {
+	return verb + " " + p + ", a file that commonly holds secrets (its content would be sent to the model)"
+}
