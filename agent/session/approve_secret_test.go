@@ -4,23 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/workspace"
 )
-
-// askPort answers every question with d and counts them.
-type askPort struct {
-	d     tools.Decision
-	asked []Question
-}
-
-func (p *askPort) Event(agent.Event)                            {}
-func (p *askPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
-func (p *askPort) Ask(_ context.Context, q Question) (tools.Decision, error) {
-	p.asked = append(p.asked, q)
-	return p.d, nil
-}
 
 func TestSecretReadsAskEvenUnderAuto(t *testing.T) {
 	secret := tools.ApprovalRequest{Tool: "read_file", Summary: "read .env", Path: ".env", Secret: true}
@@ -43,7 +28,7 @@ func TestSecretReadsAskEvenUnderAuto(t *testing.T) {
 		{"allowSecretReads of another file", "auto", []string{"config/*.pem"}, secret, tools.Deny, tools.Deny, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			port := &askPort{d: tc.answer}
+			port := &askPort{answer: tc.answer}
 			s := Defaults()
 			s.Approval, s.AllowSecretReads = tc.approval, tc.allow
 			a := &approver{port: port, stateDir: t.TempDir(), settings: s, task: func() (string, string) { return "t1", "p" }}
@@ -51,8 +36,8 @@ func TestSecretReadsAskEvenUnderAuto(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != tc.want || (len(port.asked) == 1) != tc.asked {
-				t.Errorf("Approve(%+v) under %s = %v, asked %d; want %v, asked %v", tc.req, tc.approval, got, len(port.asked), tc.want, tc.asked)
+			if got != tc.want || (len(port.asked()) == 1) != tc.asked {
+				t.Errorf("Approve(%+v) under %s = %v, asked %d; want %v, asked %v", tc.req, tc.approval, got, len(port.asked()), tc.want, tc.asked)
 			}
 		})
 	}
