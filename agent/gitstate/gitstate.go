@@ -306,5 +306,8 @@ func (s *State) Describe() string {
 	if s.Head == "" {
 		return where + ", no commit yet"
 	}
+	if s.Subject == "" {
+		return fmt.Sprintf("%s at %s", where, s.Head)
+	}
 	return fmt.Sprintf("%s at %s (%s)", where, s.Head, s.Subject)
 }
