@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -79,21 +78,6 @@ func TestReadFilesEmptyRepositoryAndOutside(t *testing.T) {
 	}
 	if st := ReadFiles(filepath.Join(empty, ".git")); st.Repo {
 		t.Errorf("ReadFiles inside .git = %+v; want no work tree", st)
-	}
-}
-
-// A command may plant a FIFO where HEAD was: reading it must not block.
-func TestReadFilesDoesNotBlockOnAFIFO(t *testing.T) {
-	dir := gitRepo(t)
-	head := filepath.Join(dir, ".git", "HEAD")
-	if err := os.Remove(head); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(head, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	if st := ReadFiles(dir); st.Repo {
-		t.Errorf("ReadFiles with a FIFO as HEAD = %+v; want no state", st)
 	}
 }
 
