@@ -28,8 +28,10 @@ import (
 	"time"
 )
 
-// Timeout bounds one Read (every git command it runs).
-const Timeout = 5 * time.Second
+// Timeout bounds one Read (every git command it runs). Each run starts a
+// sandbox supervisor before git: on a loaded machine that takes far longer
+// than git itself.
+const Timeout = 15 * time.Second
 
 // MaxModified bounds the uncommitted files a State lists; Truncated says
 // when there were more.

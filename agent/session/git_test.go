@@ -140,7 +140,7 @@ func TestReportShowsGitStateAndWarnsBeforeEditingUserChanges(t *testing.T) {
 
 	g := out.Git
 	if g == nil || g.Before == nil || !g.Before.Repo || g.Before.Branch != "feature/x" || g.Before.Subject != "Add a and b" || g.Before.Head == "" {
-		t.Fatalf("Outcome.Git = %+v; want the branch and HEAD before", g)
+		t.Fatalf("Outcome.Git = %+v (before %+v); want the branch and HEAD before", g, g.Before)
 	}
 	if len(g.Before.Modified) != 1 || g.Before.Modified[0] != (gitstate.Change{Status: " M", Path: "a.txt"}) {
 		t.Errorf("modified before = %+v; want only a.txt", g.Before.Modified)
