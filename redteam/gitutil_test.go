@@ -1,6 +1,7 @@
 package redteam
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,4 +130,15 @@ func copyTree(t *testing.T, src, dst string) {
 	if out, err := exec.Command("cp", "-a", src, dst).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a %s %s: %v\n%s", src, dst, err, out)
 	}
+}
+
+// gitTry runs git in dir as gitIn does and returns its error.
+func gitTry(dir string, args ...string) error {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git %v: %w: %s", args, err, out)
+	}
+	return nil
 }
