@@ -111,3 +111,22 @@ func TestEnvIsBuiltFromScratch(t *testing.T) {
 		t.Errorf("Args(status) = %q", args)
 	}
 }
+
+// TestReadFallsBackToFilesWhenGitFails: when git fails (a repository of
+// another user, a broken index), the branch and HEAD still come from the
+// files, and the state says why the uncommitted files are missing.
+func TestReadFallsBackToFilesWhenGitFails(t *testing.T) {
+	dir := gitRepo(t)
+	failing := func(ctx context.Context, c Command) (Output, error) {
+		return Output{ExitCode: 128, Stderr: []byte("fatal: detected dubious ownership in repository")}, nil
+	}
+	st := Read(context.Background(), dir, failing)
+	if !st.Repo || st.Branch != "trunk" || !strings.Contains(st.NoStatus, "dubious ownership") {
+		t.Errorf("Read with a failing git = %+v; want the files' state and git's error", st)
+	}
+	outside := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(outside))
+	if st := Read(context.Background(), outside, failing); st.Repo || !strings.Contains(st.Reason, "dubious ownership") {
+		t.Errorf("Read outside a repository with a failing git = %+v; want git's error", st)
+	}
+}

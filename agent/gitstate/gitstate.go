@@ -13,8 +13,10 @@
 // HEAD from the files of the git dir and says that the uncommitted files
 // were not read (State.NoStatus).
 //
-// Reading never fails: outside a repository, without a git binary, or when
-// git errs, the State says why there is no state (Reason).
+// Reading never fails: outside a repository or without a git binary the
+// State says why there is no state (Reason); when git errs in a repository
+// (one another user owns, say), the branch and HEAD come from the files and
+// NoStatus carries git's error.
 package gitstate
 
 import (
@@ -195,7 +197,7 @@ func Read(ctx context.Context, dir string, run Runner) *State {
 	case err != nil && strings.Contains(err.Error(), "not a git repository"):
 		return &State{Reason: ReasonNotRepo}
 	case err != nil:
-		return &State{Reason: "git failed: " + err.Error()}
+		return fromFiles(dir, err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) == 0 || lines[0] != "true" {
@@ -216,9 +218,22 @@ func Read(ctx context.Context, dir string, run Runner) *State {
 	}
 	out, err = g.output(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all")
 	if err != nil {
-		return &State{Reason: "git status failed: " + err.Error()}
+		return fromFiles(dir, err)
 	}
 	st.Modified, st.Truncated = parsePorcelain(out, MaxModified)
+	return st
+}
+
+// fromFiles is the state of dir read from the files after git failed with
+// err (it refuses a repository another user owns, say): the branch and
+// HEAD, and why the uncommitted files are not listed. Where the files say
+// no more than git, it is git's error.
+func fromFiles(dir string, err error) *State {
+	st := ReadFiles(dir)
+	if !st.Repo {
+		return &State{Reason: "git failed: " + err.Error()}
+	}
+	st.NoStatus = "not read: " + err.Error()
 	return st
 }
 
