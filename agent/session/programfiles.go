@@ -11,8 +11,9 @@ import (
 // A task may change files that other programs read as instructions to run
 // programs: git (attributes name filters and diff drivers), editors
 // (settings name language servers, formatters and tasks), shells (direnv),
-// package managers and hook managers. agentls runs none of them, but the
-// user's next `git status`, a reopened folder or `npm install` would. The
+// package managers, hook managers and CI (with the repository's secrets).
+// agentls runs none of them, but the user's next `git status`, a reopened
+// folder, `npm install` or `git push` would. The
 // report lists every such file the task changed, so the user reviews it
 // first. The lists below name what is known to run programs; a file they
 // miss is no less a change the report shows in "Files changed".
@@ -46,11 +47,17 @@ var programFileNames = map[string]string{
 	".bazelrc":                "bazel settings can name programs to run under",
 	".mise.toml":              "mise runs the hooks and tasks it names",
 	"mise.toml":               "mise runs the hooks and tasks it names",
+	".gitlab-ci.yml":          "CI runs it on push, with the repository's secrets",
+	".travis.yml":             "CI runs it on push, with the repository's secrets",
+	"azure-pipelines.yml":     "CI runs it on push, with the repository's secrets",
+	"bitbucket-pipelines.yml": "CI runs it on push, with the repository's secrets",
+	"Jenkinsfile":             "CI runs it on push, with the repository's secrets",
 }
 
 // programFilePaths are files named by their last two or three path
 // elements.
 var programFilePaths = map[string]string{
+	".circleci/config.yml":                     "CI runs it on push, with the repository's secrets",
 	".vscode/settings.json":                    "VS Code settings name language servers, formatters and linters it starts",
 	".vscode/tasks.json":                       "VS Code tasks can run when the folder opens (runOn: folderOpen)",
 	".vscode/launch.json":                      "VS Code launch configurations name programs to start",
@@ -91,9 +98,12 @@ var programFileSuffixes = map[string]string{
 func runsPrograms(p string) (string, bool) {
 	p = path.Clean(strings.ReplaceAll(p, `\`, "/"))
 	comps := strings.Split(p, "/")
-	for _, c := range comps[:len(comps)-1] {
+	for i, c := range comps[:len(comps)-1] {
 		if why, ok := programFileDirs[c]; ok {
 			return why, true
+		}
+		if c == ".github" && comps[i+1] == "workflows" && i+2 < len(comps) {
+			return "CI runs these workflows on push, with the repository's secrets", true
 		}
 	}
 	base := comps[len(comps)-1]

@@ -30,6 +30,10 @@ func TestRunsPrograms(t *testing.T) {
 		{".agentls/settings.json", true},
 		{"proj.code-workspace", true},
 		{".cargo/config.toml", true},
+		{".github/workflows/ci.yml", true},
+		{".gitlab-ci.yml", true},
+		{".circleci/config.yml", true},
+		{".github/CODEOWNERS", false},
 		{".editorconfig", false}, // indentation and line endings only
 		{".gitignore", false},
 		{"settings.json", false},
