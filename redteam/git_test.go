@@ -16,7 +16,8 @@ import (
 // (filters, fsmonitor, hooks, pagers, external diffs), directly or through
 // includes, a commondir or a gitdir link. Whatever it names must never run
 // outside the sandbox or with the API key, whether the repository came
-// with it or the model wrote it.
+// with it, the model wrote it or a command planted it; and the git the
+// server runs is never one a command could have planted on PATH.
 func TestGitConfiguration(t *testing.T) {
 	filter := func(key string) func(p string) string {
 		return func(p string) string { return fmt.Sprintf("[filter \"x\"]\n\t%s = %s\n", key, p) }
@@ -127,7 +128,6 @@ func TestGitConfiguration(t *testing.T) {
 	const minimalConfig = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
 	for _, v := range []struct {
 		name  string
-		files map[string]string
 		setup func(t *testing.T, root string) // after gitInit
 		calls func(p string) []fakemodel.ToolCall
 		wrote func(t *testing.T, root, p string) bool // evidence that the planted file landed
