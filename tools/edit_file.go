@@ -53,8 +53,8 @@ func (r *Registry) editFile(ctx context.Context, a *editFileArgs) (Result, error
 	if res != nil {
 		return *res, nil
 	}
-	if r.inStateDir(p) {
-		return errorf("%s is in agentls's state folder, which tools do not write", p), nil
+	if err := w.CheckWrite(p); err != nil {
+		return errorf("%v", err), nil
 	}
 	if SecretFile(p.Rel()) {
 		// Its results quote the file's lines and answer whether a guess
@@ -180,7 +180,15 @@ func through(fromBuffer bool) string {
 }
 
 // apply sends one FileEdit to the Editor and turns refusals into results.
+// It is the one place every write of the file tools goes through, so the
+// write rule (workspace.CheckWrite: not .git, not a git dir, not .agentls)
+// is checked here again, right before the edit, whatever the tool checked
+// before asking for approval.
 func (r *Registry) apply(ctx context.Context, toolName string, p workspace.Path, fe workspace.FileEdit) (*Result, error) {
+	if err := r.env.Workspace.CheckWrite(p); err != nil {
+		res := errorf("%v", err)
+		return &res, nil
+	}
 	label := toolName + " " + p.String()
 	ed := r.env.Editor
 	if !fe.Create && r.env.Workspace.BufferStale(p) {

@@ -270,3 +270,53 @@ func TestEditFileUnderStaleCleanBufferGoesToDisk(t *testing.T) {
 		t.Errorf("a.go = %q; want the edit on disk", b)
 	}
 }
+
+// TestFileToolsRefuseGitState: write_file and edit_file refuse git's own
+// files and folders git would take for a git dir, with a message that says
+// what to do, before asking the user; reads stay allowed, and the work
+// tree's git files (.gitattributes) are ordinary files.
+func TestFileToolsRefuseGitState(t *testing.T) {
+	dir, ws := fixture(t, map[string]string{
+		".git/config": "[core]\n", ".git/HEAD": "ref: refs/heads/main\n", ".git/refs/heads/.keep": "",
+		".gitattributes": "*.txt text\n", "a.txt": "a\n", "fake/HEAD": "x\n", "fake/refs/.keep": "",
+	})
+	ap := &fixedApprover{d: AllowOnce}
+	r := newReg(t, Env{Workspace: ws, Approver: ap})
+	for _, tc := range []struct {
+		tool    string
+		args    map[string]any
+		refused bool
+	}{
+		{"write_file", map[string]any{"path": ".git/config", "content": "[filter \"x\"]\n\tclean = sh\n"}, true},
+		{"write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}, true},
+		{"write_file", map[string]any{"path": ".git/commondir", "content": "/tmp/x\n"}, true},
+		{"write_file", map[string]any{"path": "sub/.git", "content": "gitdir: /tmp/x\n"}, true},
+		{"write_file", map[string]any{"path": "fake/config", "content": "[core]\n"}, true},
+		{"write_file", map[string]any{"path": "other/commondir", "content": "../.git\n"}, true},
+		{"write_file", map[string]any{"path": ".agentls/settings.json", "content": "{}"}, true},
+		{"edit_file", map[string]any{"path": ".git/config", "old_string": "[core]", "new_string": "[core]\n\tfsmonitor = sh"}, true},
+		{"edit_file", map[string]any{"path": ".gitattributes", "old_string": "text", "new_string": "text eol=lf"}, false},
+		{"write_file", map[string]any{"path": "b.txt", "content": "b\n"}, false},
+	} {
+		asked := ap.count()
+		res := call(t, r, tc.tool, tc.args)
+		if tc.refused != res.IsError {
+			t.Errorf("%s %v = %s; want refused %v", tc.tool, tc.args["path"], res.Text, tc.refused)
+		}
+		if tc.refused && (ap.count() != asked || !strings.Contains(res.Text, "nothing was written")) {
+			t.Errorf("%s %v: asked %d times, said %q; want a refusal before any question", tc.tool, tc.args["path"], ap.count()-asked, res.Text)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config changed: %q", b)
+	}
+	if res := call(t, r, "read_file", map[string]any{"path": ".git/config"}); res.IsError || !strings.Contains(res.Text, "[core]") {
+		t.Errorf("read_file .git/config = %s; want it read", res.Text)
+	}
+}
+
+func (a *fixedApprover) count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.reqs)
+}

@@ -24,7 +24,17 @@ type SandboxOptions struct {
 	// Roots are the workspace roots: writable, with .agentls, .git/hooks and
 	// .git/config read-only.
 	Roots []string
+	// ReadOnly runs the program with no writable folder at all and no
+	// network (Roots and Network are ignored), for programs the server runs
+	// for itself over workspace-controlled input (git for the report). It is
+	// never run unconfined: where the sandbox is off or unavailable, Run
+	// returns ErrNotConfined without starting it.
+	ReadOnly bool
 }
+
+// ErrNotConfined is the error of a ReadOnly Run that could not be confined:
+// nothing was started.
+var ErrNotConfined = errors.New("the program was not started: it runs only in the sandbox, and the sandbox is off or unavailable")
 
 // RunSpec is one command for Run.
 type RunSpec struct {
@@ -91,7 +101,15 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 			policy = sandbox.Policy{}
 		}
 	}
-	if policy.Landlock && !namespacesWork() {
+	if spec.Sandbox.ReadOnly {
+		if !supervised || !policy.Landlock {
+			return res, fmt.Errorf("%w (%s)", ErrNotConfined, label)
+		}
+		policy.Writable, policy.ReadOnly, policy.Network = nil, nil, false
+		policy.WritableFiles = []string{"/dev/null"}
+		label = fmt.Sprintf("landlock (read-only; ABI %d)", policy.ABI)
+	}
+	if policy.Landlock && !namespacesWork() && !spec.Sandbox.ReadOnly {
 		// Read-only .agentls needs the mount namespace.
 		policy.ReadOnly = nil
 		label = policy.Describe(spec.Sandbox.Mode)

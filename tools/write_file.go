@@ -27,8 +27,8 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 	if res != nil {
 		return *res, nil
 	}
-	if r.inStateDir(p) {
-		return errorf("%s is in agentls's state folder, which tools do not write", p), nil
+	if err := w.CheckWrite(p); err != nil {
+		return errorf("%v", err), nil
 	}
 	if p.String() == "." || strings.HasSuffix(a.Path, "/") {
 		return errorf("%q names a folder; give a file path such as \"docs/notes.md\"", a.Path), nil

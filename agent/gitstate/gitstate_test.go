@@ -1,7 +1,9 @@
 package gitstate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +36,26 @@ func gitRepo(t *testing.T) string {
 	return dir
 }
 
+// execGit runs git unconfined, with the environment Read gives it: the
+// repositories of these tests are the tests' own. A missing binary is
+// ErrNoGit, as the server's runner reports it.
+func execGit(ctx context.Context, c Command) (Output, error) {
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return Output{}, fmt.Errorf("%w: %v", ErrNoGit, err)
+	}
+	cmd := exec.CommandContext(ctx, bin, c.Args...)
+	cmd.Dir, cmd.Env = c.Dir, c.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: ee.ExitCode()}, nil
+	}
+	return Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}, err
+}
+
 func write(t *testing.T, dir, rel, text string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
@@ -49,7 +71,7 @@ func TestReadRepositoryWithModifications(t *testing.T) {
 	dir := gitRepo(t)
 	write(t, dir, "a.txt", "changed by the user\n")
 	write(t, dir, "new/c.txt", "untracked\n")
-	st := Read(context.Background(), dir)
+	st := Read(context.Background(), dir, execGit)
 	if !st.Repo || st.Branch != "trunk" || len(st.Head) < 7 || st.Subject != "first commit" {
 		t.Fatalf("Read = %+v; want repo on trunk at a commit \"first commit\"", st)
 	}
@@ -67,7 +89,7 @@ func TestReadRepositoryWithModifications(t *testing.T) {
 func TestReadSubfolderUsesPrefix(t *testing.T) {
 	dir := gitRepo(t)
 	write(t, dir, "sub/b.txt", "changed\n")
-	st := Read(context.Background(), filepath.Join(dir, "sub"))
+	st := Read(context.Background(), filepath.Join(dir, "sub"), execGit)
 	if !st.Repo || st.Prefix != "sub/" {
 		t.Fatalf("Read(sub) = %+v; want prefix sub/", st)
 	}
@@ -83,7 +105,7 @@ func TestReadDetachedAndEmptyRepository(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("detach: %v %s", err, out)
 	}
-	if st := Read(context.Background(), dir); !st.Repo || st.Branch != "" || st.Head == "" || st.Describe()[:13] != "detached HEAD" {
+	if st := Read(context.Background(), dir, execGit); !st.Repo || st.Branch != "" || st.Head == "" || st.Describe()[:13] != "detached HEAD" {
 		t.Errorf("detached: %+v %q", st, st.Describe())
 	}
 
@@ -93,7 +115,7 @@ func TestReadDetachedAndEmptyRepository(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("init: %v %s", err, out)
 	}
-	if st := Read(context.Background(), empty); !st.Repo || st.Branch != "main" || st.Head != "" || st.Describe() != "main, no commit yet" {
+	if st := Read(context.Background(), empty, execGit); !st.Repo || st.Branch != "main" || st.Head != "" || st.Describe() != "main, no commit yet" {
 		t.Errorf("empty repository: %+v %q", st, st.Describe())
 	}
 }
@@ -104,7 +126,7 @@ func TestReadOutsideRepository(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir)) // a repository above the temp folder must not count
-	st := Read(context.Background(), dir)
+	st := Read(context.Background(), dir, execGit)
 	if st.Repo || st.Reason != ReasonNotRepo {
 		t.Errorf("Read outside a repository = %+v; want Reason %q", st, ReasonNotRepo)
 	}
@@ -113,7 +135,7 @@ func TestReadOutsideRepository(t *testing.T) {
 func TestReadWithoutGitBinary(t *testing.T) {
 	dir := gitRepo(t)
 	t.Setenv("PATH", t.TempDir()) // an empty folder: no git
-	st := Read(context.Background(), dir)
+	st := Read(context.Background(), dir, execGit)
 	if st.Repo || st.Reason != ReasonNoGit || st.Describe() != ReasonNoGit {
 		t.Errorf("Read without git = %+v; want Reason %q", st, ReasonNoGit)
 	}
@@ -140,7 +162,7 @@ func TestReadIgnoresRepositoryFSMonitor(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("config: %v %s", err, out)
 	}
-	Read(context.Background(), dir)
+	Read(context.Background(), dir, execGit)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("core.fsmonitor of the repository ran")
 	}
@@ -174,7 +196,7 @@ func BenchmarkRead(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if st := Read(context.Background(), dir); !st.Repo || len(st.Modified) != 1 {
+		if st := Read(context.Background(), dir, execGit); !st.Repo || len(st.Modified) != 1 {
 			b.Fatalf("Read = %+v", st)
 		}
 	}

@@ -1,12 +1,15 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/agentls/agentls/agent/gitstate"
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -15,6 +18,7 @@ import (
 // that already had uncommitted changes of the user's.
 type taskGit struct {
 	root   string          // the folder read: the workspace's first root
+	run    gitstate.Runner // runs git confined
 	before *gitstate.State // set before the task starts, never changed
 
 	mu     sync.Mutex // guards after and warned
@@ -22,16 +26,93 @@ type taskGit struct {
 	warned []string // workspace paths, in the order first edited
 }
 
-func newTaskGit(ctx context.Context, root string) *taskGit {
-	return &taskGit{root: root, before: gitstate.Read(ctx, root)}
+func newTaskGit(ctx context.Context, root string, run gitstate.Runner) *taskGit {
+	return &taskGit{root: root, run: run, before: gitstate.Read(ctx, root, run)}
 }
 
 // end reads the state after the task.
 func (g *taskGit) end(ctx context.Context) {
-	st := gitstate.Read(ctx, g.root)
+	st := gitstate.Read(ctx, g.root, g.run)
 	g.mu.Lock()
 	g.after = st
 	g.mu.Unlock()
+}
+
+// gitBinary is the git binary a host runs: resolved once, from the
+// absolute PATH directories outside the workspace (tools.LookPath), so a
+// git a command plants later (in the workspace, or on PATH) is never run.
+type gitBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// gitRunner runs git for the git state of tasks: through the launcher
+// (tools.Run), in the sandbox with no writable folder and no network, with
+// the environment gitstate builds from scratch (no key). A repository's
+// config and attributes can name any program (filters, fsmonitor, hooks,
+// pagers, external diffs, includes, commondir); whatever it names runs
+// there and can change nothing. Where the sandbox is off or unavailable,
+// git is not started at all (tools.ErrNotConfined) and gitstate reads the
+// branch and HEAD from the files instead.
+func (h *Host) gitRunner(sandboxMode string, roots []string) gitstate.Runner {
+	h.git.once.Do(func() { h.git.path, h.git.err = tools.LookPath("git", roots) })
+	bin, lookErr := h.git.path, h.git.err
+	return func(ctx context.Context, c gitstate.Command) (gitstate.Output, error) {
+		if bin == "" {
+			return gitstate.Output{}, fmt.Errorf("%w: %v", gitstate.ErrNoGit, lookErr)
+		}
+		stdout, stderr := &cappedBuffer{max: maxGitOutput}, &cappedBuffer{max: 64 << 10}
+		res, err := tools.Run(ctx, tools.RunSpec{
+			Argv: append([]string{bin}, c.Args...), Dir: c.Dir, Env: c.Env,
+			Stdout: stdout, Stderr: stderr, Timeout: gitstate.Timeout,
+			Sandbox: tools.SandboxOptions{Mode: sandboxMode, ReadOnly: true},
+		})
+		switch {
+		case errors.Is(err, tools.ErrNotConfined):
+			return gitstate.Output{}, fmt.Errorf("%w: %v", gitstate.ErrNoSandbox, err)
+		case err != nil:
+			return gitstate.Output{}, err
+		case res.TimedOut || res.Cancelled:
+			return gitstate.Output{}, fmt.Errorf("git %s: stopped (timed out or cancelled)", firstArg(c.Args))
+		case stdout.cut:
+			return gitstate.Output{}, fmt.Errorf("git %s: more than %d bytes of output", firstArg(c.Args), maxGitOutput)
+		}
+		return gitstate.Output{Stdout: stdout.b.Bytes(), Stderr: stderr.b.Bytes(), ExitCode: res.ExitCode}, nil
+	}
+}
+
+// maxGitOutput bounds what one git run may print (a status of 500 files
+// needs far less).
+const maxGitOutput = 8 << 20
+
+// firstArg is the git subcommand of args (after the -c options).
+func firstArg(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if args[i] == "-c" {
+			i++
+			continue
+		}
+		return args[i]
+	}
+	return ""
+}
+
+// cappedBuffer keeps the first max bytes written to it; cut says more came.
+// It is written by one goroutine (tools.Run copies each stream on its own).
+type cappedBuffer struct {
+	b   bytes.Buffer
+	max int
+	cut bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.max - c.b.Len(); len(p) > room {
+		c.b.Write(p[:max(room, 0)])
+		c.cut = true
+		return len(p), nil
+	}
+	return c.b.Write(p)
 }
 
 // GitState is the git state of a task's workspace, as the result of a task
@@ -119,7 +200,9 @@ func GitSection(s *GitState) string {
 	if s.After != nil {
 		fmt.Fprintf(&b, "- after: %s\n", s.After.Describe())
 	}
-	if len(s.Before.Modified) == 0 {
+	if s.Before.NoStatus != "" {
+		fmt.Fprintf(&b, "- uncommitted before the task: %s\n", s.Before.NoStatus)
+	} else if len(s.Before.Modified) == 0 {
 		b.WriteString("- uncommitted before the task: none\n")
 	} else {
 		b.WriteString("- uncommitted before the task:\n")

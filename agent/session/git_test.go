@@ -74,6 +74,13 @@ func writeFile(t *testing.T, dir, rel, text string) {
 // b.txt, writes both, writes a.txt again and answers.
 func runEditTask(t *testing.T, root string) (*session.Outcome, *recPort, string) {
 	t.Helper()
+	return runEditTaskWith(t, root, nil)
+}
+
+// runEditTaskWith is runEditTask with settings changed by set (nil: the
+// defaults).
+func runEditTaskWith(t *testing.T, root string, set func(*session.Settings)) (*session.Outcome, *recPort, string) {
+	t.Helper()
 	script := fakemodel.Script{Turns: []fakemodel.Turn{
 		{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: `{"path": "a.txt"}`}, {Name: "read_file", Arguments: `{"path": "b.txt"}`}}},
 		{ToolCalls: []fakemodel.ToolCall{{Name: "write_file", Arguments: `{"path": "a.txt", "content": "a by the agent\n"}`}, {Name: "write_file", Arguments: `{"path": "b.txt", "content": "b by the agent\n"}`}}},
@@ -87,6 +94,9 @@ func runEditTask(t *testing.T, root string) (*session.Outcome, *recPort, string)
 	defer srv.Close()
 	s := session.Defaults()
 	s.BaseURL, s.Model, s.Validate, s.Recordings = srv.URL(), "fake-model", "off", false
+	if set != nil {
+		set(&s)
+	}
 	h := session.New(s, session.Options{DBPath: filepath.Join(t.TempDir(), "agentls.db"), Getenv: func(string) string { return "" }})
 	defer h.Close()
 	h.SetRoots([]string{root})
@@ -130,7 +140,7 @@ func TestReportShowsGitStateAndWarnsBeforeEditingUserChanges(t *testing.T) {
 
 	g := out.Git
 	if g == nil || g.Before == nil || !g.Before.Repo || g.Before.Branch != "feature/x" || g.Before.Subject != "Add a and b" || g.Before.Head == "" {
-		t.Fatalf("Outcome.Git = %+v; want the branch and HEAD before", g)
+		t.Fatalf("Outcome.Git = %+v (before %+v); want the branch and HEAD before", g, g.Before)
 	}
 	if len(g.Before.Modified) != 1 || g.Before.Modified[0] != (gitstate.Change{Status: " M", Path: "a.txt"}) {
 		t.Errorf("modified before = %+v; want only a.txt", g.Before.Modified)
@@ -209,5 +219,39 @@ func TestReportWithoutGitBinarySaysSo(t *testing.T) {
 	}
 	if !strings.Contains(report, "git state unknown: "+gitstate.ReasonNoGit) {
 		t.Errorf("report lacks the git state:\n%s", report)
+	}
+}
+
+// TestReportWithSandboxOffRunsNoGit: with the sandbox off, git is not run
+// at all (a planted clean filter stays unrun); the report still gives the
+// branch and HEAD, read from the files, and says the uncommitted files
+// were not read.
+func TestReportWithSandboxOffRunsNoGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git is required by this test: %v", err)
+	}
+	root := t.TempDir()
+	writeFile(t, root, "a.txt", "a\n")
+	writeFile(t, root, "b.txt", "b\n")
+	writeFile(t, root, ".gitattributes", "*.txt filter=x\n")
+	gitIn(t, root, "init", "-q", "-b", "trunk")
+	gitIn(t, root, "add", ".")
+	gitIn(t, root, "-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", "commit", "-q", "-m", "first")
+	marker := filepath.Join(t.TempDir(), "ran")
+	gitIn(t, root, "config", "filter.x.clean", "touch "+marker+"; cat")
+	writeFile(t, root, "a.txt", "a, edited by the user\n")
+
+	out, _, report := runEditTaskWith(t, root, func(s *session.Settings) { s.Sandbox = "off" })
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the repository's clean filter ran with the sandbox off")
+	}
+	g := out.Git
+	if g == nil || g.Before == nil || !g.Before.Repo || g.Before.Branch != "trunk" || len(g.Before.Head) != 7 || g.Before.NoStatus == "" {
+		t.Fatalf("Outcome.Git = %+v; want branch and HEAD read from the files, status not read", g)
+	}
+	for _, want := range []string{"- before: trunk at " + g.Before.Head + "\n", "- uncommitted before the task: " + gitstate.NoStatusNoSandbox} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
 	}
 }

@@ -57,6 +57,7 @@ type Host struct {
 	tasks    *agent.Registry // the only registry of tasks
 	commands *tools.Commands // every command the tasks run, killed at Close
 	redactor RedactorCache
+	git      gitBinary // the git that reads a task's git state, resolved once
 
 	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots
 	ws      *workspace.Workspace

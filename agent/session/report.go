@@ -16,11 +16,13 @@ import (
 const ReportDir = "tasks"
 
 // Report is the markdown report of a task: the agent's report (answer,
-// figures, plan, tools, notes, diffs), then the commands it ran with their
-// exit codes, and when it started and ended.
+// figures, plan, tools, notes, diffs), the changed files that make tools
+// run programs, then the commands it ran with their exit codes, and when it
+// started and ended.
 func Report(res *agent.Result, started time.Time) string {
 	var b strings.Builder
 	b.WriteString(res.Report())
+	b.WriteString(programFilesSection(res))
 	if len(res.Commands) > 0 {
 		b.WriteString("\n## Commands run\n\n| command | folder | result | time |\n|---|---|---|---|\n")
 		for _, c := range res.Commands {
@@ -94,6 +96,7 @@ func Summary(res *agent.Result) string {
 			what += ": " + FirstLine(res.Error, 160)
 		}
 	}
+	what += programFilesNote(res)
 	// Cutting the answer may open what it had closed (a code span around
 	// an address): the line is made inert again.
 	return render.Inert(fmt.Sprintf("%s [%d model calls, %d tokens]", what, res.ModelCalls, res.Usage.InputTokens+res.Usage.OutputTokens))

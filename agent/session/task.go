@@ -111,7 +111,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		spec.Kind = DecideMode(spec.Prompt)
 	}
 	// Read before the task starts: the files the user had modified.
-	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0])}
+	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
 		g := guard.Load()
