@@ -45,9 +45,10 @@ func namespaceRefused(err error) bool {
 }
 
 // setProcAttr: its own process group, killed when the server dies; with ns,
-// process 1 of new PID and mount namespaces (in a user namespace that maps
-// only the current user, when not root).
-func setProcAttr(cmd *exec.Cmd, supervised, ns bool) {
+// process 1 of new PID and mount namespaces, and with ns and newNet of a
+// new network namespace (in a user namespace that maps only the current
+// user, when not root).
+func setProcAttr(cmd *exec.Cmd, supervised, ns, newNet bool) {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if supervised && !ns {
 		// Outside a PID namespace the supervisor must live long enough to
@@ -56,6 +57,9 @@ func setProcAttr(cmd *exec.Cmd, supervised, ns bool) {
 	}
 	if ns {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if newNet {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		if uid := os.Getuid(); uid != 0 {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}

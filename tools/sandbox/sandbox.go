@@ -52,10 +52,31 @@ type Policy struct {
 	// ReadOnly are paths (inside Writable) bind-mounted read-only; they
 	// need the mount namespace.
 	ReadOnly []string `json:"readOnly,omitempty"`
-	Network  bool     `json:"network,omitempty"`
+	// Visible are folders kept (read-only unless Writable) when the mount
+	// namespace replaces the folder holding them (/tmp, /run, /dev/shm).
+	Visible []string `json:"visible,omitempty"`
+	// Hide are sockets and folders of the user's session hidden in the
+	// mount namespace (an empty folder or /dev/null over them).
+	Hide    []string `json:"hide,omitempty"`
+	Network bool     `json:"network,omitempty"`
 	// Namespaces: the supervisor is process 1 of new PID and mount
-	// namespaces.
-	Namespaces bool `json:"namespaces,omitempty"`
+	// namespaces, and of a new network namespace unless Network.
+	Namespaces bool   `json:"namespaces,omitempty"`
+	Limits     Limits `json:"limits,omitzero"`
+}
+
+// Limits bound the command's processes (setrlimit in the supervisor, so
+// they hold for everything it starts); 0 leaves a limit as it is.
+type Limits struct {
+	// Procs is RLIMIT_NPROC: processes and threads of the user. A root
+	// server's commands ignore it (the kernel exempts root); a non-root
+	// server's commands are counted in their own user namespace.
+	Procs uint64 `json:"procs,omitempty"`
+	// DataBytes is RLIMIT_DATA, per process (not RLIMIT_AS: the race
+	// detector reserves terabytes of address space it never uses).
+	DataBytes uint64 `json:"data,omitempty"`
+	// FileBytes is RLIMIT_FSIZE: a write past it gets SIGXFSZ.
+	FileBytes uint64 `json:"file,omitempty"`
 }
 
 // StartedByte is written on the status pipe when the command has started,
@@ -83,11 +104,19 @@ func Main() {
 	installed.Store(canSupervise)
 }
 
-// Installed reports whether Main ran in this process (on Linux), so re-executing
-// os.Executable() with Arg starts a supervisor.
+// Installed reports whether Main ran in this process (on Linux), so
+// re-executing this process's own image (Self) with Arg starts a
+// supervisor.
 func Installed() bool { return installed.Load() }
 
-// Command is the argv of the supervisor for policy and the command argv.
+// Self is the image the supervisor is re-executed from: the running
+// server's own, through the kernel, never a path in the file system that a
+// command could replace (os.Executable names such a path; GOPATH/bin is
+// where `go install` puts agentls).
+const Self = "/proc/self/exe"
+
+// Command is the argv of the supervisor for policy and the command argv;
+// exe is Self.
 func Command(exe string, p Policy, argv []string) ([]string, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -107,7 +136,11 @@ func parseArgs(args []string) (Policy, []string, error) {
 	return p, args[2:], nil
 }
 
-// Describe is the one line a command result shows about its sandbox.
+// Describe is the one line a command result shows about its sandbox. It
+// names what is not covered: with namespaces the network is a namespace of
+// its own; without them a seccomp filter refuses every socket but unix
+// ones, and unix sockets (by path or abstract), /tmp and the read-only
+// .git and .agentls are not isolated.
 func (p Policy) Describe(mode string) string {
 	if mode == Off {
 		return "off"
@@ -116,15 +149,27 @@ func (p Policy) Describe(mode string) string {
 		return "none"
 	}
 	var extra []string
-	if p.Network {
+	switch {
+	case p.Network:
 		extra = append(extra, "network allowed")
-	} else if p.ABI >= 4 {
+	case p.Namespaces || len(p.ReadOnly) > 0:
 		extra = append(extra, "no network")
-	} else {
-		extra = append(extra, "network not restricted: Landlock ABI < 4")
+	default:
+		extra = append(extra, "no network: seccomp refuses non-unix sockets; unix sockets not isolated: no namespaces")
 	}
 	if len(p.ReadOnly) == 0 && !p.Namespaces {
-		extra = append(extra, ".agentls not read-only: no mount namespace")
+		extra = append(extra, ".git, .agentls and /tmp not isolated: no mount namespace")
 	}
 	return fmt.Sprintf("landlock (%s; ABI %d; %s)", WorkspaceWrite, p.ABI, strings.Join(extra, "; "))
+}
+
+// LimitMessage is the line a command result shows when the command was
+// killed by signal (a name such as "SIGXFSZ") because a limit of p was
+// hit, or "".
+func (p Policy) LimitMessage(signal string) string {
+	switch {
+	case signal == "SIGXFSZ" && p.Limits.FileBytes > 0:
+		return fmt.Sprintf("file size limit (%d MiB) hit", p.Limits.FileBytes>>20)
+	}
+	return ""
 }
