@@ -42,6 +42,8 @@ type RunSpec struct {
 	Sandbox        SandboxOptions
 	// Commands tracks the command so KillAll reaches it; nil: untracked.
 	Commands *Commands
+
+	probe bool // SandboxStatus's `true`: it cannot create a .git, so none is looked for
 }
 
 // RunResult is how a command ended.
@@ -141,7 +143,10 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		}
 	}
 	ns := supervised && namespacesWork()
-	created := newGitDirs(policy, spec.Sandbox.Roots)
+	created := func() []string { return nil }
+	if !spec.probe {
+		created = newGitDirs(policy, spec.Sandbox.Roots)
+	}
 	cmd, err := build(ns)
 	if err == nil {
 		cmd.Stdout, cmd.Stderr = outW, errW
@@ -307,7 +312,7 @@ const runMarker = "AGENTLS_RUN_ID"
 // e.g. "landlock (workspace-write; ABI 7; no network)" or "none: kernel has
 // no Landlock" (commands then rely on approvals alone).
 func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
-	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second})
+	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second, probe: true})
 	if err != nil {
 		return "", fmt.Errorf("sandbox probe: %w", err)
 	}
@@ -339,6 +344,8 @@ func newNet(p sandbox.Policy) bool { return p.Landlock && !p.Network }
 // .git, and returns what to call after it ended: a .git that appeared in
 // such a root is removed (Landlock cannot refuse creating it, and git
 // would run what its config names), with a note for the command's result.
+// A .git the user created in that root while the command ran is removed
+// too: nothing tells the two apart, and the note says what happened.
 func newGitDirs(policy sandbox.Policy, roots []string) func() []string {
 	if !policy.Landlock {
 		return func() []string { return nil }
