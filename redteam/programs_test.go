@@ -158,7 +158,7 @@ func TestProgramsOnPathAndTheServersBinary(t *testing.T) {
 	attempt(t, famPrograms, "sh resolved from a planted folder inside the workspace on PATH", func(t *testing.T) outcome {
 		files := map[string]string{"bin/sh": "#!/bin/bash\necho planted-sh-ran > \"$(dirname \"$0\")/../planted-ran\"\nexec /bin/sh \"$@\"\n"}
 		turns := []fakemodel.Turn{
-			{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"command":"echo hello"}`)}},
+			{ToolCalls: []fakemodel.ToolCall{call("c1", "run_command", `{"argv":["sh","-c","echo hello"]}`)}},
 			{Text: "Done.", FinishReason: "stop"},
 		}
 		s := newServer(t, turns, files, serverOpts{})
