@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/tools/sandbox"
@@ -99,6 +100,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	supervised := sandbox.Installed()
 	if supervised {
 		policy, label = sandbox.Plan(spec.Sandbox.Mode, spec.Sandbox.Roots, spec.Sandbox.Network)
+		if l := testLimits.Load(); l != nil && policy.Landlock {
+			policy.Limits = *l
+		}
 	}
 	var statusR, statusW *os.File
 	build := func(ns bool) (*exec.Cmd, error) {
@@ -302,6 +306,10 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	res.Signal = signalOf(cmd.ProcessState)
 	return res, nil
 }
+
+// testLimits replaces the sandbox's limits in tests (a file size limit a
+// test can reach quickly); nil in production.
+var testLimits atomic.Pointer[sandbox.Limits]
 
 // runMarker is the environment variable that marks every process of one
 // command, so the runner can find processes that left its process tree.
