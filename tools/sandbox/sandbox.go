@@ -1,21 +1,24 @@
 // Package sandbox runs one command in a supervised, confined child of
-// agentls: the server re-executes its own binary with the hidden argument
-// Arg; that child (the supervisor) confines itself and then starts the
-// command, waits for it, and kills every process the command left behind
-// before it exits.
+// agentls: the server re-executes its own image (Self, /proc/self/exe)
+// with the hidden argument Arg; that child (the supervisor) confines
+// itself and then starts the command, waits for it, and kills every
+// process the command left behind before it exits.
 //
 // On Linux the supervisor is, when the kernel lets it, process 1 of its own
-// PID and mount namespaces: nothing the command starts can leave the
-// namespace (setsid and setpgid do not help), and the kernel kills all of it
-// when the supervisor dies, even by SIGKILL after the server died (the
-// supervisor has a parent-death signal). In the mount namespace it mounts a
-// fresh /proc (the server's processes are not visible) and bind-mounts
-// .agentls, .git/hooks and .git/config read-only. Then it restricts itself
-// and every process it starts with Landlock (github.com/landlock-lsm/
-// go-landlock): reads anywhere, writes only in the workspace, the temporary
-// folder and the build caches, no TCP unless the network is allowed, no
-// signals or abstract sockets outside the sandbox (ABI 6), no ptrace and no
-// /proc/PID/environ of processes outside it.
+// PID, mount and (network off) network namespaces: nothing the command
+// starts can leave the namespace (setsid and setpgid do not help), and the
+// kernel kills all of it when the supervisor dies, even by SIGKILL after
+// the server died (the supervisor has a parent-death signal). The network
+// namespace holds only lo. In the mount namespace it replaces /tmp, /run
+// and /dev/shm with empty ones (binding the workspace and caches that
+// live there back at their path), hides the session's sockets, bind-mounts
+// each root's whole git dir, .agentls and the PATH and toolchain bin
+// folders read-only, and mounts a fresh /proc. It sets limits on
+// processes, data and file size. Then it restricts itself and every
+// process it starts with Landlock (github.com/landlock-lsm/go-landlock):
+// reads anywhere, writes only in the workspace and the build caches, no
+// TCP without a network namespace unless the network is allowed; without
+// namespaces a seccomp filter refuses non-unix sockets.
 //
 // Landlock restricts a whole process, which is why it is applied in a
 // child and never in the server. Binaries that run commands must call Main
