@@ -293,6 +293,12 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	var st sandbox.Status
 	if supervised && json.Unmarshal(status, &st) == nil {
 		if st.Error != "" && st.ExitCode == -1 && st.Signal == "" {
+			if st.Refused && ns {
+				// Namespaces that cannot be set up count as refused: run it
+				// without them (the label says what that leaves out).
+				namespacesFailed()
+				return Run(ctx, spec)
+			}
 			return res, fmt.Errorf("%s", st.Error)
 		}
 		res.ExitCode, res.Signal = st.ExitCode, st.Signal

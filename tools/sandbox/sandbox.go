@@ -93,6 +93,9 @@ type Status struct {
 	Signal   string `json:"signal,omitempty"`
 	Error    string `json:"error,omitempty"` // the command could not start or be confined
 	Killed   int    `json:"killed"`          // processes killed after the command ended
+	// Refused: the kernel refused the mounts or the loopback in the new
+	// namespaces; the command did not start and can run without them.
+	Refused bool `json:"refused,omitempty"`
 }
 
 var installed atomic.Bool

@@ -58,7 +58,7 @@ func supervise(args []string) int {
 			return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error()})
 		}
 		if err := setupMounts(p); err != nil {
-			return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error()})
+			return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error(), Refused: refused(err)})
 		}
 		// The working folder was resolved before the mounts: enter it
 		// again through them, or relative paths bypass every one.
@@ -67,7 +67,7 @@ func supervise(args []string) int {
 		}
 		if p.Landlock && !p.Network {
 			if err := loopbackUp(); err != nil {
-				return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error()})
+				return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error(), Refused: refused(err)})
 			}
 		}
 	}
@@ -127,6 +127,13 @@ func supervise(args []string) int {
 	}
 	st.Killed = sweep()
 	return report(st)
+}
+
+// refused: the kernel created the namespaces but refuses what the
+// supervisor does in them (a container that forbids mounts in a user
+// namespace); the runner then runs the command without namespaces.
+func refused(err error) bool {
+	return errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)
 }
 
 // sweep kills every remaining descendant of this process and reaps them:
