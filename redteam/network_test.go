@@ -200,6 +200,22 @@ func TestNetworkAndSockets(t *testing.T) {
 		return held("no TMUX in the command's environment and no keys reached the pane")
 	})
 
+	attempt(t, famNet, "docker socket under the home folder named by DOCKER_HOST", func(t *testing.T) outcome {
+		home, _ := os.UserHomeDir()
+		dir, err := os.MkdirTemp(home, ".redteam-docker-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		p := filepath.Join(dir, "docker.sock")
+		_, got := received(t, "unix", p)
+		t.Setenv("DOCKER_HOST", "unix://"+p)
+		// The command finds it by looking, with or without the variable.
+		s := endToEnd(t, nil, nil, `for s in ${DOCKER_HOST#unix://} $HOME/.redteam-docker-*/docker.sock; do perl -MSocket -e 'socket(S, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!"; connect(S, pack_sockaddr_un($ARGV[0])) or die "connect $ARGV[0]: $!"; syswrite(S, "docker");' "$s" 2>&1; done; echo ended`)
+		t.Logf("command result:\n%s", lastToolResult(s))
+		return reached("the docker socket", got())
+	})
+
 	attempt(t, famNet, "ssh-agent socket named by SSH_AUTH_SOCK", func(t *testing.T) outcome {
 		dir, err := os.MkdirTemp("/tmp", "ssh-redteam-")
 		if err != nil {

@@ -35,6 +35,7 @@ func Plan(mode string, roots []string, network bool) (Policy, string) {
 	p.Writable = append(p.Writable, roots...)
 	p.Writable = append(p.Writable, CacheDirs(os.Getenv)...)
 	p.WritableFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx"}
+	p.WritableFiles = append(p.WritableFiles, cargoLocks(os.Getenv)...)
 	for _, r := range roots {
 		p.ReadOnly = append(p.ReadOnly, ProtectedPaths(r)...)
 	}
@@ -106,6 +107,7 @@ func CacheDirs(getenv func(string) string) []string {
 	if c := getenv("GOCACHE"); c != "" && c != "off" {
 		add(c)
 	}
+	add(getenv("GOTMPDIR"))
 	gopath := goPath(getenv)
 	if c := getenv("GOMODCACHE"); c != "" {
 		add(c)
@@ -124,6 +126,26 @@ func CacheDirs(getenv func(string) string) []string {
 	if cargo := cargoHome(getenv); cargo != "" {
 		add(filepath.Join(cargo, "registry"))
 		add(filepath.Join(cargo, "git"))
+	}
+	return out
+}
+
+// cargoLocks are the lock files cargo takes in CARGO_HOME itself (the
+// package cache lock) while ~/.cargo stays read-only; they are created
+// empty when cargo's home exists and they do not, so Landlock can allow
+// them (it grants rights on what exists).
+func cargoLocks(getenv func(string) string) []string {
+	home := cargoHome(getenv)
+	if fi, err := os.Stat(home); home == "" || err != nil || !fi.IsDir() {
+		return nil
+	}
+	var out []string
+	for _, n := range []string{".package-cache", ".package-cache-mutate"} {
+		p := filepath.Join(home, n)
+		if f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644); err == nil {
+			f.Close()
+			out = append(out, p)
+		}
 	}
 	return out
 }
