@@ -53,8 +53,10 @@ func Plan(mode string, roots []string, network bool) (Policy, string) {
 		}
 	}
 	// What a build must see of the folders the mount namespace replaces:
-	// the folders on PATH and, when the network is allowed, the resolver
+	// the roots (also when a caller takes their write right away), the
+	// folders on PATH and, when the network is allowed, the resolver
 	// configuration /etc/resolv.conf may link to (under /run).
+	p.Visible = append(p.Visible, roots...)
 	p.Visible = append(p.Visible, PathDirs(os.Getenv("PATH"))...)
 	if network {
 		if t, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && t != "/etc/resolv.conf" {
