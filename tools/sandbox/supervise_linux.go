@@ -13,10 +13,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
+	seccomparch "github.com/elastic/go-seccomp-bpf/arch"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 )
 
@@ -211,6 +214,39 @@ func descendants(pid int) []int {
 	return out
 }
 
+// nativeOnly loads a seccomp filter that refuses (EPERM) every system
+// call made through another architecture's entry (32-bit x86 programs on
+// x86-64 call socketcall, which the socket rule would not see): the
+// filter above checks the native architecture only.
+func nativeOnly() error {
+	info, err := seccomparch.GetInfo("")
+	if err != nil {
+		return err
+	}
+	const archOffset = 4 // struct seccomp_data: nr, arch, ...
+	prog, err := bpf.Assemble([]bpf.Instruction{
+		bpf.LoadAbsolute{Off: archOffset, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(info.ID), SkipTrue: 1},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW},
+	})
+	if err != nil {
+		return err
+	}
+	filter := make([]unix.SockFilter, len(prog))
+	for i, in := range prog {
+		filter[i] = unix.SockFilter{Code: in.Op, Jt: in.Jt, Jf: in.Jf, K: in.K}
+	}
+	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	return nil
+}
+
 // replaced are the folders the mount namespace replaces with empty ones:
 // the temporary folder every process shares, the runtime folders where the
 // session's sockets live (/run/user/UID, tmux, D-Bus, docker, ssh-agent)
@@ -398,6 +434,9 @@ func setLimits(l Limits) error {
 // which can create sockets without socket(). Unix sockets by path and
 // abstract ones stay possible: the label says so.
 func refuseSockets() error {
+	if err := nativeOnly(); err != nil {
+		return err
+	}
 	return seccomp.LoadFilter(seccomp.Filter{
 		NoNewPrivs: true,
 		Flag:       seccomp.FilterFlagTSync,
