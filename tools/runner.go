@@ -343,6 +343,10 @@ func policyFor(policy sandbox.Policy, ns bool) sandbox.Policy {
 	p.Namespaces = ns && p.Landlock
 	if !ns {
 		p.ReadOnly, p.Visible, p.Hide = nil, nil, nil
+	} else if p.Landlock && len(p.Writable) > 0 {
+		// Private in the mount namespace: POSIX shared memory and
+		// semaphores (Python's multiprocessing) work.
+		p.Writable = append(slices.Clip(p.Writable), "/dev/shm")
 	}
 	if !p.Landlock {
 		p.Namespaces = ns // sandbox off: PID and mount namespaces only
