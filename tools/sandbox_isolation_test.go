@@ -138,9 +138,14 @@ func TestSandboxHidesTheSessionAndKeepsWorkspaceUnderTmp(t *testing.T) {
 	}
 	defer os.RemoveAll(host)
 	os.WriteFile(filepath.Join(host, "secret"), []byte("x"), 0o644)
-	res, dir, text := runIn(t, "", false, fmt.Sprintf(`ls %s/secret 2>/dev/null && echo HOST-TMP-VISIBLE; pwd; touch in-ws && echo WS-OK; ls /run/user 2>/dev/null | wc -l`, host))
-	if strings.Contains(text, "HOST-TMP-VISIBLE") || !strings.Contains(text, dir) || !strings.Contains(text, "WS-OK") {
+	shm := "/dev/shm/" + randHex(6)
+	defer os.Remove(shm)
+	res, dir, text := runIn(t, "", false, fmt.Sprintf(`ls %s/secret 2>/dev/null && echo HOST-TMP-VISIBLE; pwd; touch in-ws && echo WS-OK; touch %s && echo SHM-OK`, host, shm))
+	if strings.Contains(text, "HOST-TMP-VISIBLE") || !strings.Contains(text, dir) || !strings.Contains(text, "WS-OK") || !strings.Contains(text, "SHM-OK") {
 		t.Errorf("%s:\n%s", res.Sandbox, text)
+	}
+	if _, err := os.Stat(shm); err == nil {
+		t.Errorf("%s appeared in the host's /dev/shm", shm)
 	}
 }
 
