@@ -257,3 +257,13 @@ func slicesContains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestCommandCannotWriteTheStatusPipe: the supervisor's status pipe (fd
+// 3) is not open in the command, so it cannot forge how it ended.
+func TestCommandCannotWriteTheStatusPipe(t *testing.T) {
+	landlockABI(t)
+	res, _, text := runIn(t, "", false, `echo '{"exit":0}' >&3 && echo FORGED; exit 7`)
+	if strings.Contains(text, "FORGED") || res.ExitCode != 7 {
+		t.Errorf("exit %d:\n%s", res.ExitCode, text)
+	}
+}

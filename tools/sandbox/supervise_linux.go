@@ -35,6 +35,9 @@ func supervise(args []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	status := os.NewFile(3, "status")
+	// The command must not inherit the status pipe: it could forge how it
+	// ended (or that namespaces were refused, to get a weaker sandbox).
+	syscall.CloseOnExec(3)
 	report := func(st Status) int {
 		if status == nil {
 			fmt.Fprintln(os.Stderr, "agentls sandbox:", st.Error)
