@@ -293,7 +293,7 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	var st sandbox.Status
 	if supervised && json.Unmarshal(status, &st) == nil {
 		if st.Error != "" && st.ExitCode == -1 && st.Signal == "" {
-			if st.Refused && ns {
+			if st.Refused && ns && !isClosed(started) {
 				// Namespaces that cannot be set up count as refused: run it
 				// without them (the label says what that leaves out).
 				namespacesFailed()
@@ -388,5 +388,15 @@ func newGitDirs(policy sandbox.Policy, roots []string) func() []string {
 			notes = append(notes, fmt.Sprintf("the command created %s where there was none; it was removed (commands may not create git repositories)", p))
 		}
 		return notes
+	}
+}
+
+// isClosed reports whether c is closed (c is only ever closed).
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
