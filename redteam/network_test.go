@@ -200,6 +200,30 @@ func TestNetworkAndSockets(t *testing.T) {
 		return held("no TMUX in the command's environment and no keys reached the pane")
 	})
 
+	attempt(t, famNet, "push input into the server's terminal with TIOCSTI", func(t *testing.T) outcome {
+		if _, err := exec.LookPath("script"); err != nil {
+			t.Skip("no script(1) to give the server a terminal")
+		}
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := t.TempDir()
+		// What the user's shell would run once the server exits.
+		line := perl(`open(T, "+<", "/dev/tty") or die "tty: $!"; for my $c (split //, "touch /tmp/pwned\n") { ioctl(T, 0x5412, $c) or die "TIOCSTI: $!" } print "IN", "JECTED\n";`)
+		srv := exec.Command("script", "-qec", self+" -test.run=^$", "/dev/null")
+		srv.Env = append(os.Environ(), "OPENAI_API_KEY="+apiKey, standInRoot+"="+root, standInCommands+"="+line)
+		out, err := srv.CombinedOutput()
+		t.Logf("stand-in server in a terminal: %v\n%s", err, out)
+		if !strings.Contains(string(out), "ended") {
+			t.Fatalf("the command did not run: nothing was attacked")
+		}
+		if strings.Contains(string(out), "INJECTED") {
+			return escaped("the command pushed input into the terminal the server runs in")
+		}
+		return held("the command has no controlling terminal")
+	})
+
 	attempt(t, famNet, "docker socket under the home folder named by DOCKER_HOST", func(t *testing.T) outcome {
 		home, _ := os.UserHomeDir()
 		dir, err := os.MkdirTemp(home, ".redteam-docker-")

@@ -267,3 +267,25 @@ func TestCommandCannotWriteTheStatusPipe(t *testing.T) {
 		t.Errorf("exit %d:\n%s", res.ExitCode, text)
 	}
 }
+
+// TestCommandHasNoControllingTerminal: a stand-in server (this test
+// binary) running in a terminal starts a command; the command cannot open
+// /dev/tty, so it cannot push input into the user's shell (TIOCSTI).
+func TestCommandHasNoControllingTerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("no script(1) to give the server a terminal")
+	}
+	for _, mode := range []string{"", sandbox.Off} {
+		exe, _ := os.Executable()
+		line := `test -t 1; ( exec 9<>/dev/tty ) 2>/dev/null && echo TTY-OPENED; echo PROBE-DONE`
+		srv := exec.Command("script", "-qec", exe+" -test.run=^$", "/dev/null")
+		srv.Env = append(os.Environ(), "AGENTLS_TEST_SERVER_COMMAND="+line, "AGENTLS_TEST_SERVER_DIR="+t.TempDir(), "AGENTLS_TEST_SERVER_SANDBOX="+mode)
+		out, err := srv.CombinedOutput()
+		if !strings.Contains(string(out), "PROBE-DONE") {
+			t.Fatalf("sandbox %q: %v\n%s", mode, err, out)
+		}
+		if strings.Contains(string(out), "TTY-OPENED") {
+			t.Errorf("sandbox %q: the command opened the server's terminal:\n%s", mode, out)
+		}
+	}
+}
