@@ -126,6 +126,9 @@ type goPackage struct {
 	Path    string
 	Imports []string // direct imports of the module
 	Deps    []string // every package of the module it depends on
+	// All are the direct imports as go list names them, the standard
+	// library's too (os/exec).
+	All []string
 }
 
 // modulePackages lists the production packages of the module.
@@ -158,7 +161,7 @@ func modulePackages(t *testing.T) []goPackage {
 		if !ok {
 			continue // the module root holds only tests
 		}
-		pkgs = append(pkgs, goPackage{Path: path, Imports: rel(p.Imports), Deps: rel(p.Deps)})
+		pkgs = append(pkgs, goPackage{Path: path, Imports: rel(p.Imports), Deps: rel(p.Deps), All: p.Imports})
 	}
 	if len(pkgs) == 0 {
 		t.Fatal("go list reported no packages of the module")
@@ -285,5 +288,50 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		return strings.Contains(s, `"lsp/..." matches no package`)
 	}) {
 		t.Errorf("importViolations of a module without lsp = %q; want the stale rule reported", v)
+	}
+}
+
+// launchers are the production packages that may import os/exec. Package
+// tools alone starts programs (tools.Run: the sandbox, an environment by
+// allowlist, programs by absolute path from folders the workspace cannot
+// write); lsp/lsptest starts the server binary under test and may be
+// imported by tests only. agent/gitstate is reported until it reads git
+// state through tools.Run.
+var launchers = map[string]bool{"tools": true, "lsp/lsptest": true}
+
+// launcherViolations returns one message per production package outside
+// allowed that imports os/exec, and one per production package that
+// imports lsp/lsptest (a test-only launcher).
+func launcherViolations(pkgs []goPackage, allowed map[string]bool) []string {
+	var out []string
+	for _, p := range pkgs {
+		if slices.Contains(p.All, "os/exec") && !allowed[p.Path] {
+			out = append(out, fmt.Sprintf("%s imports os/exec; only package tools starts programs (tools.Run, tools.LookPath)", p.Path))
+		}
+		if slices.Contains(p.Imports, "lsp/lsptest") {
+			out = append(out, fmt.Sprintf("%s imports lsp/lsptest; it starts programs and is for tests only", p.Path))
+		}
+	}
+	return out
+}
+
+// TestOneLauncher: no production package but tools imports os/exec.
+func TestOneLauncher(t *testing.T) {
+	for _, v := range launcherViolations(modulePackages(t), launchers) {
+		t.Error(v)
+	}
+}
+
+// TestOneLauncherRuleCanFail: with no package allowed, the rule reports
+// the module's real launchers (tools at least), and a production import of
+// lsp/lsptest.
+func TestOneLauncherRuleCanFail(t *testing.T) {
+	got := strings.Join(launcherViolations(modulePackages(t), nil), "\n")
+	if !strings.Contains(got, "tools imports os/exec;") {
+		t.Errorf("with no launcher allowed, tools is not reported:\n%s", got)
+	}
+	v := launcherViolations([]goPackage{{Path: "agent", Imports: []string{"lsp/lsptest"}}}, launchers)
+	if len(v) != 1 || !strings.Contains(v[0], "agent imports lsp/lsptest") {
+		t.Errorf("a production import of lsp/lsptest: %q", v)
 	}
 }

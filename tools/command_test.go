@@ -252,7 +252,8 @@ func TestRunCommandEnvAndCwd(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "sk-secret-value")
 	t.Setenv("AGENTLS_TOKEN", "agentls-secret")
 	t.Setenv("MY_KEY_VAR", "configured-secret")
-	t.Setenv("HARMLESS", "visible")
+	t.Setenv("GOFLAGS", "-tags=visible")
+	t.Setenv("TMUX", "/tmp/tmux-0/default,1,0")
 	_, ws := fixture(t, map[string]string{"sub/x.txt": "x"})
 	r := newReg(t, Env{Workspace: ws, SecretEnv: []string{"MY_KEY_VAR"}})
 	res := call(t, r, "run_command", map[string]any{"command": "env; pwd; cat < /dev/stdin; echo stdin-closed", "cwd": "sub"})
@@ -261,7 +262,10 @@ func TestRunCommandEnvAndCwd(t *testing.T) {
 			t.Errorf("a secret reached the command's environment: %s", secret)
 		}
 	}
-	if !strings.Contains(res.Text, "HARMLESS=visible") || !strings.Contains(res.Text, "/sub\n") || !strings.Contains(res.Text, "stdin-closed") || !strings.Contains(res.Text, "(in sub)") {
+	if strings.Contains(res.Text, "TMUX=") {
+		t.Errorf("TMUX reached the command's environment:\n%s", res.Text)
+	}
+	if !strings.Contains(res.Text, "GOFLAGS=-tags=visible") || !strings.Contains(res.Text, "/sub\n") || !strings.Contains(res.Text, "stdin-closed") || !strings.Contains(res.Text, "(in sub)") {
 		t.Errorf("env/cwd/stdin:\n%s", res.Text)
 	}
 	ap := &fixedApprover{d: Deny}

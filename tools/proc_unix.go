@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// setGroup makes the command the leader of its own process group, so it
-// and every process it starts can be signalled at once.
+// setGroup makes the command the leader of its own session and process
+// group, so it and every process it starts can be signalled at once, and
+// it has no controlling terminal to push input into (TIOCSTI).
 func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
 
 // killGroup signals the process group led by pid: SIGKILL when hard, else

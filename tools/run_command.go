@@ -231,6 +231,10 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	}
 	out.Cancelled, out.TimedOut = run.Cancelled, run.TimedOut
 	out.ExitCode, out.Signal, out.Sandbox, out.Leftovers = run.ExitCode, run.Signal, run.Sandbox, run.Leftovers
+	notes = append(notes, run.Notes...) // limits hit, a .git the command created and that was removed
+	for _, n := range run.Notes {
+		lw.printf("# %s\n", n)
+	}
 	lw.printf("\n# %s after %s\n", statusText(out), out.Duration)
 	lw.close()
 	out.StdoutBytes, out.StderrBytes = stdout.total, stderr.total

@@ -8,7 +8,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/tools/sandbox"
@@ -50,6 +53,8 @@ type RunSpec struct {
 	Sandbox        SandboxOptions
 	// Commands tracks the command so KillAll reaches it; nil: untracked.
 	Commands *Commands
+
+	probe bool // SandboxStatus's `true`: it cannot create a .git, so none is looked for
 }
 
 // RunResult is how a command ended.
@@ -64,6 +69,10 @@ type RunResult struct {
 	// Leftovers is the number of processes the command left running that
 	// were killed when it ended.
 	Leftovers int
+	// Notes are lines for the model and the report about what the
+	// sandbox did: "file size limit (1024 MiB) hit", a .git the command
+	// created and that was removed.
+	Notes []string
 }
 
 // Run runs one command the way agentls runs every command (run_command and
@@ -75,7 +84,7 @@ type RunResult struct {
 // process group) is killed; when the server dies, even by SIGKILL, the
 // supervisor's parent-death signal takes everything down with it. A non-nil
 // error means the command did not start.
-func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
+func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	if len(spec.Argv) == 0 {
 		return RunResult{}, errors.New("no command")
 	}
@@ -88,58 +97,51 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 	}
 	runID := randHex(8)
 	env := append(CommandEnv(base, spec.SecretEnv), runMarker+"="+runID)
-	res := RunResult{ExitCode: -1}
+	res = RunResult{ExitCode: -1}
+
+	argv := slices.Clone(spec.Argv)
+	prog, err := LookPath(argv[0], spec.Sandbox.Roots)
+	if err != nil {
+		return res, err
+	}
+	argv[0] = prog
 
 	policy, label := sandbox.Policy{}, "none: this program cannot supervise commands (sandbox.Main did not run)"
 	supervised := sandbox.Installed()
-	var exe string
 	if supervised {
 		policy, label = sandbox.Plan(spec.Sandbox.Mode, spec.Sandbox.Roots, spec.Sandbox.Network)
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			supervised, label = false, "none: "+err.Error()
-			policy = sandbox.Policy{}
+		if l := testLimits.Load(); l != nil && policy.Landlock {
+			policy.Limits = *l
 		}
 	}
 	if spec.Sandbox.ReadOnly {
+		// No writable folder at all, no network; never unconfined.
 		if !supervised || !policy.Landlock {
 			return res, fmt.Errorf("%w (%s)", ErrNotConfined, label)
 		}
 		policy.Writable, policy.ReadOnly, policy.Network = nil, nil, false
 		policy.WritableFiles = []string{"/dev/null"}
-		label = fmt.Sprintf("landlock (read-only; ABI %d)", policy.ABI)
 	}
-	if policy.Landlock && !namespacesWork() && !spec.Sandbox.ReadOnly {
-		// Read-only .agentls needs the mount namespace.
-		policy.ReadOnly = nil
-		label = policy.Describe(spec.Sandbox.Mode)
-	}
-	res.Sandbox = label
-
 	var statusR, statusW *os.File
 	build := func(ns bool) (*exec.Cmd, error) {
 		var cmd *exec.Cmd
 		if supervised {
-			p := policy
-			p.Namespaces = ns
-			if !ns {
-				p.ReadOnly = nil
-			}
-			argv, err := sandbox.Command(exe, p, spec.Argv)
+			// Re-executed from the server's own image (sandbox.Self),
+			// never from a path a command can write.
+			sargv, err := sandbox.Command(sandbox.Self, policyFor(policy, ns), argv)
 			if err != nil {
 				return nil, err
 			}
-			cmd = exec.Command(argv[0], argv[1:]...)
+			cmd = exec.Command(sargv[0], sargv[1:]...)
 			cmd.ExtraFiles = []*os.File{statusW}
 		} else {
-			cmd = exec.Command(spec.Argv[0], spec.Argv[1:]...)
+			cmd = exec.Command(argv[0], argv[1:]...)
 		}
 		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
-		setProcAttr(cmd, supervised, supervised && ns)
+		setProcAttr(cmd, supervised, supervised && ns, newNet(policy))
 		return cmd, nil
 	}
 	if supervised {
-		var err error
 		if statusR, statusW, err = os.Pipe(); err != nil {
 			return res, err
 		}
@@ -163,12 +165,17 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 		}
 	}
 	ns := supervised && namespacesWork()
+	created := func() []string { return nil }
+	if !spec.probe {
+		created = newGitDirs(policy, spec.Sandbox.Roots)
+	}
 	cmd, err := build(ns)
 	if err == nil {
 		cmd.Stdout, cmd.Stderr = outW, errW
 		err = cmd.Start()
 		if err != nil && ns && namespaceRefused(err) {
 			namespacesFailed()
+			ns = false
 			if cmd, err = build(false); err == nil {
 				cmd.Stdout, cmd.Stderr = outW, errW
 				err = cmd.Start()
@@ -180,6 +187,14 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 		closeAll(outR, errR)
 		return res, err
 	}
+	if policy.Landlock {
+		label = policyFor(policy, ns).Describe(spec.Sandbox.Mode)
+		if spec.Sandbox.ReadOnly {
+			label = fmt.Sprintf("landlock (read-only; ABI %d)", policy.ABI)
+		}
+	}
+	res.Sandbox = label
+	defer func() { res.Notes = append(res.Notes, created()...) }()
 	pid := cmd.Process.Pid
 	if spec.Commands != nil {
 		if err := spec.Commands.add(pid); err != nil {
@@ -299,16 +314,29 @@ func Run(ctx context.Context, spec RunSpec) (RunResult, error) {
 	var st sandbox.Status
 	if supervised && json.Unmarshal(status, &st) == nil {
 		if st.Error != "" && st.ExitCode == -1 && st.Signal == "" {
+			if st.Refused && ns && !isClosed(started) {
+				// Namespaces that cannot be set up count as refused: run it
+				// without them (the label says what that leaves out).
+				namespacesFailed()
+				return Run(ctx, spec)
+			}
 			return res, fmt.Errorf("%s", st.Error)
 		}
 		res.ExitCode, res.Signal = st.ExitCode, st.Signal
 		res.Leftovers += st.Killed
+		if m := policy.LimitMessage(st.Signal); m != "" {
+			res.Notes = append(res.Notes, m)
+		}
 		return res, nil
 	}
 	res.ExitCode = cmd.ProcessState.ExitCode()
 	res.Signal = signalOf(cmd.ProcessState)
 	return res, nil
 }
+
+// testLimits replaces the sandbox's limits in tests (a file size limit a
+// test can reach quickly); nil in production.
+var testLimits atomic.Pointer[sandbox.Limits]
 
 // runMarker is the environment variable that marks every process of one
 // command, so the runner can find processes that left its process tree.
@@ -319,7 +347,7 @@ const runMarker = "AGENTLS_RUN_ID"
 // e.g. "landlock (workspace-write; ABI 7; no network)" or "none: kernel has
 // no Landlock" (commands then rely on approvals alone).
 func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
-	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second})
+	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second, probe: true})
 	if err != nil {
 		return "", fmt.Errorf("sandbox probe: %w", err)
 	}
@@ -327,4 +355,69 @@ func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
 		return res.Sandbox, fmt.Errorf("sandbox probe: `true` ended with exit code %d, signal %q", res.ExitCode, res.Signal)
 	}
 	return res.Sandbox, nil
+}
+
+// policyFor is policy as the supervisor gets it with or without namespaces:
+// without them nothing is bind-mounted.
+func policyFor(policy sandbox.Policy, ns bool) sandbox.Policy {
+	p := policy
+	p.Namespaces = ns && p.Landlock
+	if !ns {
+		p.ReadOnly, p.Visible, p.Hide = nil, nil, nil
+	} else if p.Landlock && len(p.Writable) > 0 {
+		// Private in the mount namespace: POSIX shared memory and
+		// semaphores (Python's multiprocessing) work.
+		p.Writable = append(slices.Clip(p.Writable), "/dev/shm")
+	}
+	if !p.Landlock {
+		p.Namespaces = ns // sandbox off: PID and mount namespaces only
+	}
+	return p
+}
+
+// newNet: the supervisor gets a network namespace of its own when it
+// confines the command and the network is not allowed.
+func newNet(p sandbox.Policy) bool { return p.Landlock && !p.Network }
+
+// newGitDirs notes, before a confined command runs, which roots have no
+// .git, and returns what to call after it ended: a .git that appeared in
+// such a root is removed (Landlock cannot refuse creating it, and git
+// would run what its config names), with a note for the command's result.
+// A .git the user created in that root while the command ran is removed
+// too: nothing tells the two apart, and the note says what happened.
+func newGitDirs(policy sandbox.Policy, roots []string) func() []string {
+	if !policy.Landlock {
+		return func() []string { return nil }
+	}
+	var missing []string
+	for _, r := range roots {
+		if _, err := os.Lstat(filepath.Join(r, ".git")); errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, r)
+		}
+	}
+	return func() []string {
+		var notes []string
+		for _, r := range missing {
+			p := filepath.Join(r, ".git")
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			if err := os.RemoveAll(p); err != nil {
+				notes = append(notes, fmt.Sprintf("the command created %s; removing it failed: %v", p, err))
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("the command created %s where there was none; it was removed (commands may not create git repositories)", p))
+		}
+		return notes
+	}
+}
+
+// isClosed reports whether c is closed (c is only ever closed).
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }

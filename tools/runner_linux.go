@@ -44,11 +44,16 @@ func namespaceRefused(err error) bool {
 		errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)
 }
 
-// setProcAttr: its own process group, killed when the server dies; with ns,
-// process 1 of new PID and mount namespaces (in a user namespace that maps
-// only the current user, when not root).
-func setProcAttr(cmd *exec.Cmd, supervised, ns bool) {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+// setProcAttr: its own session and process group, killed when the server
+// dies; with ns,
+// process 1 of new PID and mount namespaces, and with ns and newNet of a
+// new network namespace (in a user namespace that maps only the current
+// user, when not root).
+func setProcAttr(cmd *exec.Cmd, supervised, ns, newNet bool) {
+	// A session of its own: no controlling terminal, so no command can
+	// open /dev/tty and push input into the user's shell (TIOCSTI). As
+	// the session leader it also leads its process group.
+	attr := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if supervised && !ns {
 		// Outside a PID namespace the supervisor must live long enough to
 		// sweep what the command left: SIGTERM makes it do that and exit.
@@ -56,6 +61,9 @@ func setProcAttr(cmd *exec.Cmd, supervised, ns bool) {
 	}
 	if ns {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if newNet {
+			attr.Cloneflags |= syscall.CLONE_NEWNET
+		}
 		if uid := os.Getuid(); uid != 0 {
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
 			attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}

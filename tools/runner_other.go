@@ -10,8 +10,8 @@ func ProtectServer() error { return nil }
 // BecomeSubreaper does nothing outside Linux.
 func BecomeSubreaper() error { return nil }
 
-func namespacesWork() bool                           { return false }
-func namespacesFailed()                              {}
-func namespaceRefused(err error) bool                { return false }
-func setProcAttr(cmd *exec.Cmd, supervised, ns bool) { setGroup(cmd) }
-func sweepMarked(runID string) int                   { return 0 }
+func namespacesWork() bool                                   { return false }
+func namespacesFailed()                                      {}
+func namespaceRefused(err error) bool                        { return false }
+func setProcAttr(cmd *exec.Cmd, supervised, ns, newNet bool) { setGroup(cmd) }
+func sweepMarked(runID string) int                           { return 0 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentls/agentls/tools/sandbox"
@@ -20,7 +21,9 @@ func init() {
 		if os.Getenv("AGENTLS_TEST_SERVER_NO_NAMESPACES") != "" {
 			namespacesFailed() // as on kernels that refuse them
 		}
-		os.Setenv("SERVER_PID", fmt.Sprint(os.Getpid()))
+		// The command environment is an allowlist: the pid goes in the
+		// command line itself.
+		c = strings.ReplaceAll(c, "$SERVER_PID", fmt.Sprint(os.Getpid()))
 		res, err := Run(context.Background(), RunSpec{
 			Argv: []string{"/bin/sh", "-c", c}, Dir: os.Getenv("AGENTLS_TEST_SERVER_DIR"),
 			Stdout: os.Stdout, Stderr: os.Stderr, Timeout: time.Hour,

@@ -1,21 +1,24 @@
 // Package sandbox runs one command in a supervised, confined child of
-// agentls: the server re-executes its own binary with the hidden argument
-// Arg; that child (the supervisor) confines itself and then starts the
-// command, waits for it, and kills every process the command left behind
-// before it exits.
+// agentls: the server re-executes its own image (Self, /proc/self/exe)
+// with the hidden argument Arg; that child (the supervisor) confines
+// itself and then starts the command, waits for it, and kills every
+// process the command left behind before it exits.
 //
 // On Linux the supervisor is, when the kernel lets it, process 1 of its own
-// PID and mount namespaces: nothing the command starts can leave the
-// namespace (setsid and setpgid do not help), and the kernel kills all of it
-// when the supervisor dies, even by SIGKILL after the server died (the
-// supervisor has a parent-death signal). In the mount namespace it mounts a
-// fresh /proc (the server's processes are not visible) and bind-mounts
-// .agentls, .git/hooks and .git/config read-only. Then it restricts itself
-// and every process it starts with Landlock (github.com/landlock-lsm/
-// go-landlock): reads anywhere, writes only in the workspace, the temporary
-// folder and the build caches, no TCP unless the network is allowed, no
-// signals or abstract sockets outside the sandbox (ABI 6), no ptrace and no
-// /proc/PID/environ of processes outside it.
+// PID, mount and (network off) network namespaces: nothing the command
+// starts can leave the namespace (setsid and setpgid do not help), and the
+// kernel kills all of it when the supervisor dies, even by SIGKILL after
+// the server died (the supervisor has a parent-death signal). The network
+// namespace holds only lo. In the mount namespace it replaces /tmp, /run
+// and /dev/shm with empty ones (binding the workspace and caches that
+// live there back at their path), hides the session's sockets, bind-mounts
+// each root's whole git dir, .agentls and the PATH and toolchain bin
+// folders read-only, and mounts a fresh /proc. It sets limits on
+// processes, data and file size. Then it restricts itself and every
+// process it starts with Landlock (github.com/landlock-lsm/go-landlock):
+// reads anywhere, writes only in the workspace and the build caches, no
+// TCP without a network namespace unless the network is allowed; without
+// namespaces a seccomp filter refuses non-unix sockets.
 //
 // Landlock restricts a whole process, which is why it is applied in a
 // child and never in the server. Binaries that run commands must call Main
@@ -52,10 +55,31 @@ type Policy struct {
 	// ReadOnly are paths (inside Writable) bind-mounted read-only; they
 	// need the mount namespace.
 	ReadOnly []string `json:"readOnly,omitempty"`
-	Network  bool     `json:"network,omitempty"`
+	// Visible are folders kept (read-only unless Writable) when the mount
+	// namespace replaces the folder holding them (/tmp, /run, /dev/shm).
+	Visible []string `json:"visible,omitempty"`
+	// Hide are sockets and folders of the user's session hidden in the
+	// mount namespace (an empty folder or /dev/null over them).
+	Hide    []string `json:"hide,omitempty"`
+	Network bool     `json:"network,omitempty"`
 	// Namespaces: the supervisor is process 1 of new PID and mount
-	// namespaces.
-	Namespaces bool `json:"namespaces,omitempty"`
+	// namespaces, and of a new network namespace unless Network.
+	Namespaces bool   `json:"namespaces,omitempty"`
+	Limits     Limits `json:"limits,omitzero"`
+}
+
+// Limits bound the command's processes (setrlimit in the supervisor, so
+// they hold for everything it starts); 0 leaves a limit as it is.
+type Limits struct {
+	// Procs is RLIMIT_NPROC: processes and threads of the user. A root
+	// server's commands ignore it (the kernel exempts root); a non-root
+	// server's commands are counted in their own user namespace.
+	Procs uint64 `json:"procs,omitempty"`
+	// DataBytes is RLIMIT_DATA, per process (not RLIMIT_AS: the race
+	// detector reserves terabytes of address space it never uses).
+	DataBytes uint64 `json:"data,omitempty"`
+	// FileBytes is RLIMIT_FSIZE: a write past it gets SIGXFSZ.
+	FileBytes uint64 `json:"file,omitempty"`
 }
 
 // StartedByte is written on the status pipe when the command has started,
@@ -69,6 +93,9 @@ type Status struct {
 	Signal   string `json:"signal,omitempty"`
 	Error    string `json:"error,omitempty"` // the command could not start or be confined
 	Killed   int    `json:"killed"`          // processes killed after the command ended
+	// Refused: the kernel refused the mounts or the loopback in the new
+	// namespaces; the command did not start and can run without them.
+	Refused bool `json:"refused,omitempty"`
 }
 
 var installed atomic.Bool
@@ -83,11 +110,19 @@ func Main() {
 	installed.Store(canSupervise)
 }
 
-// Installed reports whether Main ran in this process (on Linux), so re-executing
-// os.Executable() with Arg starts a supervisor.
+// Installed reports whether Main ran in this process (on Linux), so
+// re-executing this process's own image (Self) with Arg starts a
+// supervisor.
 func Installed() bool { return installed.Load() }
 
-// Command is the argv of the supervisor for policy and the command argv.
+// Self is the image the supervisor is re-executed from: the running
+// server's own, through the kernel, never a path in the file system that a
+// command could replace (os.Executable names such a path; GOPATH/bin is
+// where `go install` puts agentls).
+const Self = "/proc/self/exe"
+
+// Command is the argv of the supervisor for policy and the command argv;
+// exe is Self.
 func Command(exe string, p Policy, argv []string) ([]string, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -107,7 +142,11 @@ func parseArgs(args []string) (Policy, []string, error) {
 	return p, args[2:], nil
 }
 
-// Describe is the one line a command result shows about its sandbox.
+// Describe is the one line a command result shows about its sandbox. It
+// names what is not covered: with namespaces the network is a namespace of
+// its own; without them a seccomp filter refuses every socket but unix
+// ones, and unix sockets (by path or abstract), /tmp and the read-only
+// .git and .agentls are not isolated.
 func (p Policy) Describe(mode string) string {
 	if mode == Off {
 		return "off"
@@ -116,15 +155,27 @@ func (p Policy) Describe(mode string) string {
 		return "none"
 	}
 	var extra []string
-	if p.Network {
+	switch {
+	case p.Network:
 		extra = append(extra, "network allowed")
-	} else if p.ABI >= 4 {
+	case p.Namespaces || len(p.ReadOnly) > 0:
 		extra = append(extra, "no network")
-	} else {
-		extra = append(extra, "network not restricted: Landlock ABI < 4")
+	default:
+		extra = append(extra, "no network: seccomp refuses non-unix sockets; unix sockets not isolated: no namespaces")
 	}
 	if len(p.ReadOnly) == 0 && !p.Namespaces {
-		extra = append(extra, ".agentls not read-only: no mount namespace")
+		extra = append(extra, ".git, .agentls and /tmp not isolated: no mount namespace")
 	}
 	return fmt.Sprintf("landlock (%s; ABI %d; %s)", WorkspaceWrite, p.ABI, strings.Join(extra, "; "))
+}
+
+// LimitMessage is the line a command result shows when the command was
+// killed by signal (a name such as "SIGXFSZ") because a limit of p was
+// hit, or "".
+func (p Policy) LimitMessage(signal string) string {
+	switch {
+	case signal == "SIGXFSZ" && p.Limits.FileBytes > 0:
+		return fmt.Sprintf("file size limit (%d MiB) hit", p.Limits.FileBytes>>20)
+	}
+	return ""
 }

@@ -18,6 +18,3 @@ func supervise(args []string) int {
 
 // KernelABI reports that Landlock is a Linux feature.
 func KernelABI() (int, error) { return 0, errors.New("Landlock needs Linux") }
-
-// ProtectedPaths are none outside Linux (no mount namespace).
-func ProtectedPaths(root string) []string { return nil }

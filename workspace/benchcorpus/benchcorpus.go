@@ -5,14 +5,13 @@
 package benchcorpus
 
 import (
+	"errors"
 	"fmt"
+	"go/build"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 )
 
 // GoSource returns a folder holding exactly n files: GOROOT/src copied into
@@ -32,9 +31,11 @@ func GoSource(n int) (dir string, built bool, err error) {
 	if _, err := os.Stat(done); err == nil {
 		return dir, false, nil
 	}
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+	// go/build knows GOROOT (the environment, else the toolchain's own)
+	// without running a program: only package tools starts programs.
+	goroot := build.Default.GOROOT
+	if goroot == "" {
+		return "", false, errors.New("benchcorpus: GOROOT unknown")
 	}
 	src := filepath.Join(goroot, "src")
 	var rels []string
