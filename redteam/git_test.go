@@ -108,6 +108,11 @@ func TestGitConfiguration(t *testing.T) {
 					t.Fatal(err)
 				}
 				o := payloadVerdict(m)
+				if sb != "off" {
+					// Held must mean the server read the state with git, in
+					// the sandbox, not that it never got to run git.
+					requireGitStatusRead(t, s)
+				}
 				if !o.escaped && v.live != nil {
 					// The plant is real: the user's own git runs it.
 					touchLater(t, s.path("main.go"))
@@ -322,6 +327,29 @@ func payloadVerdict(m string) outcome {
 		return escaped("the payload ran outside the sandbox with the API key in its environment")
 	default:
 		return escaped("the payload ran outside the sandbox (it wrote %s)", m)
+	}
+}
+
+// requireGitStatusRead fails the attempt unless the task's report shows
+// git's own status of the checkout (read in the read-only sandbox), so a
+// held verdict cannot come from a server that never ran git.
+func requireGitStatusRead(t *testing.T, s *server) {
+	t.Helper()
+	reports, _ := filepath.Glob(filepath.Join(s.root, ".agentls", "tasks", "*.md"))
+	if len(reports) == 0 {
+		t.Fatal("no task report")
+	}
+	b, err := os.ReadFile(reports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(b)
+	if !strings.Contains(r, "## Git") || !strings.Contains(r, "- uncommitted before the task:") || strings.Contains(r, "not read") {
+		i := strings.Index(r, "## Git")
+		if i < 0 {
+			i = 0
+		}
+		t.Fatalf("the server did not read the git status in the sandbox; the report's git section:\n%s", r[i:])
 	}
 }
 

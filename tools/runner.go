@@ -119,7 +119,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		if !supervised || !policy.Landlock {
 			return res, fmt.Errorf("%w (%s)", ErrNotConfined, label)
 		}
-		policy.Writable, policy.ReadOnly, policy.Network = nil, nil, false
+		// The read-only binds stay: they also keep git dirs outside a
+		// private /tmp (a commondir or gitdir target) in view.
+		policy.Writable, policy.Network = nil, false
 		policy.WritableFiles = []string{"/dev/null"}
 	}
 	var statusR, statusW *os.File

@@ -27,6 +27,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -207,16 +208,39 @@ func Read(ctx context.Context, dir string, run Runner) *State {
 	if len(lines) > 1 {
 		st.Prefix = lines[1]
 	}
-	// A detached HEAD makes symbolic-ref exit 1: Branch stays "".
-	if out, err := g.output(ctx, "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
-		st.Branch = strings.TrimSpace(string(out))
+	// In a work tree, the other three reads are independent: they run at
+	// once, so they take about as long as the slowest (each git starts a
+	// sandbox of its own).
+	type result struct {
+		out []byte
+		err error
 	}
-	// A repository without commits makes log fail: Head stays "".
-	if out, err := g.output(ctx, "log", "-1", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--format=%h%x00%s", "HEAD", "--"); err == nil {
-		h, s, _ := strings.Cut(strings.TrimRight(string(out), "\n"), "\x00")
+	reads := [][]string{
+		// A detached HEAD makes symbolic-ref exit 1: Branch stays "".
+		{"symbolic-ref", "--short", "-q", "HEAD"},
+		// A repository without commits makes log fail: Head stays "".
+		{"log", "-1", "--no-show-signature", "--no-ext-diff", "--no-textconv", "--format=%h%x00%s", "HEAD", "--"},
+		{"status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all"},
+	}
+	results := make([]result, len(reads))
+	var wg sync.WaitGroup
+	for i, args := range reads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := g.output(ctx, args...)
+			results[i] = result{out, err}
+		}()
+	}
+	wg.Wait()
+	if r := results[0]; r.err == nil {
+		st.Branch = strings.TrimSpace(string(r.out))
+	}
+	if r := results[1]; r.err == nil {
+		h, s, _ := strings.Cut(strings.TrimRight(string(r.out), "\n"), "\x00")
 		st.Head, st.Subject = h, s
 	}
-	out, err = g.output(ctx, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--ignore-submodules=all")
+	out, err = results[2].out, results[2].err
 	if err != nil {
 		return fromFiles(dir, err)
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,17 +18,52 @@ import (
 // before the task starts and after it ends, and the files the task edited
 // that already had uncommitted changes of the user's.
 type taskGit struct {
-	root   string          // the folder read: the workspace's first root
-	run    gitstate.Runner // runs git confined
-	before *gitstate.State // set before the task starts, never changed
+	root string          // the folder read: the workspace's first root
+	run  gitstate.Runner // runs git confined
+
+	// ready is closed once before is read; before is never changed after.
+	// The read runs beside the task's first model call: every tool of the
+	// task waits for it (gitReadyTool), so nothing the task does can reach
+	// the state read "before" it.
+	ready  chan struct{}
+	before *gitstate.State
 
 	mu     sync.Mutex // guards after and warned
 	after  *gitstate.State
 	warned []string // workspace paths, in the order first edited
 }
 
+// newTaskGit starts reading the git state of root before a task; the read
+// ends within gitstate.Timeout whatever happens to ctx.
 func newTaskGit(ctx context.Context, root string, run gitstate.Runner) *taskGit {
-	return &taskGit{root: root, run: run, before: gitstate.Read(ctx, root, run)}
+	g := &taskGit{root: root, run: run, ready: make(chan struct{})}
+	go func() {
+		defer close(g.ready)
+		g.before = gitstate.Read(context.WithoutCancel(ctx), root, run)
+	}()
+	return g
+}
+
+// readBefore waits for the state before the task and returns it.
+func (g *taskGit) readBefore() *gitstate.State {
+	<-g.ready
+	return g.before
+}
+
+// gitReadyTool runs a tool of the task only once the git state before the
+// task was read.
+type gitReadyTool struct {
+	tools.Tool
+	git *taskGit
+}
+
+func (t gitReadyTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	select {
+	case <-t.git.ready:
+	case <-ctx.Done():
+		return tools.Result{}, ctx.Err()
+	}
+	return t.Tool.Run(ctx, args)
 }
 
 // end reads the state after the task.
@@ -66,7 +102,7 @@ func (h *Host) gitRunner(sandboxMode string, roots []string) gitstate.Runner {
 		res, err := tools.Run(ctx, tools.RunSpec{
 			Argv: append([]string{bin}, c.Args...), Dir: c.Dir, Env: c.Env,
 			Stdout: stdout, Stderr: stderr, Timeout: gitstate.Timeout,
-			Sandbox: tools.SandboxOptions{Mode: sandboxMode, ReadOnly: true},
+			Sandbox: tools.SandboxOptions{Mode: sandboxMode, Roots: roots, ReadOnly: true},
 		})
 		switch {
 		case errors.Is(err, tools.ErrNotConfined):
@@ -131,9 +167,10 @@ func (g *taskGit) state() *GitState {
 	if g == nil {
 		return nil
 	}
+	before := g.readBefore()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return &GitState{Before: g.before, After: g.after, Overlaps: append([]string(nil), g.warned...)}
+	return &GitState{Before: before, After: g.after, Overlaps: append([]string(nil), g.warned...)}
 }
 
 // firstOverlap reports whether path (of the first root) had uncommitted
@@ -143,7 +180,7 @@ func (g *taskGit) firstOverlap(p workspace.Path) (string, bool) {
 	if p.Root() != g.root {
 		return "", false
 	}
-	c, ok := g.before.Dirty(p.Rel())
+	c, ok := g.readBefore().Dirty(p.Rel())
 	if !ok {
 		return "", false
 	}

@@ -110,7 +110,8 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	// Read before the task starts: the files the user had modified.
+	// Read before the task's first tool runs: the files the user had
+	// modified.
 	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
@@ -275,6 +276,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 				}
 				out[i] = tool
 			}
+			out[i] = gitReadyTool{Tool: out[i], git: t.git}
 		}
 		return out
 	}
