@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -98,6 +99,9 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	h.SetRoots([]string{root})
 	// Close drains every pending write before exit, even after Ctrl+C.
 	defer h.Close()
+	// What the task prints (events, the answer, diffs, the summary) passes
+	// the host's redactor, as every other face's output does.
+	io.out, io.err = redactingWriter{w: io.out, r: h.Redactor}, redactingWriter{w: io.err, r: h.Redactor}
 
 	port := &terminalPort{w: io.err}
 	var t *session.Task
@@ -203,4 +207,18 @@ func printResult(w io.Writer, r *agent.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// redactingWriter hides the secrets r knows in every write to w. The
+// writers of a task print whole lines, so a secret is never cut in two.
+type redactingWriter struct {
+	w io.Writer
+	r func() redact.Redactor
+}
+
+func (rw redactingWriter) Write(p []byte) (int, error) {
+	if _, err := rw.w.Write([]byte(rw.r().String(string(p)))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

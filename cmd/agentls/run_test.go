@@ -43,6 +43,7 @@ func TestRunCommand(t *testing.T) {
 		stderr   []string
 		wantFile string // path=content after the run
 		maxTurns string
+		absent   []string // in neither stdout nor stderr
 	}{
 		{
 			name:   "ask answered",
@@ -66,6 +67,15 @@ func TestRunCommand(t *testing.T) {
 			script: `[{"toolCalls":[{"name":"grep","arguments":{"pattern":"func main"}}]},{"text":"never"}]`,
 			code:   1,
 			stderr: []string{"failed (turn_budget)"},
+		},
+		{
+			name:   "secrets in the answer and in a tool line are hidden",
+			args:   []string{"Print the token"},
+			script: `[{"toolCalls":[{"name":"grep","arguments":{"pattern":"ghp_0123456789abcdefABCDEF0123456789abcd"}}]},{"text":"The key is sk-test-secret and the token ghp_0123456789abcdefABCDEF0123456789abcd."}]`,
+			code:   0,
+			stdout: []string{"The key is [redacted] and the token [redacted]."},
+			stderr: []string{"→ grep", "[redacted]"},
+			absent: []string{"sk-test-secret", "ghp_0123456789abcdefABCDEF0123456789abcd"},
 		},
 		{
 			name:   "json result",
@@ -99,6 +109,11 @@ func TestRunCommand(t *testing.T) {
 			}
 			if strings.Contains(out.String()+errb.String(), "sk-test-secret") {
 				t.Errorf("the API key was printed")
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(out.String()+errb.String(), s) {
+					t.Errorf("%q was printed:\nstdout: %s\nstderr: %s", s, out.String(), errb.String())
+				}
 			}
 			if tc.wantFile != "" {
 				p, want, _ := strings.Cut(tc.wantFile, "=")

@@ -7,9 +7,11 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +66,9 @@ type Agent struct {
 	// waits for ready.
 	conn  *sdk.AgentSideConnection
 	ready chan struct{}
+
+	// redactor hides the secrets of opts.Settings in every update.
+	redactor session.RedactorCache
 
 	mu       sync.Mutex
 	client   sdk.ClientCapabilities
@@ -194,12 +199,41 @@ func (a *Agent) peer() *sdk.AgentSideConnection {
 
 // update sends one session/update. Updates are sent on a context of their
 // own: a cancelled turn still reports how its tool calls ended.
+//
+// Every update passes the redactor of the agent's settings first (the API
+// key, the base URL's secrets, secret environment values, key shapes): the
+// one place where what the model, a tool or a report wrote reaches the
+// client's screen. File contents the client writes (fs/write_text_file) do
+// not pass here: a file keeps its text.
 func (a *Agent) update(id string, u sdk.SessionUpdate) {
+	u, ok := a.redactUpdate(u)
+	if !ok {
+		a.log.Warn("session/update withheld: it could not be redacted", "session", id)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := a.peer().SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
 		a.log.Debug("session/update not sent", "session", id, "error", err)
 	}
+}
+
+// redactUpdate returns u with every secret hidden, through its JSON form;
+// false when that form cannot be made (the update is then not sent).
+func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return u, false
+	}
+	red := a.redactor.Get(a.opts.Settings, a.opts.Getenv).JSON(b)
+	if bytes.Equal(red, b) {
+		return u, true
+	}
+	var out sdk.SessionUpdate
+	if err := json.Unmarshal(red, &out); err != nil {
+		return u, false
+	}
+	return out, true
 }
 
 // Initialize implements sdk.Agent with the capabilities agentls has: load

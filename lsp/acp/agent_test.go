@@ -91,6 +91,12 @@ const fixture = "package main\n\nfunc main() {}\n"
 // session's workspace.
 func connect(t *testing.T, c *testClient) (*sdk.ClientSideConnection, string, sdk.SessionId) {
 	t.Helper()
+	return connectWithKey(t, c, "test-key")
+}
+
+// connectWithKey is connect with key as the API key of the environment.
+func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideConnection, string, sdk.SessionId) {
+	t.Helper()
 	script, err := fakemodel.LoadScript("testdata/model.json", "")
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +114,7 @@ func connect(t *testing.T, c *testClient) (*sdk.ClientSideConnection, string, sd
 	settings.BaseURL, settings.Model = model.URL(), "test-model"
 	getenv := func(k string) string {
 		if k == session.EnvAPIKey {
-			return "test-key"
+			return key
 		}
 		return ""
 	}
@@ -294,5 +300,23 @@ func TestConnectionDiagnosticsReachOurLoggerEvenOnImmediateEOF(t *testing.T) {
 		if !strings.Contains(logged.String(), "connection closed") {
 			t.Fatalf("run %d: our logger holds %q; want the SDK's \"connection closed\" record", i, logged.String())
 		}
+	}
+}
+
+// TestSessionUpdatesCarryNoSecret: a model that repeats the API key and a
+// token shaped like GitHub's streams them as message chunks; the client
+// sees neither, only the redactor's mark.
+func TestSessionUpdatesCarryNoSecret(t *testing.T) {
+	c := &testClient{}
+	conn, _, id := connectWithKey(t, c, "test-key-SECRET-0042")
+	prompt(t, conn, id, "ECHOSECRETS")
+	got := c.text()
+	for _, secret := range []string{"test-key-SECRET-0042", "ghp_0123456789abcdefABCDEF0123456789abcd"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the client saw %q in %q", secret, got)
+		}
+	}
+	if !strings.Contains(got, "[redacted]") {
+		t.Errorf("message text %q; want the secrets replaced by [redacted]", got)
 	}
 }
