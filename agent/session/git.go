@@ -66,9 +66,22 @@ func (t gitReadyTool) Run(ctx context.Context, args json.RawMessage) (tools.Resu
 	return t.Tool.Run(ctx, args)
 }
 
-// end reads the state after the task.
-func (g *taskGit) end(ctx context.Context) {
-	st := gitstate.Read(ctx, g.root, g.run)
+// noStatusCancelled is the NoStatus of the state after a cancelled task.
+const noStatusCancelled = "not read: the task was cancelled (a cancel ends the task at once)"
+
+// end reads the state after the task. After a cancel, branch and HEAD
+// come from the files and git is not started: the user asked for the task
+// to stop now, and git status in its sandbox takes a while.
+func (g *taskGit) end(ctx context.Context, cancelled bool) {
+	var st *gitstate.State
+	if cancelled {
+		st = gitstate.ReadFiles(g.root)
+		if st.Repo {
+			st.NoStatus = noStatusCancelled
+		}
+	} else {
+		st = gitstate.Read(ctx, g.root, g.run)
+	}
 	g.mu.Lock()
 	g.after = st
 	g.mu.Unlock()
