@@ -179,31 +179,13 @@ func scan(src []byte) []fix {
 			if localURL(n.Destination) {
 				return ast.WalkContinue, nil
 			}
-			start, end, ok := span(src, n, ends, '!')
-			if !ok {
-				fixes = append(fixes, blockFix(src, n))
-				return ast.WalkSkipChildren, nil
-			}
-			t := codeSpan(cleanURL(n.Destination)) + " " + NoteImage
-			if alt := plain(src, n); alt != "" {
-				t = label(alt) + ": " + t
-			}
-			fixes = append(fixes, fix{start, end, t})
+			fixes = append(fixes, inertLink(src, n, ends, '!', n.Destination, NoteImage, ": "))
 			return ast.WalkSkipChildren, nil
 		case *ast.Link:
 			if linkAllowed(n.Destination) {
 				return ast.WalkContinue, nil
 			}
-			start, end, ok := span(src, n, ends, '[')
-			if !ok {
-				fixes = append(fixes, blockFix(src, n))
-				return ast.WalkSkipChildren, nil
-			}
-			t := codeSpan(cleanURL(n.Destination)) + " " + NoteLink
-			if l := plain(src, n); l != "" {
-				t = label(l) + " " + t
-			}
-			fixes = append(fixes, fix{start, end, t})
+			fixes = append(fixes, inertLink(src, n, ends, '[', n.Destination, NoteLink, " "))
 			return ast.WalkSkipChildren, nil
 		case *ast.AutoLink:
 			u := n.URL(src)
@@ -332,6 +314,21 @@ func span(src []byte, n ast.Node, ends map[ast.Node]int, lead byte) (int, int, b
 }
 
 // blockFix fences the whole top-level block holding n: the fallback when
+// inertLink is the fix that shows an image or link node n (which starts
+// with open) as its label, sep, its URL in a code span and note; a node
+// whose span cannot be found is shown as its whole block, as code.
+func inertLink(src []byte, n ast.Node, ends map[ast.Node]int, open byte, dest []byte, note, sep string) fix {
+	start, end, ok := span(src, n, ends, open)
+	if !ok {
+		return blockFix(src, n)
+	}
+	t := codeSpan(cleanURL(dest)) + " " + note
+	if l := plain(src, n); l != "" {
+		t = label(l) + sep + t
+	}
+	return fix{start, end, t}
+}
+
 // n's source range is not known.
 func blockFix(src []byte, n ast.Node) fix {
 	for n.Parent() != nil && n.Parent().Kind() != ast.KindDocument {
