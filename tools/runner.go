@@ -349,7 +349,13 @@ const runMarker = "AGENTLS_RUN_ID"
 // e.g. "landlock (workspace-write; ABI 7; no network)" or "none: kernel has
 // no Landlock" (commands then rely on approvals alone).
 func SandboxStatus(ctx context.Context, opts SandboxOptions) (string, error) {
-	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Sandbox: opts, Timeout: 30 * time.Second, probe: true})
+	// In a root (or /), never in this process's folder: the sandbox may
+	// hide it (a private /tmp), and the probe would fail for that alone.
+	dir := "/"
+	if len(opts.Roots) > 0 {
+		dir = opts.Roots[0]
+	}
+	res, err := Run(ctx, RunSpec{Argv: []string{"true"}, Dir: dir, Sandbox: opts, Timeout: 30 * time.Second, probe: true})
 	if err != nil {
 		return "", fmt.Errorf("sandbox probe: %w", err)
 	}
