@@ -23,6 +23,8 @@ root, ws, art = sys.argv[1:4]
 shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
 probe = os.path.join(art, "emacs-term.probe.json")
 init = os.path.join(art, "emacs-term-init.el")
+# Written by the cancel-when-waiting helper once it sent the cancel.
+cancel_sent = os.path.join(art, "emacs-term.cancel-sent")
 with open(init, "w") as f:
     f.write("""(dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list 'load-path d))
 (package-initialize)
@@ -63,11 +65,12 @@ with open(init, "w") as f:
                           (cancel-timer e2e-wait-tm)
                           (dolist (tok toks)
                             (jsonrpc-notify (agentls--connection) :window/workDoneProgress/cancel
-                                            (list :token tok))))))))))
+                                            (list :token tok)))
+                          (with-temp-file %s (insert "sent")))))))))
 (setq inhibit-startup-screen t
       native-comp-async-report-warnings-errors 'silent
       warning-minimum-level :error)
-""" % (json.dumps(root + "/editors/emacs/agentls.el"), json.dumps(os.environ["E2E_CMD_JSON"])))
+""" % (json.dumps(root + "/editors/emacs/agentls.el"), json.dumps(os.environ["E2E_CMD_JSON"]), json.dumps(cancel_sent)))
 
 t = Term("emacs", "emacs -nw -Q -l %s main.go" % init, ws)
 
@@ -241,14 +244,26 @@ try:
     t.type("(e2e-cancel-when-waiting)")
     t.send("Enter")
     t.wait_for(r"^\[nil ", 3)
+    before = probe_eval("(plist-get agentls-last-result :taskId)")
+    if os.path.exists(cancel_sent):
+        os.remove(cancel_sent)
     mx("agentls-run", "Add a reviewed mark to Greet (cancel pending)")
     t.note(t.wait_for(EDIT_Q, 15, allow_blockers=True) is not None, "the edit asks for confirmation")
-    # The server says it waits after 1 s; the helper cancels then.
-    time.sleep(3)
+    # The server says it waits after 1 s; the helper cancels then and
+    # leaves a mark (waited for: a busy machine is slow, never wrong).
+    deadline = time.time() + 20
+    while not os.path.exists(cancel_sent) and time.time() < deadline:
+        time.sleep(0.1)
+    t.note(os.path.exists(cancel_sent), "the helper cancelled the task while its edit question was open")
     t.note(t.wait_for(EDIT_Q, 1, allow_blockers=True) is not None, "the edit question is still open after the cancel")
     answer_y()
-    time.sleep(1)
-    r = probe_eval("(list (plist-get agentls-last-result :status) (plist-get agentls-last-result :taskId))")
+    r = None
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        r = probe_eval("(list (plist-get agentls-last-result :status) (plist-get agentls-last-result :taskId))")
+        if r and r[1] != before:
+            break
+        time.sleep(0.2)
     t.note(bool(r) and r[0] == "cancelled", "the task ended cancelled while its edit was pending: %s" % r)
     t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the edit answered after the cancel is applied")
     if r:
