@@ -370,6 +370,7 @@ test('serverSettings: sandbox and network only widen on explicit values', () => 
   assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
     { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
   assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
+});
 
 // The answer preview's guard, on tokens as markdown-it makes them.
 function tok(type: string, content = '', attrs: [string, string][] | null = null, children: MdToken[] | null = null): MdToken {
