@@ -10,6 +10,8 @@ import (
 	"time"
 )
 
+//go:generate go test -count=1 -run TestContractJSON -update .
+
 // The editor contract: what the agentls plugins may send and must answer,
 // derived from the declarations (the Command[A, R] values and the
 // ClientRequest[P, R] values) by reflection. editors/contract.json is this
