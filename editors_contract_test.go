@@ -33,8 +33,32 @@ type editorContract struct {
 		} `json:"arguments"`
 	} `json:"commands"`
 	ClientRequests []struct {
-		Method string `json:"method"`
+		Method string        `json:"method"`
+		Result contractShape `json:"result"`
 	} `json:"clientRequests"`
+}
+
+// contractShape is a Shape of contract.json: an object's fields, an
+// array's items.
+type contractShape struct {
+	Type   string `json:"type"`
+	Fields []struct {
+		Name     string `json:"name"`
+		Required bool   `json:"required"`
+		contractShape
+	} `json:"fields"`
+	Items *contractShape `json:"items"`
+}
+
+// names: every field name in the shape, at any depth.
+func (s contractShape) names(into map[string]bool) {
+	for _, f := range s.Fields {
+		into[f.Name] = true
+		f.contractShape.names(into)
+	}
+	if s.Items != nil {
+		s.Items.names(into)
+	}
 }
 
 func readContract(t *testing.T) editorContract {
@@ -59,11 +83,14 @@ type pluginUse struct {
 	// were read (so a required key must be among them).
 	Called   map[string]bool
 	Requests map[string]bool // agentls/* requests it names (answers)
-	Problems []string        // what the reader itself found wrong
+	// Replies: request -> the keys of the tables or plists its handler
+	// builds (the reply and what is inside it).
+	Replies  map[string][]string
+	Problems []string // what the reader itself found wrong
 }
 
 func newUse() *pluginUse {
-	return &pluginUse{Args: map[string]map[string]bool{}, Called: map[string]bool{}, Requests: map[string]bool{}}
+	return &pluginUse{Args: map[string]map[string]bool{}, Called: map[string]bool{}, Requests: map[string]bool{}, Replies: map[string][]string{}}
 }
 
 func (u *pluginUse) name(cmd string) {
@@ -126,6 +153,28 @@ func checkPlugin(c editorContract, u *pluginUse) (problems, unused []string) {
 	for _, r := range c.ClientRequests {
 		if !u.Requests[r.Method] {
 			problems = append(problems, fmt.Sprintf("request %s is not answered (the plugins answer every agentls/* request)", r.Method))
+			continue
+		}
+		keys, ok := u.Replies[r.Method]
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s: its handler was not found", r.Method))
+			continue
+		}
+		names := map[string]bool{}
+		r.Result.names(names)
+		for _, k := range keys {
+			if !names[k] {
+				problems = append(problems, fmt.Sprintf("%s: reply key %q is not in the contract", r.Method, k))
+			}
+		}
+		top := r.Result
+		if top.Type == "array" && top.Items != nil {
+			top = *top.Items
+		}
+		for _, f := range top.Fields {
+			if f.Required && !slices.Contains(keys, f.Name) {
+				problems = append(problems, fmt.Sprintf("%s: the reply never has the required %q", r.Method, f.Name))
+			}
 		}
 	}
 	return problems, unused
@@ -206,6 +255,24 @@ func luaUses(src string) *pluginUse {
 	}
 	for _, loc := range luaRunCall.FindAllStringIndex(code, -1) {
 		u.call(alias["run"], luaValueKeys(code, loc[0], code[loc[1]:]))
+	}
+	// The handlers of the agentls/* requests: ['agentls/x'] = fn, and the
+	// keys of the tables fn builds (and its v.key = assignments).
+	for _, m := range regexp.MustCompile(`\[\s*'(agentls/\w+)'\s*\]\s*=\s*(\w+)`).FindAllStringSubmatch(code, -1) {
+		body := regexp.MustCompile(`(?s)\nlocal function ` + m[2] + `\(.*?\nend\n`).FindString(code)
+		if body == "" {
+			continue
+		}
+		keys := []string{}
+		for i := range len(body) {
+			if body[i] == '{' {
+				keys = append(keys, luaTableKeys(body[i:])...)
+			}
+		}
+		for _, a := range regexp.MustCompile(`\b\w+\.(\w+)\s*=[^=]`).FindAllStringSubmatch(body, -1) {
+			keys = append(keys, a[1])
+		}
+		u.Replies[m[1]] = keys
 	}
 	return u
 }
@@ -311,7 +378,32 @@ func elispUses(src string) *pluginUse {
 		}
 		u.call(cmd, plistKeys(form))
 	}
+	// The handlers of the agentls/* requests: ('agentls/x (fn params)) in
+	// the dispatch, and the keys of every (list :k v ...) fn builds.
+	for _, m := range regexp.MustCompile(`\('(agentls/\w+)\s+\((agentls--[\w-]+)`).FindAllStringSubmatch(code, -1) {
+		i := strings.Index(code, "(defun "+m[2]+" ")
+		if i < 0 {
+			continue
+		}
+		form, ok := readSexp(code[i:])
+		if !ok {
+			u.Problems = append(u.Problems, fmt.Sprintf("%s: not read", m[2]))
+			continue
+		}
+		u.Replies[m[1]] = listKeys(form, []string{})
+	}
 	return u
+}
+
+// listKeys: the keys of every (list :k v ...) form inside f.
+func listKeys(f sexp, keys []string) []string {
+	if len(f.List) > 0 && f.List[0].Atom == "list" {
+		keys = append(keys, plistKeys(sexp{List: f.List[1:]})...)
+	}
+	for _, e := range f.List {
+		keys = listKeys(e, keys)
+	}
+	return keys
 }
 
 // sexp is an atom (Atom set) or a list.
@@ -439,6 +531,9 @@ func TestPluginsMatchTheContract(t *testing.T) {
 			for _, name := range sortedKeys(u.Args) {
 				t.Logf("%s sends %s with %v", p.name, name, sortedKeys(u.Args[name]))
 			}
+			for _, m := range sortedKeys(u.Replies) {
+				t.Logf("%s answers %s with keys %v", p.name, m, u.Replies[m])
+			}
 			if len(unused) > 0 {
 				t.Logf("%s does not use %s (allowed)", p.name, strings.Join(unused, ", "))
 			}
@@ -482,6 +577,13 @@ func TestPluginCheckFails(t *testing.T) {
 		{1, `:followUp task-id`, `:follow-up task-id`, c, `agentls.run: argument "follow-up" is not in the contract`},
 		{1, `'agentls/saveDocuments`, `'agentls/saveDocs`, c, "request agentls/saveDocuments is not answered"},
 		{1, "", "", renamedPrompt, `agentls.run: argument "prompt" is not in the contract`},
+		{0, `return { saved = saved, failed = failed }`, `return { saved = saved, failures = failed }`, c, `agentls/saveDocuments: reply key "failures" is not in the contract`},
+		{0, `return { saved = saved, failed = failed }`, `return { saved = saved, failures = failed }`, c, `agentls/saveDocuments: the reply never has the required "failed"`},
+		{0, `item.version =`, `item.ver =`, c, `agentls/diagnostics: reply key "ver" is not in the contract`},
+		{1, `:saved (vconcat`, `:done (vconcat`, c, `agentls/saveDocuments: reply key "done" is not in the contract`},
+		{1, `:diagnostics
+`, `:diags
+`, c, `agentls/diagnostics: the reply never has the required "diagnostics"`},
 	} {
 		p := plugins[tc.plugin]
 		src := readPlugin(t, p.path)
