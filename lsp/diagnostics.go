@@ -2,9 +2,7 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.lsp.dev/uri"
@@ -17,6 +15,10 @@ import (
 // [DocumentUri]}, result [{"uri", "version"?, "diagnostics": Diagnostic[]}].
 // The agentls plugins answer it; other clients answer MethodNotFound.
 const MethodDiagnostics = "agentls/diagnostics"
+
+// DiagnosticsRequest declares agentls/diagnostics for the editor contract
+// (editors/contract.json); Diagnostics sends it through this declaration.
+var DiagnosticsRequest = ClientRequest[diagnosticsParams, []documentDiagnostics]{Method: MethodDiagnostics}
 
 // diagnosticsTimeout bounds one agentls/diagnostics request (ALE never
 // answers server-to-client requests).
@@ -47,16 +49,12 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
 		}
 	}
-	var raw json.RawMessage
-	if err := svc.askPlugin(ctx, MethodDiagnostics, params, &raw, diagnosticsTimeout, &svc.diagnostics); err != nil {
+	docs, err := DiagnosticsRequest.ask(ctx, svc, params, diagnosticsTimeout, &svc.diagnostics)
+	if err != nil {
 		if errors.Is(err, errNotAnswered) {
 			return nil, nil, session.ErrNoDiagnostics
 		}
 		return nil, nil, err
-	}
-	var docs []documentDiagnostics
-	if err := json.Unmarshal(raw, &docs); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", MethodDiagnostics, err)
 	}
 	var out []session.Diagnostic
 	versions := map[string]int32{}

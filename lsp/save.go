@@ -20,6 +20,10 @@ import (
 // MethodNotFound.
 const MethodSaveDocuments = "agentls/saveDocuments"
 
+// SaveDocumentsRequest declares agentls/saveDocuments for the editor
+// contract (editors/contract.json); Save sends it through this declaration.
+var SaveDocumentsRequest = ClientRequest[saveDocumentsParams, saveDocumentsResult]{Method: MethodSaveDocuments}
+
 // saveTimeout bounds the wait for the answer to agentls/saveDocuments:
 // some clients (ALE) never answer server-to-client requests.
 const saveTimeout = 5 * time.Second
@@ -97,8 +101,8 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 		params.URIs = append(params.URIs, u)
 		byURI[u] = rel
 	}
-	var res saveDocumentsResult
-	if err := svc.askPlugin(ctx, MethodSaveDocuments, params, &res, saveTimeout, &svc.saveDocs); err != nil {
+	res, err := SaveDocumentsRequest.ask(ctx, svc, params, saveTimeout, &svc.saveDocs)
+	if err != nil {
 		if errors.Is(err, errNotAnswered) {
 			return nil, session.ErrSaveUnsupported
 		}

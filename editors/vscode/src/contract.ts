@@ -1,7 +1,9 @@
 // contract.ts: the pure half of the extension. Everything here is plain data
 // in, plain data out (no `vscode` import), so it is unit tested with
 // `node --test`. The names are the public contract of the agentls server
-// (docs/editors.md); the extension never spells them elsewhere.
+// (docs/editors.md); the extension never spells them elsewhere, and
+// test/contractjson.test.ts checks them against ../contract.json, which the
+// server's declarations generate.
 
 /** Server commands (workspace/executeCommand) of the agentls contract. */
 export const ServerCommand = {
@@ -44,6 +46,16 @@ export interface RunArgs {
   uri?: string;
   range?: Range;
   followUp?: string;
+}
+
+/** The argument of the commands that name one task (cancel, showReport, result, resume, undo). */
+export interface TaskIdArgs {
+  taskId: string;
+}
+
+/** taskArgs is the argument of a command that names task id. */
+export function taskArgs(id: string): TaskIdArgs {
+  return { taskId: id };
 }
 
 /** The reply of agentls.run. */

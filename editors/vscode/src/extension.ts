@@ -42,6 +42,7 @@ import {
   approvalHtml,
   buildRunArgs,
   executePlanArgs,
+  taskArgs,
   inertTokens,
   isAgentlsDocument,
   isApproval,
@@ -570,7 +571,7 @@ async function openPreview(uri: vscode.Uri): Promise<void> {
 async function showReport(r: { taskId: string; report?: string }): Promise<void> {
   let target = r.report;
   if (!target) {
-    const reply = await request(ServerCommand.showReport, [{ taskId: r.taskId }]);
+    const reply = await request(ServerCommand.showReport, [taskArgs(r.taskId)]);
     const t = reportTarget(reply);
     if (t.markdown) {
       await showAnswer({ taskId: r.taskId, status: 'completed', answer: t.markdown });
@@ -585,7 +586,7 @@ async function showReport(r: { taskId: string; report?: string }): Promise<void>
 /** resultOf asks the server for a task's whole result (agentls.result), for tasks of any session. */
 async function resultOf(id: string): Promise<RunResult | undefined> {
   try {
-    return parseResult(await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.result, arguments: [{ taskId: id }] }));
+    return parseResult(await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.result, arguments: [taskArgs(id)] }));
   } catch (err) {
     log.info(`${ServerCommand.result} ${id}: ${errorText(err)}`);
     return undefined;
@@ -756,7 +757,7 @@ async function cmdCancelTask(arg?: unknown): Promise<void> {
       task = item.task;
     }
   }
-  await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.cancel, arguments: [{ taskId: task.id }] });
+  await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.cancel, arguments: [taskArgs(task.id)] });
 }
 
 async function cmdShowTasks(): Promise<void> {
@@ -795,7 +796,7 @@ async function cmdUndoTask(arg?: unknown): Promise<void> {
   if (!t) return;
   try {
     // The server says what it reverted in a message of its own.
-    await request(ServerCommand.undo, [{ taskId: t.id }]);
+    await request(ServerCommand.undo, [taskArgs(t.id)]);
   } catch (err) {
     showError(errorText(err));
   }
@@ -805,7 +806,7 @@ async function cmdUndoTask(arg?: unknown): Promise<void> {
 async function cmdResumeTask(arg?: unknown): Promise<void> {
   const t = await pickTask(arg, 'Resume', (x) => x.state === 'interrupted');
   if (!t) return;
-  await runCommand(ServerCommand.resume, { taskId: t.id }, t.prompt || t.id);
+  await runCommand(ServerCommand.resume, taskArgs(t.id), t.prompt || t.id);
 }
 
 async function executePlan(id: string): Promise<void> {

@@ -1,0 +1,130 @@
+// The extension's copy of the contract (src/contract.ts) checked against
+// editors/contract.json, which the server's declarations generate
+// (go test ./lsp -run TestContractJSON -update). A command, argument or
+// request renamed on either side fails here.
+import { test } from 'node:test';
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  RunArgs,
+  RunResult,
+  ServerCommand,
+  ServerRequest,
+  TaskIdArgs,
+  buildRunArgs,
+  executePlanArgs,
+  taskArgs,
+} from '../src/contract';
+
+interface Field { name: string; required: boolean }
+interface Shape { type: string; fields?: Field[] }
+interface Contract {
+  commands: { name: string; arguments: Shape; reply: Shape }[];
+  clientRequests: { method: string }[];
+}
+
+/** What the extension sends: per command the argument keys, the reply keys it reads, the requests it answers. */
+interface Use {
+  commands: Record<string, { args: string[]; reply?: string[] }>;
+  requests: string[];
+}
+
+const contract: Contract = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'contract.json'), 'utf8'));
+
+// Record<keyof T, true> makes tsc list every key of T here, and no other:
+// a field renamed in contract.ts no longer compiles until this follows.
+const runArgKeys: Record<keyof RunArgs, true> = { prompt: true, mode: true, uri: true, range: true, followUp: true };
+const taskIdArgKeys: Record<keyof TaskIdArgs, true> = { taskId: true };
+const runResultKeys: Record<keyof RunResult, true> = {
+  taskId: true, status: true, summary: true, answer: true, changedFiles: true, stopReason: true,
+  llmCalls: true, usage: true, report: true, mode: true, plan: true, plannedFiles: true,
+};
+const argKeysOf: Record<keyof typeof ServerCommand, string[]> = {
+  run: Object.keys(runArgKeys),
+  cancel: Object.keys(taskIdArgKeys),
+  tasks: [],
+  showReport: Object.keys(taskIdArgKeys),
+  result: Object.keys(taskIdArgKeys),
+  resume: Object.keys(taskIdArgKeys),
+  undo: Object.keys(taskIdArgKeys),
+};
+
+/** extensionUse is what contract.ts declares and builds. */
+function extensionUse(): Use {
+  const commands: Use['commands'] = {};
+  for (const [k, name] of Object.entries(ServerCommand) as [keyof typeof ServerCommand, string][]) {
+    commands[name] = { args: [...argKeysOf[k]] };
+  }
+  // What the builders actually produce, not only what the types say.
+  const built = buildRunArgs({ prompt: 'p', mode: 'edit', uri: 'file:///a.go', range: { start: { line: 0, character: 0 }, end: { line: 1, character: 0 } }, followUp: 't1' });
+  commands[ServerCommand.run].args.push(...Object.keys(built), ...Object.keys(executePlanArgs('t1')));
+  for (const k of ['cancel', 'showReport', 'result', 'resume', 'undo'] as const) {
+    commands[ServerCommand[k]].args.push(...Object.keys(taskArgs('t1')));
+  }
+  for (const k of ['run', 'resume', 'result'] as const) {
+    commands[ServerCommand[k]].reply = Object.keys(runResultKeys).filter((f) => k !== 'result' || ['taskId', 'status', 'summary', 'answer', 'changedFiles', 'report'].includes(f));
+  }
+  return { commands, requests: Object.values(ServerRequest) };
+}
+
+/**
+ * contractProblems compares a use with the contract: commands, argument
+ * keys, reply keys and requests the contract does not have, required
+ * arguments not sent, requests not answered.
+ */
+function contractProblems(c: Contract, use: Use): string[] {
+  const out: string[] = [];
+  for (const [name, u] of Object.entries(use.commands)) {
+    const cmd = c.commands.find((x) => x.name === name);
+    if (!cmd) {
+      out.push(`command ${name} is not in the contract`);
+      continue;
+    }
+    const fields = cmd.arguments.fields ?? [];
+    for (const k of new Set(u.args)) {
+      if (!fields.some((f) => f.name === k)) out.push(`${name}: argument "${k}" is not in the contract`);
+    }
+    for (const f of fields) {
+      if (f.required && !u.args.includes(f.name)) out.push(`${name}: the required argument "${f.name}" is never sent`);
+    }
+    for (const k of u.reply ?? []) {
+      if (!(cmd.reply.fields ?? []).some((f) => f.name === k)) out.push(`${name}: reply field "${k}" is not in the contract`);
+    }
+  }
+  for (const m of use.requests) {
+    if (!c.clientRequests.some((r) => r.method === m)) out.push(`request ${m} is not in the contract`);
+  }
+  for (const r of c.clientRequests) {
+    if (!use.requests.includes(r.method)) out.push(`request ${r.method} is not answered`);
+  }
+  return out;
+}
+
+test('contract.ts matches contract.json', (t) => {
+  const use = extensionUse();
+  assert.deepEqual(contractProblems(contract, use), []);
+  const unused = contract.commands.map((c) => c.name).filter((n) => !(n in use.commands));
+  if (unused.length > 0) t.diagnostic(`not used by the extension (allowed): ${unused.join(', ')}`);
+});
+
+test('the contract check fails on a wrong copy', () => {
+  const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+  const renamedPrompt = clone(contract);
+  for (const f of renamedPrompt.commands.find((c) => c.name === 'agentls.run')?.arguments.fields ?? []) {
+    if (f.name === 'prompt') f.name = 'text';
+  }
+  const cases: [string, (u: Use) => Use, Contract, string][] = [
+    ['a renamed command', (u) => ({ ...u, commands: { ...u.commands, 'agentls.showReports': { args: ['taskId'] } } }), contract, 'command agentls.showReports is not in the contract'],
+    ['a renamed argument', (u) => { u.commands['agentls.undo'].args = ['taskID']; return u; }, contract, 'agentls.undo: argument "taskID" is not in the contract'],
+    ['a missing required argument', (u) => { u.commands['agentls.cancel'].args = []; return u; }, contract, 'agentls.cancel: the required argument "taskId" is never sent'],
+    ['a renamed reply field', (u) => { u.commands['agentls.run'].reply = ['taskID']; return u; }, contract, 'agentls.run: reply field "taskID" is not in the contract'],
+    ['a renamed request', (u) => ({ ...u, requests: ['agentls/saveDocument', 'agentls/diagnostics'] }), contract, 'request agentls/saveDocument is not in the contract'],
+    ['a request not answered', (u) => ({ ...u, requests: ['agentls/saveDocuments'] }), contract, 'request agentls/diagnostics is not answered'],
+    ['an argument renamed in the contract', (u) => u, renamedPrompt, 'agentls.run: argument "prompt" is not in the contract'],
+  ];
+  for (const [what, change, c, want] of cases) {
+    const problems = contractProblems(c, change(extensionUse()));
+    assert.ok(problems.includes(want), `${what}: problems ${JSON.stringify(problems)}; want ${want}`);
+  }
+});
