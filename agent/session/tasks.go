@@ -185,6 +185,9 @@ type TaskResult struct {
 	Answer       string   `json:"answer"` // the whole answer, never cut
 	ChangedFiles []string `json:"changedFiles"`
 	Report       string   `json:"report,omitempty"` // absolute path
+	// State is the state the task is in, or was left in when it was
+	// interrupted (Status then says "interrupted").
+	State string `json:"-"`
 }
 
 // Result returns the result of task id, from this host or the store.
@@ -198,7 +201,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 			return nil, fmt.Errorf("task %s: %w", id, ErrRunning)
 		}
 		r := &TaskResult{TaskID: id, Status: string(res.Status), Summary: Summary(res), Answer: res.Answer,
-			ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+			ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id), State: string(t.State())}
 		for _, f := range res.Files {
 			r.ChangedFiles = append(r.ChangedFiles, f.Path)
 		}
@@ -215,7 +218,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id), State: t.State}
 	if !store.Terminal(t.State) {
 		r.Status = "interrupted"
 	}
