@@ -121,6 +121,19 @@ var importRules = []struct {
 		why: "agent/session alone builds the search index; the loop reaches it through the tools"},
 }
 
+// importerRules name who may import a package directly: only the packages
+// listed (and pkg's own tree). They keep a seam where the layers alone
+// cannot: a face may import agent/session, which may import agent/store,
+// and the layer check is content; this rule is not.
+var importerRules = []struct {
+	pkg  string
+	only []string
+	why  string
+}{
+	{pkg: "agent/store", only: []string{"agent", "agent/session"},
+		why: "the session store is the journal of the agent and its host; faces (lsp/..., cmd/...) reach it through session.Host, the only door"},
+}
+
 // goPackage is what the rules read of `go list`, paths relative to the module.
 type goPackage struct {
 	Path    string
@@ -230,6 +243,31 @@ func importViolations(pkgs []goPackage) []string {
 	return out
 }
 
+// importerViolations returns one message per direct import of a rule's
+// package by a package the rule does not list, and one per rule whose
+// package does not exist.
+func importerViolations(pkgs []goPackage) []string {
+	var out []string
+	for _, r := range importerRules {
+		matched := false
+		for _, p := range pkgs {
+			if matches(r.pkg, nil, p.Path) {
+				matched = true
+				continue
+			}
+			for _, imp := range p.Imports {
+				if matches(r.pkg, nil, imp) && !slices.Contains(r.only, p.Path) {
+					out = append(out, fmt.Sprintf("%s imports %s; only %s may (%s)", p.Path, imp, orNothing(r.only), r.why))
+				}
+			}
+		}
+		if !matched {
+			out = append(out, fmt.Sprintf("importer rule %q matches no package: update deps_test.go", r.pkg))
+		}
+	}
+	return out
+}
+
 func orNothing(paths []string) string {
 	if len(paths) == 0 {
 		return "nothing"
@@ -241,8 +279,35 @@ func orNothing(paths []string) string {
 // module's packages as `go list` reports them.
 func TestPackageDirection(t *testing.T) {
 	pkgs := modulePackages(t)
-	for _, v := range append(leafViolations(pkgs), importViolations(pkgs)...) {
+	for _, v := range slices.Concat(leafViolations(pkgs), importViolations(pkgs), importerViolations(pkgs)) {
 		t.Error(v)
+	}
+}
+
+// TestStoreImportRuleCanFail feeds the importer rule a module whose faces
+// and a leaf reach agent/store directly: each is reported, the host and
+// the loop are not, and a rule whose package is gone is reported too.
+func TestStoreImportRuleCanFail(t *testing.T) {
+	broken := []goPackage{
+		{Path: "agent/store", Imports: []string{"agent/redact"}},
+		{Path: "agent", Imports: []string{"agent/store"}},
+		{Path: "agent/session", Imports: []string{"agent", "agent/store"}},
+		{Path: "agent/llm/recorder", Imports: []string{"agent/llm", "agent/store"}},
+		{Path: "lsp", Imports: []string{"agent/session"}},
+		{Path: "lsp/acp", Imports: []string{"agent/session", "agent/store"}},
+		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/store"}},
+	}
+	got := importerViolations(broken)
+	for _, want := range []string{"agent/llm/recorder", "lsp/acp", "cmd/agentls"} {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, want+" imports agent/store;") }) {
+			t.Errorf("importerViolations does not report %s importing agent/store:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d violations; want 3 (agent, agent/session and lsp may stand):\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if v := importerViolations([]goPackage{{Path: "agent"}}); len(v) != 1 || !strings.Contains(v[0], `"agent/store" matches no package`) {
+		t.Errorf("importerViolations of a module without agent/store = %q; want the stale rule reported", v)
 	}
 }
 

@@ -44,6 +44,10 @@ type UndoFile struct {
 	UserDiff string `json:"userDiff,omitempty"`
 }
 
+// RevertDelete is the Action of a file the undo deleted: the task created
+// it and nobody changed it since.
+const RevertDelete = store.RevertDelete
+
 // UndoReport says what undoing a task did, file by file.
 type UndoReport struct {
 	TaskID      string     `json:"taskId"`

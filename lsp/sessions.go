@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -21,25 +20,18 @@ import (
 // pipeline as agentls.run (progress, report, summary); the reply is
 // agentls.run's.
 func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDArgs) (*RunReply, error) {
-	h := s.hostNow()
-	st, err := h.Store(ctx)
-	if err != nil {
-		return nil, requestFailed("%s: %v", CommandResume, err)
-	}
-	t, err := st.Task(ctx, a.TaskID)
-	if errors.Is(err, store.ErrNotFound) {
+	spec, err := s.hostNow().Resumable(ctx, a.TaskID)
+	switch {
+	case errors.Is(err, session.ErrUnknownTask):
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: no stored task %q (agentls.tasks lists them)", CommandResume, a.TaskID)
-	}
-	if err != nil {
+	case errors.Is(err, session.ErrRunning):
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is running", CommandResume, a.TaskID)
+	case errors.Is(err, session.ErrEnded):
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: %v", CommandResume, err)
+	case err != nil:
 		return nil, requestFailed("%s: %v", CommandResume, err)
 	}
-	if store.Terminal(t.State) {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s has ended (%s); nothing to resume: start a follow-up instead", CommandResume, t.ID, t.State)
-	}
-	if live := h.Task(t.ID); live != nil && !live.State().Terminal() {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is running", CommandResume, t.ID)
-	}
-	return s.runTask(ctx, inv, agent.TaskSpec{Kind: agent.Kind(t.Kind), Prompt: t.Prompt, ResumeID: t.ID})
+	return s.runTask(ctx, inv, spec)
 }
 
 // UndoReply is the reply of agentls.undo.
@@ -222,7 +214,7 @@ func (a *StatsArgs) Validate() error {
 // workspace's stored tasks (they survive restarts) and a markdown
 // view of them.
 type StatsReply struct {
-	*store.Stats
+	*session.Stats
 	Markdown string `json:"markdown"`
 }
 
@@ -235,7 +227,7 @@ func (s *Service) statsCommand(ctx context.Context, _ *Invocation, a StatsArgs) 
 }
 
 // statsMarkdown renders the statistics for people.
-func statsMarkdown(st *store.Stats) string {
+func statsMarkdown(st *session.Stats) string {
 	var b strings.Builder
 	b.WriteString("# agentls statistics\n\n")
 	fmt.Fprintf(&b, "- Tasks: %d (%d completed, %d failed, %d cancelled, %d live or interrupted)\n", st.Tasks, st.Completed, st.Failed, st.Cancelled, st.Live)
@@ -243,7 +235,7 @@ func statsMarkdown(st *store.Stats) string {
 	fmt.Fprintf(&b, "- Model calls: %d (%.1f per task)\n", st.ModelCalls, st.CallsPerTask)
 	fmt.Fprintf(&b, "- Tokens: %d in, %d out, %d cached (%.0f per task)\n", st.InputTokens, st.OutputTokens, st.CachedTokens, st.TokensPerTask)
 	fmt.Fprintf(&b, "- Time in the model: %s; in tools: %s (%d calls)\n", st.ModelTime, st.ToolTime, st.ToolCalls)
-	table := func(title string, ts []store.ToolStat) {
+	table := func(title string, ts []session.ToolStat) {
 		if len(ts) == 0 {
 			return
 		}

@@ -229,6 +229,10 @@ func (h *Host) reportSandbox(roots []string) {
 	}
 }
 
+// DefaultDBPath is where the session database of a workspace whose primary
+// root is root lives, unless Options.DBPath or EnvSessionDB say otherwise.
+func DefaultDBPath(root string) string { return store.DefaultPath(root) }
+
 // Store returns the session database of the workspace, opening it on first
 // use.
 func (h *Host) Store(ctx context.Context) (*store.Store, error) {

@@ -185,6 +185,9 @@ type TaskResult struct {
 	Answer       string   `json:"answer"` // the whole answer, never cut
 	ChangedFiles []string `json:"changedFiles"`
 	Report       string   `json:"report,omitempty"` // absolute path
+	// State is the state the task is in, or was left in when it was
+	// interrupted (Status then says "interrupted").
+	State string `json:"-"`
 }
 
 // Result returns the result of task id, from this host or the store.
@@ -198,7 +201,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 			return nil, fmt.Errorf("task %s: %w", id, ErrRunning)
 		}
 		r := &TaskResult{TaskID: id, Status: string(res.Status), Summary: Summary(res), Answer: res.Answer,
-			ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+			ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id), State: string(t.State())}
 		for _, f := range res.Files {
 			r.ChangedFiles = append(r.ChangedFiles, f.Path)
 		}
@@ -215,7 +218,7 @@ func (h *Host) Result(ctx context.Context, id string) (*TaskResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id)}
+	r := &TaskResult{TaskID: id, Status: t.State, Summary: render.Inert(t.Summary), Answer: render.Inert(t.Answer), ChangedFiles: []string{}, Report: h.ReportIfWritten(ctx, id), State: t.State}
 	if !store.Terminal(t.State) {
 		r.Status = "interrupted"
 	}
@@ -233,30 +236,46 @@ func (h *Host) liveHere(id string) bool {
 	return t != nil && !t.State().Terminal()
 }
 
-// Resume continues an interrupted task of the store under its own ID,
-// reporting to port like Start.
-func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) {
+// ErrEnded is returned by Resume for a task that has ended: there is
+// nothing to resume, a follow-up continues it instead.
+var ErrEnded = errors.New("nothing to resume: start a follow-up instead")
+
+// Resumable returns the spec that continues the interrupted stored task id
+// under its own ID, or ErrUnknownTask, ErrEnded or ErrRunning. A face that
+// must know the task's prompt before it starts it (a progress title) calls
+// it, then Start; others call Resume.
+func (h *Host) Resumable(ctx context.Context, id string) (agent.TaskSpec, error) {
 	if err := agent.CheckTaskID(id); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
+		return agent.TaskSpec{}, fmt.Errorf("%w: %w", ErrUnknownTask, err)
 	}
 	st, err := h.Store(ctx)
 	if err != nil {
-		return nil, err
+		return agent.TaskSpec{}, err
 	}
 	t, err := st.Task(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("no stored task %q: %w", id, ErrUnknownTask)
+		return agent.TaskSpec{}, fmt.Errorf("no stored task %q: %w", id, ErrUnknownTask)
 	}
+	if err != nil {
+		return agent.TaskSpec{}, err
+	}
+	if store.Terminal(t.State) {
+		return agent.TaskSpec{}, fmt.Errorf("task %s has ended (%s); %w", t.ID, t.State, ErrEnded)
+	}
+	if h.liveHere(t.ID) {
+		return agent.TaskSpec{}, fmt.Errorf("task %s: %w", t.ID, ErrRunning)
+	}
+	return agent.TaskSpec{Kind: agent.Kind(t.Kind), Prompt: t.Prompt, ResumeID: t.ID}, nil
+}
+
+// Resume continues an interrupted task of the store under its own ID,
+// reporting to port like Start.
+func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) {
+	spec, err := h.Resumable(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if store.Terminal(t.State) {
-		return nil, fmt.Errorf("task %s has ended (%s); nothing to resume: start a follow-up instead", t.ID, t.State)
-	}
-	if h.liveHere(t.ID) {
-		return nil, fmt.Errorf("task %s: %w", t.ID, ErrRunning)
-	}
-	return h.Start(ctx, agent.TaskSpec{Kind: agent.Kind(t.Kind), Prompt: t.Prompt, ResumeID: t.ID}, port)
+	return h.Start(ctx, spec, port)
 }
 
 // Undo reverts every edit of task id through ed (nil: on disk), three-way
@@ -290,8 +309,15 @@ func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent
 	return rep, nil
 }
 
+// Stats are the statistics of a workspace's stored tasks; ToolStat is one
+// tool's line of them. The faces name them here, not in the store.
+type (
+	Stats    = store.Stats
+	ToolStat = store.ToolStat
+)
+
 // Stats returns the statistics of the workspace's stored tasks.
-func (h *Host) Stats(ctx context.Context, since time.Time, top int) (*store.Stats, error) {
+func (h *Host) Stats(ctx context.Context, since time.Time, top int) (*Stats, error) {
 	st, err := h.Store(ctx)
 	if err != nil {
 		return nil, err

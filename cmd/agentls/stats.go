@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentls/agentls/agent/store"
+	"github.com/agentls/agentls/agent/session"
 )
 
 // runStats prints the task statistics of a workspace from its session
@@ -46,23 +46,19 @@ func runStats(ctx context.Context, sio stdio, args []string) error {
 	}
 	path := *dbPath
 	if path == "" {
-		path = store.DefaultPath(root)
+		path = session.DefaultDBPath(root)
 	}
 	var from time.Time
 	if *since > 0 {
 		from = time.Now().Add(-*since)
 	}
 
-	st := &store.Stats{Since: from, MostUsedTools: []store.ToolStat{}, SlowestTools: []store.ToolStat{}}
+	st := &session.Stats{Since: from, MostUsedTools: []session.ToolStat{}, SlowestTools: []session.ToolStat{}}
 	if _, err := os.Stat(path); err == nil {
-		s, err := store.Open(ctx, path, store.Options{})
-		if err != nil {
-			return err
-		}
-		st, err = s.Stats(ctx, from, *top)
-		if cerr := s.Close(context.WithoutCancel(ctx)); err == nil {
-			err = cerr
-		}
+		h := session.New(session.Defaults(), session.Options{DBPath: path, DrainTimeout: 10 * time.Second})
+		h.SetRoots([]string{root})
+		st, err = h.Stats(ctx, from, *top)
+		h.Close()
 		if err != nil {
 			return err
 		}
@@ -77,7 +73,7 @@ func runStats(ctx context.Context, sio stdio, args []string) error {
 	return printStats(sio.out, st, filepath.Clean(path))
 }
 
-func printStats(w io.Writer, st *store.Stats, path string) error {
+func printStats(w io.Writer, st *session.Stats, path string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Database\t%s\n", path)
 	if !st.Since.IsZero() {
@@ -95,7 +91,7 @@ func printStats(w io.Writer, st *store.Stats, path string) error {
 	}
 	for _, sec := range []struct {
 		title string
-		rows  []store.ToolStat
+		rows  []session.ToolStat
 	}{{"Most used tools", st.MostUsedTools}, {"Slowest tools (by p95)", st.SlowestTools}} {
 		if len(sec.rows) == 0 {
 			continue

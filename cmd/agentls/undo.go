@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/agent/store"
-	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/agent/session"
 )
 
 // runUndo reverts every edit of one task on disk, from the session store:
@@ -47,33 +46,22 @@ func runUndo(ctx context.Context, sio stdio, args []string) error {
 	}
 	path := *dbPath
 	if path == "" {
-		path = store.DefaultPath(root)
+		path = session.DefaultDBPath(root)
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("no session database at %s", path)
 	}
-	st, err := store.Open(ctx, path, store.Options{})
-	if err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		st.Close(cctx)
-	}()
-	task, err := st.Task(ctx, id)
-	if err != nil {
+	h := session.New(session.Defaults(), session.Options{DBPath: path, DrainTimeout: 10 * time.Second})
+	h.SetRoots([]string{root})
+	defer h.Close()
+	task, err := h.Result(ctx, id)
+	if err != nil && !errors.Is(err, session.ErrRunning) {
 		return err
 	}
-	if !store.Terminal(task.State) {
+	if task != nil && task.Status == "interrupted" {
 		fmt.Fprintf(sio.err, "agentls undo: task %s was interrupted (%s); undoing what it did so far\n", id, task.State)
 	}
-	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
-	if err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	defer ws.Close()
-	rep, err := agent.Undo(ctx, st, id, ws, ws.DiskEditor())
+	rep, err := h.Undo(ctx, id, nil) // nil: on disk
 	if err != nil {
 		return err
 	}
@@ -97,7 +85,7 @@ func printUndo(sio stdio, rep *agent.UndoReport) {
 	for _, f := range rep.Reverted {
 		verb := "reverted"
 		switch {
-		case f.Action == store.RevertDelete:
+		case f.Action == agent.RevertDelete:
 			verb = "deleted (the task created it)"
 		case f.Merged:
 			verb = "reverted around your later changes"

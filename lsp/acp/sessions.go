@@ -15,7 +15,6 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/agent/store"
 )
 
 // SessionsFileName, in the workspace's state folder (.agentls/), maps ACP
@@ -117,11 +116,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if err != nil {
 		return sdk.ListSessionsResponse{}, err
 	}
-	st, err := h.Store(ctx)
-	if err != nil {
-		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
-	sessions, err := st.Sessions(ctx, 50)
+	sessions, err := h.Sessions(ctx, 50)
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -133,13 +128,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			id = acpID
 		}
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
-		title := ss.Title
-		if title == "" {
-			if tasks, err := st.SessionTasks(ctx, ss.ID); err == nil && len(tasks) > 0 {
-				title = session.FirstLine(tasks[0].Prompt, 80)
-			}
-		}
-		if title != "" {
+		if title := ss.Title; title != "" {
 			info.Title = &title
 		}
 		if !ss.UpdatedAt.IsZero() {
@@ -165,16 +154,12 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	st, err := h.Store(ctx)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
-	}
 	id := string(p.SessionId)
 	storeID := id
 	if sid, ok := func() (string, bool) { m, _ := a.storeIDs(ctx, h); v, ok := m[id]; return v, ok }(); ok {
 		storeID = sid
 	}
-	tasks, err := st.SessionTasks(ctx, storeID)
+	tasks, err := h.Replay(ctx, storeID)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -183,8 +168,8 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
 	for _, t := range tasks {
-		a.replay(ctx, s, st, t)
-		if store.Terminal(t.State) {
+		a.replay(s, t)
+		if t.Ended {
 			s.lastTask = t.ID
 		}
 	}
@@ -201,51 +186,48 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 }
 
 // replay sends one stored task as the updates a client shows for history.
-func (a *Agent) replay(ctx context.Context, s *acpSession, st *store.Store, t store.Task) {
+func (a *Agent) replay(s *acpSession, t session.ReplayTask) {
 	a.update(s.id, sdk.UpdateUserMessageText(t.Prompt))
-	rec, err := st.LoadTask(ctx, t.ID)
-	if err == nil {
-		if plan, err := agent.StoredPlan(rec); err == nil && plan != nil && len(plan.Items) > 0 {
-			a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*plan)}})
+	if t.Plan != nil && len(t.Plan.Items) > 0 {
+		a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*t.Plan)}})
+	}
+	for i, tc := range t.ToolCalls {
+		if tc.Name == "update_plan" || toolKind(tc.Name) == sdk.ToolKindEdit {
+			continue // the plan and the diffs below show these
 		}
-		for i, tc := range rec.ToolCalls {
-			if tc.Name == "update_plan" || toolKind(tc.Name) == sdk.ToolKindEdit {
-				continue // the plan and the diffs below show these
-			}
-			args, raw := parseArgs(string(tc.Args))
-			status := sdk.ToolCallStatusCompleted
-			if tc.IsError {
-				status = sdk.ToolCallStatusFailed
-			}
-			call := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-call-%d", t.ID, i+1)),
-				Title: toolTitle(tc.Name, args), Kind: toolKind(tc.Name), Status: status}
-			if abs, ok := absPath(s.root, args.Path); ok {
-				call.Locations = []sdk.ToolCallLocation{{Path: abs}}
-			}
-			if raw != nil {
-				call.RawInput = raw
-			}
-			if line := session.FirstLine(tc.Summary, 200); line != "" {
-				call.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(line))}
-			}
-			a.update(s.id, sdk.SessionUpdate{ToolCall: call})
+		args, raw := parseArgs(string(tc.Args))
+		status := sdk.ToolCallStatusCompleted
+		if tc.IsError {
+			status = sdk.ToolCallStatusFailed
 		}
-		for i, fc := range store.FileChanges(rec.Edits) {
-			abs, ok := absPath(s.root, fc.Path)
-			if !ok {
-				continue
-			}
-			c := change{abs: abs, old: fc.Before, new: fc.After, create: fc.Created}
-			a.update(s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
-				ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-%d", t.ID, i+1)), Title: "Edit " + fc.Path,
-				Kind: sdk.ToolKindEdit, Status: sdk.ToolCallStatusCompleted,
-				Locations: []sdk.ToolCallLocation{{Path: abs}}, Content: []sdk.ToolCallContent{diffContent(c)}}})
+		call := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-call-%d", t.ID, i+1)),
+			Title: toolTitle(tc.Name, args), Kind: toolKind(tc.Name), Status: status}
+		if abs, ok := absPath(s.root, args.Path); ok {
+			call.Locations = []sdk.ToolCallLocation{{Path: abs}}
 		}
+		if raw != nil {
+			call.RawInput = raw
+		}
+		if line := session.FirstLine(tc.Summary, 200); line != "" {
+			call.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(line))}
+		}
+		a.update(s.id, sdk.SessionUpdate{ToolCall: call})
+	}
+	for i, fc := range t.Files {
+		abs, ok := absPath(s.root, fc.Path)
+		if !ok {
+			continue
+		}
+		c := change{abs: abs, old: fc.Before, new: fc.After, create: fc.Created}
+		a.update(s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+			ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-%d", t.ID, i+1)), Title: "Edit " + fc.Path,
+			Kind: sdk.ToolKindEdit, Status: sdk.ToolCallStatusCompleted,
+			Locations: []sdk.ToolCallLocation{{Path: abs}}, Content: []sdk.ToolCallContent{diffContent(c)}}})
 	}
 	answer := render.Inert(t.Answer) // stored before answers were made inert, perhaps
-	if answer == "" && !store.Terminal(t.State) {
+	if answer == "" && !t.Ended {
 		answer = "(interrupted: this task did not finish)"
-	} else if answer == "" && t.State != store.StateCompleted {
+	} else if answer == "" && t.State != string(agent.StateCompleted) {
 		answer = fmt.Sprintf("(%s)", t.State)
 	}
 	if answer != "" {
