@@ -1,7 +1,6 @@
 package lsp_test
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -98,14 +97,7 @@ func (a *agentSession) open(t testing.TB, name string) string {
 // run sends agentls.run and decodes the reply.
 func (a *agentSession) run(t testing.TB, args any) (lsp.RunReply, error) {
 	t.Helper()
-	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandRun, args)
-	var r lsp.RunReply
-	if err == nil {
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatalf("reply %s: %v", raw, err)
-		}
-	}
-	return r, err
+	return a.c.Run(t, ctx(t), args)
 }
 
 // checkNoKey fails when the API key shows up anywhere the user or a log

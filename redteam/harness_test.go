@@ -2,7 +2,6 @@ package redteam
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -159,14 +158,7 @@ func (s *server) path(name string) string { return filepath.Join(s.root, filepat
 // run sends agentls.run and decodes the reply.
 func (s *server) run(t *testing.T, args any) (lsp.RunReply, error) {
 	t.Helper()
-	raw, _, err := s.c.ExecuteCommand(ctxFor(t), lsp.CommandRun, args)
-	var r lsp.RunReply
-	if err == nil {
-		if err := json.Unmarshal(raw, &r); err != nil {
-			t.Fatalf("reply %s: %v", raw, err)
-		}
-	}
-	return r, err
+	return s.c.Run(t, ctxFor(t), args)
 }
 
 // fromServer is every message the server sent to the editor, as JSON lines.

@@ -346,6 +346,20 @@ func (c *Client) ExecuteCommand(ctx context.Context, command string, arg any) (j
 	return res, token, err
 }
 
+// Run sends agentls.run with args and decodes the reply; a reply that is
+// not a RunReply fails t at once. The error is the command's.
+func (c *Client) Run(t testing.TB, ctx context.Context, args any) (lsp.RunReply, error) {
+	t.Helper()
+	raw, _, err := c.ExecuteCommand(ctx, lsp.CommandRun, args)
+	var r lsp.RunReply
+	if err == nil {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatalf("reply %s: %v", raw, err)
+		}
+	}
+	return r, err
+}
+
 // Shutdown sends shutdown.
 func (c *Client) Shutdown(ctx context.Context) error {
 	return c.Call(ctx, protocol.MethodShutdown, nil, nil)
