@@ -19,7 +19,8 @@ var layers = map[string]int{
 	"tools":     1,
 	"agent":     2,
 	"redteam":   5, // tests only: the red-team suite drives the whole server
-	"lsp":       3,
+	"lsp":       3, // the LSP face
+	"acp":       3, // the ACP face, a sibling of lsp
 	"cmd":       4,
 }
 
@@ -38,7 +39,7 @@ func layerOf(importPath string) (string, bool) {
 
 // TestImportDirection reads `go list -deps` for every package of the module
 // and fails on an import that points up the stack
-// (workspace <- tools <- agent <- lsp <- cmd) or on go.lsp.dev reaching
+// (workspace <- tools <- agent <- lsp, acp <- cmd) or on go.lsp.dev reaching
 // workspace, tools or agent.
 func TestImportDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps=false", "-json=ImportPath,Deps", "./...").Output()
@@ -119,6 +120,10 @@ var importRules = []struct {
 		why: "the search index belongs to the agent session; the LSP face only adapts it"},
 	{pkg: "agent/...", except: []string{"agent/session"}, never: []string{"tools/grep"},
 		why: "agent/session alone builds the search index; the loop reaches it through the tools"},
+	{pkg: "acp/...", never: []string{"lsp", "lsp/lsptest"},
+		why: "the faces are siblings on the host: ACP is not an LSP extension"},
+	{pkg: "lsp/...", never: []string{"acp"},
+		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
 }
 
 // importerRules name who may import a package directly: only the packages
@@ -294,11 +299,11 @@ func TestStoreImportRuleCanFail(t *testing.T) {
 		{Path: "agent/session", Imports: []string{"agent", "agent/store"}},
 		{Path: "agent/llm/recorder", Imports: []string{"agent/llm", "agent/store"}},
 		{Path: "lsp", Imports: []string{"agent/session"}},
-		{Path: "lsp/acp", Imports: []string{"agent/session", "agent/store"}},
+		{Path: "acp", Imports: []string{"agent/session", "agent/store"}},
 		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/store"}},
 	}
 	got := importerViolations(broken)
-	for _, want := range []string{"agent/llm/recorder", "lsp/acp", "cmd/agentls"} {
+	for _, want := range []string{"agent/llm/recorder", "acp", "cmd/agentls"} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, want+" imports agent/store;") }) {
 			t.Errorf("importerViolations does not report %s importing agent/store:\n%s", want, strings.Join(got, "\n"))
 		}
@@ -325,6 +330,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "agent", Imports: []string{"tools/grep"}},
 		{Path: "agent/session", Imports: []string{"tools/grep"}},
 		{Path: "lsp/lsptest", Imports: []string{"tools/grep"}},
+		{Path: "acp", Imports: []string{"lsp", "agent/session"}},
+		{Path: "lsp", Imports: []string{"acp"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
 	for _, want := range []string{
@@ -334,6 +341,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		"agent/llm/recorder depends on tools",
 		"agent imports tools/grep",
 		"lsp/lsptest imports tools/grep",
+		"acp imports lsp",
+		"lsp imports acp",
 	} {
 		if !strings.Contains(got, want+";") {
 			t.Errorf("violations do not report %q:\n%s", want, got)
@@ -344,8 +353,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 			t.Errorf("violations report %q, which the rules allow:\n%s", clean, got)
 		}
 	}
-	if n := strings.Count(got, "\n") + 1; n != 6 {
-		t.Errorf("%d violations; want 6:\n%s", n, got)
+	if n := strings.Count(got, "\n") + 1; n != 8 {
+		t.Errorf("%d violations; want 8:\n%s", n, got)
 	}
 
 	// A rule that matches no package is reported, not passed.

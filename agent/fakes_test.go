@@ -75,6 +75,12 @@ func (f *fakeTool) Name() string            { return f.name }
 func (f *fakeTool) Description() string     { return "fake " + f.name }
 func (f *fakeTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
 func (f *fakeTool) ReadOnly() bool          { return f.ro }
+func (f *fakeTool) Effects() tools.Effect {
+	if f.ro {
+		return 0
+	}
+	return tools.WritesFiles
+}
 func (f *fakeTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	return f.run(ctx, args)
 }

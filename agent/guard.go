@@ -145,7 +145,8 @@ func (*clarifyTool) Description() string {
 func (*clarifyTool) Schema() json.RawMessage {
 	return json.RawMessage(`{"type":"object","properties":{"question":{"type":"string","description":"one short question"}},"required":["question"]}`)
 }
-func (*clarifyTool) ReadOnly() bool { return true }
+func (*clarifyTool) ReadOnly() bool        { return true }
+func (*clarifyTool) Effects() tools.Effect { return 0 }
 
 func (c *clarifyTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	var in struct {

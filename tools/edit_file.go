@@ -35,7 +35,7 @@ type EditOutput struct {
 }
 
 func newEditFile(r *Registry) Tool {
-	return newTool("edit_file", false, func(ctx context.Context, a *editFileArgs) (Result, error) {
+	return newTool("edit_file", WritesFiles, func(ctx context.Context, a *editFileArgs) (Result, error) {
 		return r.editFile(ctx, a)
 	})
 }

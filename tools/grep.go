@@ -39,7 +39,7 @@ type GrepOutput struct {
 const grepMaxPerFile = 20
 
 func newGrep(r *Registry) Tool {
-	return newTool("grep", true, func(ctx context.Context, a *grepArgs) (Result, error) {
+	return newTool("grep", 0, func(ctx context.Context, a *grepArgs) (Result, error) {
 		return r.grep(ctx, a)
 	})
 }

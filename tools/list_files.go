@@ -23,7 +23,7 @@ type ListFilesOutput struct {
 }
 
 func newListFiles(r *Registry) Tool {
-	return newTool("list_files", true, func(ctx context.Context, a *listFilesArgs) (Result, error) {
+	return newTool("list_files", 0, func(ctx context.Context, a *listFilesArgs) (Result, error) {
 		return r.listFiles(ctx, a)
 	})
 }

@@ -38,7 +38,7 @@ const (
 )
 
 func newReadFile(r *Registry) Tool {
-	return newTool("read_file", true, func(ctx context.Context, a *readFileArgs) (Result, error) {
+	return newTool("read_file", 0, func(ctx context.Context, a *readFileArgs) (Result, error) {
 		return r.readFile(ctx, a)
 	})
 }

@@ -177,22 +177,23 @@ func (r *Registry) Close() error {
 
 // tool is a Tool whose arguments decode into A.
 type tool[A any] struct {
-	name     string
-	readOnly bool
-	schema   json.RawMessage
-	desc     string
-	run      func(ctx context.Context, a *A) (Result, error)
+	name    string
+	effects Effect
+	schema  json.RawMessage
+	desc    string
+	run     func(ctx context.Context, a *A) (Result, error)
 }
 
-func newTool[A any](name string, readOnly bool, run func(ctx context.Context, a *A) (Result, error)) *tool[A] {
+func newTool[A any](name string, effects Effect, run func(ctx context.Context, a *A) (Result, error)) *tool[A] {
 	var zero A
-	return &tool[A]{name: name, readOnly: readOnly, schema: schemaOf(&zero), desc: description(name), run: run}
+	return &tool[A]{name: name, effects: effects, schema: schemaOf(&zero), desc: description(name), run: run}
 }
 
 func (t *tool[A]) Name() string            { return t.name }
 func (t *tool[A]) Description() string     { return t.desc }
 func (t *tool[A]) Schema() json.RawMessage { return t.schema }
-func (t *tool[A]) ReadOnly() bool          { return t.readOnly }
+func (t *tool[A]) ReadOnly() bool          { return t.effects == 0 }
+func (t *tool[A]) Effects() Effect         { return t.effects }
 
 // Run decodes args strictly and runs the tool. Argument problems are error
 // Results the model can correct.

@@ -117,7 +117,7 @@ func (c *Commands) KillAll() {
 }
 
 func newRunCommand(r *Registry) Tool {
-	return newTool("run_command", false, func(ctx context.Context, a *runCommandArgs) (Result, error) {
+	return newTool("run_command", RunsProgram, func(ctx context.Context, a *runCommandArgs) (Result, error) {
 		return r.runCommand(ctx, a)
 	})
 }

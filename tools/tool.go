@@ -22,8 +22,31 @@ type Tool interface {
 	Schema() json.RawMessage
 	// ReadOnly tools may run in parallel and are offered to ask tasks.
 	ReadOnly() bool
+	// Effects says what the tool does beyond reading; 0 for a read-only
+	// tool.
+	Effects() Effect
 	Run(ctx context.Context, args json.RawMessage) (Result, error)
 }
+
+// Effect is what a tool does beyond reading the workspace. Behaviour around
+// tools (saving the editor's buffers before a program runs, diagnostics
+// after a write, hooks, review) attaches by effect, never by a tool's name,
+// so tools from MCP servers and language servers get it too.
+type Effect uint8
+
+const (
+	// WritesFiles: the tool changes workspace files, through the editor.
+	WritesFiles Effect = 1 << iota
+	// RunsProgram: the tool starts a program, which may read and change
+	// whatever its sandbox allows (files on disk included).
+	RunsProgram
+	// External: the tool acts outside the workspace (an MCP server's tool):
+	// what it does is known only to its server.
+	External
+)
+
+// Has reports whether e includes every effect of f.
+func (e Effect) Has(f Effect) bool { return e&f == f }
 
 // Result is what one tool call produced.
 type Result struct {

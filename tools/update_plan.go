@@ -19,7 +19,7 @@ type updatePlanArgs struct {
 }
 
 func newUpdatePlan(r *Registry) Tool {
-	return newTool("update_plan", true, func(ctx context.Context, a *updatePlanArgs) (Result, error) {
+	return newTool("update_plan", 0, func(ctx context.Context, a *updatePlanArgs) (Result, error) {
 		return updatePlan(a)
 	})
 }

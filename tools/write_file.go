@@ -16,7 +16,7 @@ type writeFileArgs struct {
 }
 
 func newWriteFile(r *Registry) Tool {
-	return newTool("write_file", false, func(ctx context.Context, a *writeFileArgs) (Result, error) {
+	return newTool("write_file", WritesFiles, func(ctx context.Context, a *writeFileArgs) (Result, error) {
 		return r.writeFile(ctx, a)
 	})
 }

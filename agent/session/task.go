@@ -263,20 +263,23 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		})
 		g.OnDone(func() { _ = reg.Close() })
 		out := reg.Tools()
+		// Behaviour attaches by what a tool does, never by its name: a
+		// program sees the task's buffers on disk; a write is followed by
+		// the editor's diagnostics and preceded by the check's baseline.
 		for i, tool := range out {
-			switch tool.Name() {
-			case "run_command":
-				out[i] = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
-			case "edit_file", "write_file":
+			eff := tool.Effects()
+			switch {
+			case eff.Has(tools.RunsProgram):
+				tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
+			case eff.Has(tools.WritesFiles):
 				if t.diags != nil {
 					tool = diagnosticsTool{Tool: tool, d: t.diags}
 				}
 				if t.check != nil {
 					tool = baselineTool{Tool: tool, check: t.check}
 				}
-				out[i] = tool
 			}
-			out[i] = gitReadyTool{Tool: out[i], git: t.git}
+			out[i] = gitReadyTool{Tool: tool, git: t.git}
 		}
 		return out
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp"
-	"github.com/agentls/agentls/lsp/acp"
+	"github.com/agentls/agentls/acp"
 )
 
 // runACP serves the Agent Client Protocol over stdio on the same session

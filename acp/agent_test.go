@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/lsp/acp"
+	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
