@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +18,8 @@ const (
 	EventPlan         EventKind = "plan"          // Plan replaced (every update_plan)
 	EventText         EventKind = "text"          // Text: a delta of the model's answer
 	EventThought      EventKind = "thought"       // Text: a delta of the model's reasoning (models that stream it)
-	EventToolStarted  EventKind = "tool_started"  // Tool, Args
-	EventToolFinished EventKind = "tool_finished" // Tool, Args, Duration, IsError, Text (first line)
+	EventToolStarted  EventKind = "tool_started"  // CallID, Tool, Args, RawArgs
+	EventToolFinished EventKind = "tool_finished" // CallID, Tool, Args, RawArgs, Duration, IsError, Text (first line), Call
 	EventRetry        EventKind = "retry"         // Retry: a transient model failure being retried
 	EventUsage        EventKind = "usage"         // Usage of one model call, Total so far
 	EventNote         EventKind = "note"          // Text: a message the loop injected (nudge, cut, loop warning)
@@ -28,14 +29,21 @@ const (
 // Event is one thing the loop reports. The LSP layer turns events into
 // $/progress and messages; the command line into stderr lines.
 type Event struct {
-	TaskID   string
-	Kind     EventKind
-	Time     time.Time
-	State    State         // EventState
-	Plan     *tools.Plan   // EventPlan (a copy)
-	Text     string        // EventText, EventThought, EventNote, EventToolFinished (summary line)
-	Tool     string        // EventToolStarted/Finished: the tool name, never a call id
-	Args     string        // EventToolStarted/Finished: a one-line summary of the arguments
+	TaskID string
+	Kind   EventKind
+	Time   time.Time
+	State  State       // EventState
+	Plan   *tools.Plan // EventPlan (a copy)
+	Text   string      // EventText, EventThought, EventNote, EventToolFinished (summary line)
+	Tool   string      // EventToolStarted/Finished: the tool name
+	Args   string      // EventToolStarted/Finished: a one-line summary of the arguments
+	// CallID is the model's id of the call (EventToolStarted/Finished): a
+	// finish pairs with its start by it, and approval requests carry it.
+	CallID  string
+	RawArgs json.RawMessage // EventToolStarted/Finished: the arguments as the model sent them
+	// Call is the whole result of the call (EventToolFinished), with its
+	// structured Data, for faces that show more than a line.
+	Call     *tools.Result
 	Duration time.Duration // EventToolFinished
 	IsError  bool          // EventToolFinished
 	Retry    *llm.Event    // EventRetry

@@ -101,12 +101,13 @@ func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	}
 	t := a.g.task
 	t.mu.Lock()
-	t.pending = append(t.pending, req)
+	asked := &req
+	t.pending = append(t.pending, asked)
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
 		for i := range t.pending {
-			if t.pending[i] == req {
+			if t.pending[i] == asked {
 				t.pending = append(t.pending[:i], t.pending[i+1:]...)
 				break
 			}
@@ -128,7 +129,11 @@ func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 func (t *Task) PendingApprovals() []tools.ApprovalRequest {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]tools.ApprovalRequest(nil), t.pending...)
+	out := make([]tools.ApprovalRequest, len(t.pending))
+	for i, p := range t.pending {
+		out[i] = *p
+	}
+	return out
 }
 
 // clarifyTool lets the model ask the user one question. A second

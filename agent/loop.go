@@ -834,7 +834,8 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 			tl = o
 		}
 	}
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, Tool: c.Name, Args: summary})
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args})
+	ctx = tools.WithCall(ctx, tools.Call{ID: c.ID, Tool: c.Name, Args: args})
 	start := time.Now()
 	var res tools.Result
 	var err error
@@ -865,11 +866,12 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		x.hid.Store(true)
 	}
 	res.Evidence = x.redactor().String(res.Evidence)
-	res.Tool, res.Args = c.Name, args
+	res.CallID, res.Tool, res.Args = c.ID, c.Name, args
 	if res.Duration == 0 {
 		res.Duration = d
 	}
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, Tool: c.Name, Args: summary, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200))})
+	call := res
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &call})
 	return outcome{res: res}
 }
 

@@ -122,7 +122,7 @@ type Task struct {
 	plan    tools.Plan
 	result  *Result
 	changes *changeLog
-	pending []tools.ApprovalRequest // approvals the task waits on
+	pending []*tools.ApprovalRequest // approvals the task waits on
 
 	persistErr error // the first error of the session store, reported in the notes
 	late       bool  // a change the editor applied after the task gave up waiting

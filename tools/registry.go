@@ -243,6 +243,9 @@ func (r *Registry) approve(ctx context.Context, req ApprovalRequest) (*Result, e
 	if r.env.Approver == nil {
 		return nil, nil
 	}
+	if c, ok := CallFrom(ctx); ok && req.CallID == "" {
+		req.CallID, req.Args = c.ID, c.Args
+	}
 	d, err := r.env.Approver.Approve(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {

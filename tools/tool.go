@@ -48,8 +48,34 @@ const (
 // Has reports whether e includes every effect of f.
 func (e Effect) Has(f Effect) bool { return e&f == f }
 
+// Call identifies one tool call from the model to the editor: the model's
+// call id (the ACP toolCallId, the key of approvals, hooks and reports),
+// the tool and its raw arguments. The loop puts it in the context of the
+// tool's Run (request-scoped data, like an HTTP request id), so whatever
+// the tool asks or records carries it.
+type Call struct {
+	ID   string
+	Tool string
+	Args json.RawMessage
+}
+
+type callKey struct{}
+
+// WithCall returns ctx carrying c.
+func WithCall(ctx context.Context, c Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom returns the call ctx carries, if any.
+func CallFrom(ctx context.Context) (Call, bool) {
+	c, ok := ctx.Value(callKey{}).(Call)
+	return c, ok
+}
+
 // Result is what one tool call produced.
 type Result struct {
+	// CallID is the model's id of the call (Call.ID); set by the loop.
+	CallID   string          `json:"callId,omitempty"`
 	Tool     string          `json:"tool"`
 	Args     json.RawMessage `json:"args"`
 	Text     string          `json:"text"` // what the model reads: rendered, never JSON-escaped
@@ -75,6 +101,10 @@ const (
 
 // ApprovalRequest asks the user whether a tool may do something.
 type ApprovalRequest struct {
+	// CallID and Args identify the tool call that asks (Call); filled from
+	// the call's context when the tool leaves them empty.
+	CallID  string
+	Args    json.RawMessage
 	Tool    string // tool name
 	Summary string // one line for people: "run `go test ./...`", "write docs/x.md"
 	Command string // for run_command: the command line; its prefix can be remembered
