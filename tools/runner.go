@@ -46,6 +46,15 @@ type RunSpec struct {
 	// Env is the base environment (nil: this process's); Run passes it
 	// through CommandEnv with SecretEnv.
 	Env, SecretEnv []string
+	// AddEnv are variables added, as they are, after CommandEnv filtered
+	// the base: what the user's settings give one program (an MCP server's
+	// own "env", which may hold its token). Never from the workspace.
+	AddEnv []string
+	// Stdin is the program's standard input; nil: closed (/dev/null). A
+	// long-lived program that reads requests (an MCP server over stdio)
+	// gets the read end of a pipe; the caller closes its own copies of
+	// the ends once Run returned.
+	Stdin *os.File
 	// Stdout and Stderr receive the output; they may be the same writer
 	// only when it is safe for concurrent use.
 	Stdout, Stderr io.Writer
@@ -96,7 +105,8 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		base = os.Environ()
 	}
 	runID := randHex(8)
-	env := append(CommandEnv(base, spec.SecretEnv), runMarker+"="+runID)
+	env := append(CommandEnv(base, spec.SecretEnv), spec.AddEnv...)
+	env = append(env, runMarker+"="+runID)
 	res = RunResult{ExitCode: -1}
 
 	argv := slices.Clone(spec.Argv)
@@ -140,6 +150,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 			cmd = exec.Command(argv[0], argv[1:]...)
 		}
 		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
+		if spec.Stdin != nil {
+			cmd.Stdin = spec.Stdin
+		}
 		setProcAttr(cmd, supervised, supervised && ns, newNet(policy))
 		return cmd, nil
 	}
