@@ -124,6 +124,10 @@ var importRules = []struct {
 		why: "the faces are siblings on the host: ACP is not an LSP extension"},
 	{pkg: "lsp/...", never: []string{"acp"},
 		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
+	{pkg: "agent/...", except: []string{"agent/session"}, never: []string{"tools/mcp"},
+		why: "MCP servers are started and stopped by the session host alone; the loop sees only their tools"},
+	{pkg: "lsp/...", never: []string{"tools/mcp"},
+		why: "MCP servers belong to the session host; the LSP face reaches them through it"},
 }
 
 // importerRules name who may import a package directly: only the packages

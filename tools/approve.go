@@ -14,7 +14,9 @@ import (
 // by the remembered prefix of the approved one (one simple command, a safe
 // command whose further words pass its rule, same leading words: "go test"
 // after "go test ./..."); a command that is not a safe command is
-// remembered not at all. For edit_file and write_file, any write. For a
+// remembered not at all. For a tool only its provider knows (an MCP
+// server's, ApprovalRequest.PerTool), that tool only. For edit_file and
+// write_file, any write. For a
 // read of a secret file (ApprovalRequest.Secret), that file only: a write
 // allowed for the task reads no secret, and a secret read allowed reads no
 // other file. The agent makes one per task.
@@ -28,6 +30,7 @@ type TaskApprovals struct {
 	writes   bool
 	prefixes []string
 	secrets  map[string]bool // secret files the user let this task read
+	perTool  map[string]bool // tools (ApprovalRequest.PerTool) allowed for this task
 }
 
 // NewTaskApprovals wraps next (which may not be nil) under policy (nil:
@@ -51,7 +54,12 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 	}
 	if d == AllowForTask || d == AllowAlways {
 		t.mu.Lock()
-		if req.Secret {
+		if req.PerTool {
+			if t.perTool == nil {
+				t.perTool = map[string]bool{}
+			}
+			t.perTool[req.Tool] = true
+		} else if req.Secret {
 			if t.secrets == nil {
 				t.secrets = map[string]bool{}
 			}
@@ -69,6 +77,9 @@ func (t *TaskApprovals) Approve(ctx context.Context, req ApprovalRequest) (Decis
 func (t *TaskApprovals) remembered(req ApprovalRequest) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if req.PerTool {
+		return t.perTool[req.Tool]
+	}
 	if req.Secret {
 		return t.secrets[req.Path]
 	}

@@ -113,6 +113,10 @@ type ApprovalRequest struct {
 	// (SecretFile): asked even under approval "auto", remembered for the
 	// task by path only.
 	Secret bool
+	// PerTool marks a call of a tool whose effects only its provider knows
+	// (an MCP server's tool): an answer for the task or for always is
+	// remembered for that tool (Tool) only.
+	PerTool bool
 }
 
 // Approver asks the user for consent. The LSP layer implements it with

@@ -58,6 +58,17 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 	case a.settings.Approval == "auto":
 		return tools.AllowOnce, nil
 	}
+	if req.PerTool {
+		// A tool only its server knows (MCP): allowed always by its exact
+		// name, in allowCommands or an "Always allow" answer.
+		remembered, err := RememberedCommands(a.root)
+		if err != nil {
+			a.h.logger().Warn("remembered commands not read", "error", err)
+		}
+		if slices.Contains(a.settings.AllowCommands, req.Tool) || slices.Contains(remembered, req.Tool) {
+			return tools.AllowOnce, nil
+		}
+	}
 	cmd := shellpolicy.Parse(req.Command)
 	if req.Command != "" {
 		a.h.warnWorkspaceAllowCommands(a.stateDir)
@@ -73,6 +84,9 @@ func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 	q := Question{TaskID: id, Prompt: prompt, Request: req}
 	if req.Command != "" {
 		q.AlwaysPrefix = a.policy.Prefix(cmd)
+	}
+	if req.PerTool {
+		q.AlwaysPrefix = req.Tool
 	}
 	d, err := a.port.Ask(ctx, q)
 	if err != nil {

@@ -77,7 +77,7 @@ func widenings(base, s Settings) []string {
 	if s.CommandNetwork && !base.CommandNetwork {
 		out = append(out, "commandNetwork true")
 	}
-	return out
+	return append(out, mcpWidenings(base, s)...)
 }
 
 // narrowed is s with every field that widens base set back to base's.
@@ -97,6 +97,7 @@ func narrowed(base, s Settings) Settings {
 	if s.CommandNetwork && !base.CommandNetwork {
 		s.CommandNetwork = false
 	}
+	s.MCPServers = mcpNarrowed(base, s)
 	return s
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
 )
@@ -58,6 +59,7 @@ type Host struct {
 	commands *tools.Commands // every command the tasks run, killed at Close
 	redactor RedactorCache
 	git      gitBinary // the git that reads a task's git state, resolved once
+	mcp      *mcp.Manager // the MCP servers of the tasks, stopped at Close
 
 	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots
 	ws      *workspace.Workspace
@@ -83,6 +85,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// mcpFiles are the user's answers about workspace .mcp.json contents
+	// (root and sha256) for this host: true approved, false refused.
+	mcpFiles map[string]bool
 }
 
 // New returns a host with the given settings and no roots yet.
@@ -96,7 +101,7 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
-	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings,
+	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), mcp: mcp.NewManager(opts.Logger), settings: settings,
 		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
 }
 
@@ -307,6 +312,7 @@ func (h *Host) Close() {
 		t.Cancel()
 	}
 	h.commands.KillAll()
+	defer h.mcp.Close()
 	done := make(chan struct{})
 	go func() {
 		h.running.Wait()

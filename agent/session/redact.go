@@ -2,6 +2,7 @@ package session
 
 import (
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/agentls/agentls/agent/redact"
@@ -15,6 +16,7 @@ import (
 func Secrets(s Settings, getenv func(string) string, environ []string) []string {
 	out := []string{s.APIKey(getenv)}
 	out = append(out, redact.URLSecrets(s.BaseURL)...)
+	out = append(out, mcpSecrets(s, getenv)...)
 	return append(out, redact.EnvSecrets(environ)...)
 }
 
@@ -31,7 +33,7 @@ func (c *RedactorCache) Get(s Settings, getenv func(string) string) redact.Redac
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	k := s.APIKeyEnv + "\x00" + s.BaseURL + "\x00" + s.APIKey(getenv)
+	k := s.APIKeyEnv + "\x00" + s.BaseURL + "\x00" + s.APIKey(getenv) + "\x00" + strings.Join(mcpSecrets(s, getenv), "\x00")
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.key != k || c.key == "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 	"github.com/bmatcuk/doublestar/v4"
@@ -82,6 +83,10 @@ type Settings struct {
 	// Prices per model name, in US dollars per million tokens, for the cost
 	// figure of results and reports. A model without a price gets none.
 	Prices map[string]Price `json:"prices"`
+
+	// MCPServers are the user's MCP servers, in Claude Code's .mcp.json
+	// shape (setting "mcpServers"; see package tools/mcp), sorted by name.
+	MCPServers []mcp.ServerConfig `json:"-"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens.
@@ -457,6 +462,7 @@ var table = []field{
 		},
 	},
 	setting("recordings", "true or false", func(c *Settings) *bool { return &c.Recordings }, nil),
+	mcpServersSetting,
 	withShow(setting("prices", `an object of model names to {"input": number, "output": number, "cached"?: number} (US dollars per million tokens)`,
 		func(c *Settings) *map[string]Price { return &c.Prices }, func(v *map[string]Price) error {
 			for m, p := range *v {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -25,6 +26,7 @@ type Task struct {
 	git   *taskGit       // the workspace's git state before and after the task
 	diags *diagnostics   // the editor's errors before and after the task's edits; nil without them
 	check *checkBaseline // the check command before the first edit and after; nil without one
+	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -113,6 +115,10 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// Read before the task's first tool runs: the files the user had
 	// modified.
 	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
+	if spec.Kind == agent.KindEdit || spec.ResumeID != "" {
+		// Only edit tasks get tools that act (ask and plan tasks read).
+		t.mcp = h.mcpServers(ctx, settings, spec.Prompt, ws, port)
+	}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
 		g := guard.Load()
@@ -251,10 +257,11 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
+		taskAp := tools.NewTaskApprovals(g.Approver(ap), policy)
 		reg := tools.New(tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
-			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),
+			Approver:  taskAp,
 			Index:     idx,
 			Commands:  h.commands,
 			SecretEnv: []string{s.APIKeyEnv},
@@ -262,7 +269,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			Network:   s.CommandNetwork,
 		})
 		g.OnDone(func() { _ = reg.Close() })
-		out := reg.Tools()
+		out := append(reg.Tools(), h.mcpTools(ws, s, t.mcp, taskAp, g)...)
 		// Behaviour attaches by what a tool does, never by its name: a
 		// program sees the task's buffers on disk; a write is followed by
 		// the editor's diagnostics and preceded by the check's baseline.

@@ -1,0 +1,434 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentls/agentls/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	defaultStartTimeout = 10 * time.Second
+	defaultCallTimeout  = 60 * time.Second
+	stderrTail          = 4 << 10 // bytes of a server's stderr kept for its errors
+)
+
+// Launch is how the stdio servers of one workspace start: in its primary
+// root, under its sandbox setting, tracked with its commands.
+type Launch struct {
+	Dir       string
+	Roots     []string
+	Sandbox   string // the sandbox setting: "" (workspace-write) or "off"
+	SecretEnv []string
+	Commands  *tools.Commands // KillAll reaches the servers; nil: untracked
+	// Getenv expands ${NAME} in the configurations; nil: os.Getenv.
+	Getenv func(string) string
+}
+
+// server is one configured MCP server of a Manager: at most one live
+// connection (and, for stdio, one process) at a time, made on demand and
+// made again after it ended.
+type server struct {
+	cfg    ServerConfig // as configured (${NAME} not expanded)
+	launch Launch
+	log    *slog.Logger
+
+	dialMu sync.Mutex // serialises connecting; held while a server starts
+
+	mu     sync.Mutex // guards the fields below; never held while waiting on the server
+	conn   *conn      // nil when not connected
+	tools  []*sdk.Tool
+	listed bool // tools holds the server's list (until it says it changed)
+	gen    int  // counts tools/list_changed notifications
+	closed bool
+}
+
+// conn is one connection to a server, with its process for stdio.
+type conn struct {
+	sess     *sdk.ClientSession
+	sessDone chan struct{} // closed when the SDK's session ended (EOF, closed)
+	ended    chan struct{} // closed when the process (or the connection) ended
+	why    func() string // how it ended, once ended is closed
+	stop   func()        // ends the connection and the process
+	stderr *tailBuffer
+}
+
+func (c *conn) isEnded() bool {
+	select {
+	case <-c.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+// dead reports whether the connection can take no more calls.
+func (c *conn) dead() bool {
+	if c.isEnded() {
+		return true
+	}
+	select {
+	case <-c.sessDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// watch closes sessDone when the session ends.
+func (c *conn) watch() {
+	c.sessDone = make(chan struct{})
+	go func() {
+		_ = c.sess.Wait()
+		close(c.sessDone)
+	}()
+}
+
+// endedWhy waits a moment for a connection that failed to end, and says
+// how it ended; "" when it is still running (then it is stopped: a
+// connection that failed takes no more calls).
+func (c *conn) endedWhy() string {
+	select {
+	case <-c.ended:
+		return c.why()
+	case <-time.After(2 * time.Second):
+		c.stop()
+		return ""
+	}
+}
+
+func (s *server) startTimeout() time.Duration {
+	if s.cfg.StartTimeout > 0 {
+		return time.Duration(s.cfg.StartTimeout * float64(time.Second))
+	}
+	return defaultStartTimeout
+}
+
+func (s *server) callTimeout() time.Duration {
+	if s.cfg.Timeout > 0 {
+		return time.Duration(s.cfg.Timeout * float64(time.Second))
+	}
+	return defaultCallTimeout
+}
+
+// connected returns the live connection, making one when there is none
+// (or the last one ended), within the start timeout.
+func (s *server) connected(ctx context.Context) (*conn, error) {
+	s.dialMu.Lock()
+	defer s.dialMu.Unlock()
+	stopped := fmt.Errorf("the MCP server %q was stopped (its session ended)", s.cfg.Name)
+	s.mu.Lock()
+	closed, old := s.closed, s.conn
+	s.mu.Unlock()
+	if closed {
+		return nil, stopped
+	}
+	if old != nil && !old.dead() {
+		return old, nil
+	}
+	if old != nil {
+		old.stop()
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
+	defer cancel()
+	c, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed = s.closed
+	if !closed {
+		s.conn = c
+	}
+	s.mu.Unlock()
+	if closed {
+		c.stop()
+		return nil, stopped
+	}
+	return c, nil
+}
+
+// client is the SDK client of one connection: a tools/list_changed
+// notification marks the list stale, for the next task.
+func (s *server) client() *sdk.Client {
+	return sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: "1"}, &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{}, // no roots, sampling or elicitation
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.mu.Lock()
+			s.listed = false
+			s.gen++
+			s.mu.Unlock()
+			s.log.Info("mcp server's tools changed: listed again for the next task", "server", s.cfg.Name)
+		},
+	})
+}
+
+// dial connects to the server, starting it first when it is a stdio one.
+func (s *server) dial(ctx context.Context) (*conn, error) {
+	cfg := s.cfg.Expanded(s.launch.Getenv)
+	if !cfg.Stdio() {
+		return s.dialHTTP(ctx, cfg)
+	}
+	inR, inW, err := os.Pipe() // the server's stdin
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe() // its stdout
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
+		env = append(env, k+"="+cfg.Env[k])
+	}
+	procCtx, kill := context.WithCancel(context.Background())
+	c := &conn{ended: make(chan struct{}), stderr: &tailBuffer{max: stderrTail}}
+	var res tools.RunResult
+	var runErr error
+	go func() {
+		defer close(c.ended)
+		res, runErr = tools.Run(procCtx, tools.RunSpec{
+			Argv: append([]string{cfg.Command}, cfg.Args...), Dir: s.launch.Dir,
+			SecretEnv: s.launch.SecretEnv, AddEnv: env,
+			Stdin: inR, Stdout: outW, Stderr: c.stderr,
+			Sandbox:  tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots},
+			Commands: s.launch.Commands,
+		})
+		// The server is gone: its output ends (the SDK reads EOF and
+		// fails what is pending) and nothing more can be written to it.
+		inR.Close()
+		outW.Close()
+	}()
+	c.why = func() string {
+		var b strings.Builder
+		switch {
+		case runErr != nil:
+			fmt.Fprintf(&b, "it could not be started: %v", runErr)
+		case res.Signal != "":
+			fmt.Fprintf(&b, "it was killed by %s", res.Signal)
+		default:
+			fmt.Fprintf(&b, "it exited with code %d", res.ExitCode)
+		}
+		if t := strings.TrimSpace(c.stderr.String()); t != "" {
+			fmt.Fprintf(&b, "; its stderr ends with:\n%s", t)
+		}
+		return b.String()
+	}
+	var once sync.Once
+	c.stop = func() {
+		once.Do(func() {
+			if c.sess != nil {
+				_ = c.sess.Close()
+			}
+			kill()
+			inW.Close()
+			<-c.ended
+			outR.Close()
+		})
+	}
+	sess, err := s.client().Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		return nil, s.startError(ctx, c, err)
+	}
+	c.sess = sess
+	c.watch()
+	return c, nil
+}
+
+// startError stops what dial started and says why the server is not
+// there.
+func (s *server) startError(ctx context.Context, c *conn, err error) error {
+	timedOut := ctx.Err() != nil
+	if !timedOut {
+		// It ended, most often: give it a moment to say why.
+		select {
+		case <-c.ended:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	ended := c.isEnded()
+	c.stop()
+	switch {
+	case ended:
+		return fmt.Errorf("the MCP server %q did not start: %s", s.cfg.Name, c.why())
+	case timedOut:
+		msg := fmt.Sprintf("the MCP server %q did not answer within %s of starting; it was stopped", s.cfg.Name, s.startTimeout())
+		if t := strings.TrimSpace(c.stderr.String()); t != "" {
+			msg += "; its stderr ends with:\n" + t
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("the MCP server %q did not start: %w", s.cfg.Name, err)
+}
+
+// dialHTTP connects to a streamable HTTP (or legacy SSE) server, with the
+// configured headers on every request.
+func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) {
+	hc := &http.Client{Transport: headerTransport{headers: cfg.Headers, next: http.DefaultTransport}}
+	var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: 1}
+	if cfg.Type == "sse" {
+		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+	}
+	sess, err := s.client().Connect(ctx, t, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("the MCP server %q (%s) did not answer within %s", s.cfg.Name, cfg.URL, s.startTimeout())
+		}
+		return nil, fmt.Errorf("the MCP server %q (%s) could not be reached: %w", s.cfg.Name, cfg.URL, err)
+	}
+	c := &conn{sess: sess, ended: make(chan struct{}), stderr: &tailBuffer{max: 1}}
+	c.sessDone = c.ended
+	var whyErr error
+	go func() {
+		whyErr = sess.Wait()
+		close(c.ended)
+	}()
+	c.why = func() string {
+		if whyErr != nil {
+			return "its connection ended: " + whyErr.Error()
+		}
+		return "its connection ended"
+	}
+	var once sync.Once
+	c.stop = func() { once.Do(func() { _ = sess.Close(); <-c.ended }) }
+	return c, nil
+}
+
+// list returns the server's tools, asking the server (starting it when
+// needed) unless the list is known and has not changed since.
+func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
+	s.mu.Lock()
+	if s.listed {
+		defer s.mu.Unlock()
+		return s.tools, nil
+	}
+	gen := s.gen
+	s.mu.Unlock()
+	c, err := s.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.startTimeout())
+	defer cancel()
+	var out []*sdk.Tool
+	for t, err := range c.sess.Tools(ctx, nil) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("the MCP server %q did not list its tools within %s", s.cfg.Name, s.startTimeout())
+			}
+			return nil, fmt.Errorf("the MCP server %q did not list its tools: %w", s.cfg.Name, err)
+		}
+		out = append(out, t)
+	}
+	s.mu.Lock()
+	s.tools, s.listed = out, s.gen == gen // a change announced meanwhile: list again next time
+	s.mu.Unlock()
+	return out, nil
+}
+
+// call calls one tool within the call timeout; a server that ends during
+// the call fails it at once, saying how it ended.
+func (s *server) call(ctx context.Context, tool string, args map[string]any) (*sdk.CallToolResult, error) {
+	c, err := s.connected(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	defer cancel()
+	type answer struct {
+		res *sdk.CallToolResult
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := c.sess.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
+		got <- answer{res, err}
+	}()
+	select {
+	case a := <-got:
+		if a.err == nil {
+			return a.res, nil
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("the MCP server %q did not answer within %s; the call was cancelled", s.cfg.Name, s.callTimeout())
+		}
+		if c.dead() {
+			if why := c.endedWhy(); why != "" {
+				return nil, fmt.Errorf("the MCP server %q ended during the call: %s", s.cfg.Name, why)
+			}
+			return nil, fmt.Errorf("the MCP server %q closed the connection during the call (%v); it was stopped and starts again on the next call", s.cfg.Name, a.err)
+		}
+		return nil, fmt.Errorf("the MCP server %q: %w", s.cfg.Name, a.err)
+	case <-c.ended:
+		cancel()
+		return nil, fmt.Errorf("the MCP server %q ended during the call: %s", s.cfg.Name, c.why())
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("the MCP server %q did not answer within %s; the call was cancelled", s.cfg.Name, s.callTimeout())
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// close stops the server for good.
+func (s *server) close() {
+	s.mu.Lock()
+	s.closed = true
+	c := s.conn
+	s.conn = nil
+	s.mu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,103 @@
+// Command mcpserver is a real MCP server over stdio, built with the same
+// Go SDK agentls uses, for the tests: it echoes, adds, answers with a big
+// result, reads its environment, crashes or hangs on request, and adds a
+// tool (announcing tools/list_changed). With -hang it never answers
+// anything; with -fail it exits at once with a message on stderr.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func main() {
+	hang := flag.Bool("hang", false, "read requests and never answer")
+	fail := flag.Bool("fail", false, "exit at once with status 2")
+	flag.Parse()
+	if *fail {
+		fmt.Fprintln(os.Stderr, "mcpserver: cannot open its database (on purpose)")
+		os.Exit(2)
+	}
+	if *hang {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentls-test", Version: "1"}, nil)
+	type echoIn struct {
+		Text string `json:"text" jsonschema:"the text to echo"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + in.Text), nil, nil
+		})
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two integers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	type bigIn struct {
+		Lines int `json:"lines"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Answer with that many numbered lines."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+			var b strings.Builder
+			for i := 1; i <= in.Lines; i++ {
+				fmt.Fprintf(&b, "line %06d of the big answer\n", i)
+			}
+			return text(b.String()), nil, nil
+		})
+	type envIn struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Read one variable of the server's environment."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, any, error) {
+			v, ok := os.LookupEnv(in.Name)
+			if !ok {
+				return text(in.Name + " is not set"), nil, nil
+			}
+			return text(in.Name + "=" + v), nil, nil
+		})
+	type none struct{}
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail as a tool does (isError)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			r := text("the thing is broken")
+			r.IsError = true
+			return r, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit in the middle of the call."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "mcpserver: crashing in the middle of a call (on purpose)")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answer."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			select {} // not even when cancelled
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Add the tool 'extra' (the server announces tools/list_changed)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "extra", Description: "A tool added later."},
+				func(_ context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+					return text("extra tool here"), nil, nil
+				})
+			return text("added the tool extra"), nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpserver:", err)
+		os.Exit(1)
+	}
+}
