@@ -22,8 +22,8 @@ import (
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/grep"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -58,7 +58,7 @@ type Host struct {
 	tasks    *agent.Registry // the only registry of tasks
 	commands *tools.Commands // every command the tasks run, killed at Close
 	redactor RedactorCache
-	git      gitBinary // the git that reads a task's git state, resolved once
+	git      gitBinary    // the git that reads a task's git state, resolved once
 	mcp      *mcp.Manager // the MCP servers of the tasks, stopped at Close
 
 	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots

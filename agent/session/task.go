@@ -23,9 +23,9 @@ type Task struct {
 	h     *Host
 	done  chan struct{} // closed once the outcome is set
 	out   *Outcome
-	git   *taskGit       // the workspace's git state before and after the task
-	diags *diagnostics   // the editor's errors before and after the task's edits; nil without them
-	check *checkBaseline // the check command before the first edit and after; nil without one
+	git   *taskGit           // the workspace's git state before and after the task
+	diags *diagnostics       // the editor's errors before and after the task's edits; nil without them
+	check *checkBaseline     // the check command before the first edit and after; nil without one
 	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
 }
 

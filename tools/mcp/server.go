@@ -58,9 +58,9 @@ type conn struct {
 	sess     *sdk.ClientSession
 	sessDone chan struct{} // closed when the SDK's session ended (EOF, closed)
 	ended    chan struct{} // closed when the process (or the connection) ended
-	why    func() string // how it ended, once ended is closed
-	stop   func()        // ends the connection and the process
-	stderr *tailBuffer
+	why      func() string // how it ended, once ended is closed
+	stop     func()        // ends the connection and the process
+	stderr   *tailBuffer
 }
 
 func (c *conn) isEnded() bool {
