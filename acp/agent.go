@@ -27,6 +27,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -88,9 +89,10 @@ type acpSession struct {
 
 	mu       sync.Mutex
 	mode     string
-	lastTask string          // the last ended task: the next prompt follows it up
-	running  *session.Task   // the task of the turn in progress
-	rejected map[string]bool // "reject always" answers of this session
+	lastTask string             // the last ended task: the next prompt follows it up
+	running  *session.Task      // the task of the turn in progress
+	rejected map[string]bool    // "reject always" answers of this session
+	mcp      []mcp.ServerConfig // the MCP servers the client gave the session; set once, at creation
 }
 
 var (
@@ -253,6 +255,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			LoadSession:         true,
 			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
 		},
 		AuthMethods: []sdk.AuthMethod{},
 	}, nil
@@ -283,13 +286,6 @@ func newSessionID() string {
 	return "acp-" + hex.EncodeToString(b[:])
 }
 
-// mcpNote is the reply's word on the MCP servers the client offered.
-func mcpNote(n int) map[string]any {
-	return map[string]any{"agentls": map[string]any{
-		"mcpServers": fmt.Sprintf("not used: agentls works with its own tools only (%d offered)", n),
-	}}
-}
-
 func modeState(current string) *sdk.SessionModeState {
 	ask := "Answer questions; read and search only"
 	edit := "Change files and run commands, asking permission as configured"
@@ -301,8 +297,8 @@ func modeState(current string) *sdk.SessionModeState {
 	}}
 }
 
-// NewSession implements sdk.Agent: cwd becomes the host's root. MCP servers
-// are accepted and not used (the reply's _meta says so).
+// NewSession implements sdk.Agent: cwd becomes the host's root. The
+// client's MCP servers give the session's tasks their tools (acp/mcp.go).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	root, err := rootOf(p.Cwd)
 	if err != nil {
@@ -312,16 +308,17 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	if len(p.McpServers) > 0 {
-		a.log.Warn("MCP servers offered by the client are not used", "count", len(p.McpServers))
+	servers, notes := mcpServers(p.McpServers)
+	if len(notes) > 0 {
+		a.log.Warn("MCP servers offered by the client not used", "why", notes)
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}, mcp: servers}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
 	a.log.Info("acp session new", "session", s.id, "root", root)
 	a.announceCommands(s.id)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), Meta: mcpNote(len(p.McpServers))}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), Meta: mcpNote(servers, notes)}, nil
 }
 
 // slashCommands are the commands the face answers itself.

@@ -166,7 +166,8 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if len(tasks) == 0 {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	servers, notes := mcpServers(p.McpServers)
+	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}, mcp: servers}
 	for _, t := range tasks {
 		a.replay(s, t)
 		if t.Ended {
@@ -182,7 +183,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	a.mu.Unlock()
 	a.log.Info("acp session loaded", "session", id, "store", storeID, "tasks", len(tasks), "followUp", s.lastTask)
 	a.announceCommands(id)
-	return sdk.LoadSessionResponse{Modes: modeState(ModeEdit), Meta: mcpNote(len(p.McpServers))}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(ModeEdit), Meta: mcpNote(servers, notes)}, nil
 }
 
 // replay sends one stored task as the updates a client shows for history.

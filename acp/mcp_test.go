@@ -1,0 +1,110 @@
+package acp_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/acp"
+	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/lsp/lsptest"
+)
+
+// TestSessionMCPServers: the stdio MCP server a client gives session/new
+// (as Zed and other ACP clients do) gives the session's tasks its tools:
+// the model calls mcp__test__add, the client is asked for permission
+// for that tool call, and the server's answer reaches the model. The
+// reply to session/new says the server is used; a server the agent
+// cannot use is named as not used.
+func TestSessionMCPServers(t *testing.T) {
+	bin := lsptest.MCPTestServer(t)
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Match: &fakemodel.Match{System: "You check the work of a coding agent"}, Text: "PASS", Times: -1},
+		{Match: &fakemodel.Match{LastToolResult: "42"}, Text: "The server says 42.", FinishReason: "stop"},
+		{ToolCalls: []fakemodel.ToolCall{{ID: "call-add", Name: "mcp__test__add", Arguments: fakemodel.Args(`{"a":40,"b":2}`)}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = model.Close() })
+	settings := session.Defaults()
+	settings.BaseURL, settings.Model, settings.Validate = model.URL(), "test-model", "off"
+	getenv := func(k string) string {
+		if k == session.EnvAPIKey {
+			return "test-key"
+		}
+		return ""
+	}
+	ar, cw := io.Pipe()
+	cr, aw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = cw.Close()
+		_ = aw.Close()
+		<-done
+	})
+	c := &testClient{answer: "allow_once"}
+	conn := sdk.NewClientSideConnection(c, cw, cr)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer tcancel()
+	init, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if caps := init.AgentCapabilities.McpCapabilities; !caps.Http {
+		t.Errorf("mcpCapabilities = %+v; want http", caps)
+	}
+	s, err := conn.NewSession(tctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "test", Command: bin, Args: []string{}, Env: []sdk.EnvVariable{{Name: "MODE", Value: "acp"}}}},
+		{Stdio: &sdk.McpServerStdio{Name: "bad name", Command: bin}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note, _ := s.Meta["agentls"].(map[string]any)
+	if !strings.Contains(note["mcpServers"].(string), "1 used") || note["notUsed"] == nil {
+		t.Errorf("session/new _meta = %v; want one server used and one named as not used", s.Meta)
+	}
+	r, err := conn.Prompt(tctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("add 40 and 2 with the server")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v", r, err)
+	}
+	if got := c.text(); !strings.Contains(got, "The server says 42.") {
+		t.Errorf("answer = %q", got)
+	}
+	ups, perms := c.snapshot()
+	if len(perms) != 1 {
+		t.Fatalf("permission requests = %+v; want one", perms)
+	}
+	id := perms[0].ToolCall.ToolCallId
+	var started, finished bool
+	for _, u := range ups {
+		if tc := u.ToolCall; tc != nil && tc.ToolCallId == id && strings.Contains(tc.Title, "mcp__test__add") {
+			started = true
+		}
+		if tu := u.ToolCallUpdate; tu != nil && tu.ToolCallId == id && tu.Status != nil && *tu.Status == sdk.ToolCallStatusCompleted {
+			finished = true
+		}
+	}
+	if !started || !finished {
+		t.Errorf("tool call %s: started %v, completed %v; want a tool_call titled with mcp__test__add, then completed", id, started, finished)
+	}
+	reqs := model.Requests()
+	if !strings.Contains(string(reqs[0].Body), `"name":"mcp__test__add"`) {
+		t.Error("the model was not offered mcp__test__add")
+	}
+}
