@@ -23,6 +23,8 @@ install: deps build
 deps:
 	./scripts/setup
 	$(GO) mod download
+	# The npm MCP server the tools/mcp tests run (package-lock.json pins it).
+	npm ci --ignore-scripts --no-audit --no-fund --prefix editors/testing/mcp >/dev/null
 
 # test: everything CI checks, in the order that fails fastest.
 test: lint unit redteam fuzz e2e

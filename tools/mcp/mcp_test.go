@@ -432,3 +432,70 @@ func TestOneLauncherForServers(t *testing.T) {
 		}
 	}
 }
+
+// everythingServer is the npm reference server
+// @modelcontextprotocol/server-everything, installed by make install
+// (npm ci in editors/testing/mcp, from its package-lock.json).
+func everythingServer(t *testing.T) ServerConfig {
+	t.Helper()
+	js, err := filepath.Abs("../../editors/testing/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(js); err != nil {
+		t.Fatalf("the npm MCP server is not installed (%v): run make install (or npm ci in editors/testing/mcp)", err)
+	}
+	if _, err := tools.LookPath("node", nil); err != nil {
+		t.Fatalf("node: %v: run make install", err)
+	}
+	return ServerConfig{Name: "everything", Command: "node", Args: []string{js, "stdio"}, Source: FromSettings}
+}
+
+// TestNPMServerEverything: the reference server from npm (Node) through
+// the launcher and the sandbox: its tools listed with their schemas,
+// called (text, a sum, an image named not shown), approved and denied per
+// tool, and a long operation bounded by the call timeout.
+func TestNPMServerEverything(t *testing.T) {
+	cfg := everythingServer(t)
+	cfg.Timeout = 2
+	f := newFixture(t)
+	user := &approvals{answer: tools.AllowForTask}
+	ap := tools.NewTaskApprovals(user, nil)
+	start := time.Now()
+	got := f.tools(t, ap, cfg)
+	t.Logf("server-everything started and listed %d tools in %s", len(got), time.Since(start).Round(time.Millisecond))
+	for _, name := range []string{"mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-tiny-image", "mcp__everything__trigger-long-running-operation"} {
+		if got[name] == nil {
+			t.Fatalf("no tool %s among %d", name, len(got))
+		}
+	}
+	if s := string(got["mcp__everything__echo"].Schema()); !strings.Contains(s, `"message"`) {
+		t.Errorf("echo schema = %s; want its message property", s)
+	}
+	if r := call(t, got["mcp__everything__echo"], `{"message":"from agentls"}`); r.IsError || !strings.Contains(r.Text, "from agentls") {
+		t.Errorf("echo = %+v", r)
+	}
+	if r := call(t, got["mcp__everything__get-sum"], `{"a":19,"b":23}`); r.IsError || !strings.Contains(r.Text, "42") {
+		t.Errorf("get-sum = %+v", r)
+	}
+	if r := call(t, got["mcp__everything__get-tiny-image"], `{}`); r.IsError || !strings.Contains(r.Text, "[image image/png") {
+		t.Errorf("get-tiny-image = %+v; want the image named, not shown", r)
+	}
+	if n := user.count(); n != 3 {
+		t.Errorf("asked %d times for 3 tools (echo twice would be once); want 3", n)
+	}
+	call(t, got["mcp__everything__echo"], `{"message":"again"}`)
+	if n := user.count(); n != 3 {
+		t.Errorf("echo allowed for the task was asked again (%d questions)", n)
+	}
+	user.answer = tools.Deny
+	if r := call(t, got["mcp__everything__get-annotated-message"], `{"messageType":"success"}`); !r.IsError || !strings.Contains(r.Text, "denied") {
+		t.Errorf("denied call = %+v", r)
+	}
+	user.answer = tools.AllowOnce
+	start = time.Now()
+	r := call(t, got["mcp__everything__trigger-long-running-operation"], `{"duration":30,"steps":5}`)
+	if !r.IsError || !strings.Contains(r.Text, "did not answer within 2s") || time.Since(start) > 6*time.Second {
+		t.Errorf("long operation = %q after %s; want a timeout after 2s", r.Text, time.Since(start))
+	}
+}
