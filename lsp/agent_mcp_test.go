@@ -136,3 +136,32 @@ func TestWorkspaceMCPFileNeedsConsent(t *testing.T) {
 		t.Errorf("asked %d times; want 3 (the first file, the changed file, the call)", n)
 	}
 }
+
+// TestMCPServerSecretsAreRedacted: a token the user gives a server in its
+// env reaches the server, but never the model, the log or the report,
+// even when the server prints it.
+func TestMCPServerSecretsAreRedacted(t *testing.T) {
+	bin := lsptest.MCPTestServer(t)
+	const token = "tok-SECRET-mcp-7f3a9c1e"
+	a := newAgentSession(t, []fakemodel.Turn{
+		{Match: &fakemodel.Match{LastToolResult: "SERVICE_TOKEN="}, Text: "The server has its token.", FinishReason: "stop"},
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "mcp__test__env", `{"name":"SERVICE_TOKEN"}`)}},
+	}, goFiles, lsptest.Config{}, agentOpts{settings: map[string]any{
+		"mcpServers": map[string]any{"test": map[string]any{"command": bin, "env": map[string]string{"SERVICE_TOKEN": token}}},
+	}})
+	r, err := a.run(t, map[string]any{"prompt": "does the server have its token?", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	reqs := a.model.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	if strings.Contains(last, token) || !strings.Contains(last, "SERVICE_TOKEN=[redacted]") {
+		t.Errorf("the model's request after the call does not hide the token:\n%s", last)
+	}
+	if strings.Contains(a.logs.String(), token) {
+		t.Error("the server log holds the token")
+	}
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); strings.Contains(rep, token) {
+		t.Error("the report holds the token")
+	}
+}
