@@ -33,6 +33,10 @@ type SandboxOptions struct {
 	// never run unconfined: where the sandbox is off or unavailable, Run
 	// returns ErrNotConfined without starting it.
 	ReadOnly bool
+	// RootsReadOnly keeps the roots visible but not writable while the
+	// caches (CacheDirs) stay writable: for programs the server runs for
+	// itself that read the workspace and keep caches (a language server).
+	RootsReadOnly bool
 }
 
 // ErrNotConfined is the error of a ReadOnly Run that could not be confined:
@@ -43,6 +47,10 @@ var ErrNotConfined = errors.New("the program was not started: it runs only in th
 type RunSpec struct {
 	Argv []string // program and arguments (e.g. sh -c LINE)
 	Dir  string
+	// Stdin is the program's standard input; nil: /dev/null. A long-lived
+	// program that speaks a protocol (a language server) gets the read
+	// end of an os.Pipe here and its Stdout is the other direction.
+	Stdin io.Reader
 	// Env is the base environment (nil: this process's); Run passes it
 	// through CommandEnv with SecretEnv.
 	Env, SecretEnv []string
@@ -124,6 +132,14 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		policy.Writable, policy.Network = nil, false
 		policy.WritableFiles = []string{"/dev/null"}
 	}
+	if spec.Sandbox.RootsReadOnly && policy.Landlock {
+		policy.Writable = slices.DeleteFunc(slices.Clone(policy.Writable), func(d string) bool {
+			return slices.Contains(spec.Sandbox.Roots, d)
+		})
+		// A root inside a writable cache folder (a workspace under /tmp)
+		// is bound read-only where namespaces work.
+		policy.ReadOnly = append(slices.Clone(policy.ReadOnly), spec.Sandbox.Roots...)
+	}
 	var statusR, statusW *os.File
 	build := func(ns bool) (*exec.Cmd, error) {
 		var cmd *exec.Cmd
@@ -139,7 +155,7 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		} else {
 			cmd = exec.Command(argv[0], argv[1:]...)
 		}
-		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
+		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, spec.Stdin
 		setProcAttr(cmd, supervised, supervised && ns, newNet(policy))
 		return cmd, nil
 	}
