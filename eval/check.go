@@ -103,18 +103,18 @@ func score(ctx context.Context, t Task, root string, before snapshot, res *agent
 	}
 	for _, re := range t.Check.Answer {
 		if !match(re, res.Answer) {
-			fails = append(fails, fmt.Sprintf("answer does not match %q", re))
+			fails = append(fails, fmt.Sprintf("answer does not match /%s/", re))
 		}
 	}
 	for _, re := range t.Check.NotAnswer {
 		if match(re, res.Answer) {
-			fails = append(fails, fmt.Sprintf("answer matches %q", re))
+			fails = append(fails, fmt.Sprintf("answer matches /%s/", re))
 		}
 	}
 	for _, re := range t.Check.NoCommand {
 		for _, c := range res.Commands {
 			if match(re, c.Command) {
-				fails = append(fails, fmt.Sprintf("ran %q (matches %q)", c.Command, re))
+				fails = append(fails, fmt.Sprintf("ran %q (matches /%s/)", c.Command, re))
 			}
 		}
 	}
@@ -163,7 +163,7 @@ func score(ctx context.Context, t Task, root string, before snapshot, res *agent
 		}
 		for _, re := range t.Check.Contains[p] {
 			if !match(re, string(b)) {
-				fails = append(fails, fmt.Sprintf("%s does not match %q", p, re))
+				fails = append(fails, fmt.Sprintf("%s does not match /%s/", p, re))
 			}
 		}
 	}
@@ -174,7 +174,7 @@ func score(ctx context.Context, t Task, root string, before snapshot, res *agent
 			}
 			for _, re := range t.Check.Absent[g] {
 				if match(re, string(after[p])) {
-					fails = append(fails, fmt.Sprintf("%s still matches %q", p, re))
+					fails = append(fails, fmt.Sprintf("%s still matches /%s/", p, re))
 				}
 			}
 		}
