@@ -77,7 +77,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		Tasks: make([]TaskResult, len(tasks)),
 	}
 	if opts.Scripted {
-		rep.Model, rep.BaseURL = scriptedModel, "(a scripted model per task)"
+		rep.Model, rep.BaseURL = scriptedModel, "a scripted model per task"
 	}
 	p := &progress{w: opts.Progress, total: len(tasks)}
 	start := time.Now()

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// agentls eval --scripted runs tasks of the built-in suite, prints the
+// table on stdout and progress on stderr, writes the JSON report, and
+// --compare reads two reports back.
+func TestEvalCommand(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "r.json")
+	var out, errb strings.Builder
+	code := mainExit([]string{"eval", "--scripted", "--run", "^(go-question-units|py-fix-low-stock)$", "--out", report},
+		stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("agentls eval --scripted: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for _, want := range []string{"go-question-units", "py-fix-low-stock", "model scripted: solved 2/2 (2 at their minimum calls)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, want := range []string{"started", "[2/2]", "solved", "report written to " + report} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr (progress) lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Fatal(err)
+	}
+
+	out.Reset()
+	errb.Reset()
+	if code := mainExit([]string{"eval", "--compare", report, report}, stdio{in: strings.NewReader(""), out: &out, err: &errb}); code != 0 {
+		t.Fatalf("agentls eval --compare: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "2 -> 2 (+0)") {
+		t.Errorf("compare output lacks the totals:\n%s", out.String())
+	}
+
+	// A real endpoint without a key is refused before anything runs.
+	errb.Reset()
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("OPENAI_BASE_URL", "https://api.example.com/v1")
+	if code := mainExit([]string{"eval"}, stdio{in: strings.NewReader(""), out: &out, err: &errb}); code != 2 || !strings.Contains(errb.String(), "no API key") {
+		t.Errorf("agentls eval without a key: exit %d, stderr %q; want 2 and a message about the key", code, errb.String())
+	}
+}
