@@ -40,8 +40,20 @@ type Options struct {
 	Only *regexp.Regexp
 	// Progress receives a line as each task starts and ends; nil: none.
 	Progress io.Writer
+	// Verbose adds a progress line per tool call.
+	Verbose bool
 	// Version names the agentls build in the report.
 	Version string
+
+	prog *progress // the run's progress lines, set by Run
+}
+
+// progressOf is the progress that takes a line per tool call, or nil.
+func (o Options) progressOf() *progress {
+	if o.Verbose && o.prog != nil && o.prog.w != nil {
+		return o.prog
+	}
+	return nil
 }
 
 // Run runs the suite and scores every task. An error means the suite could
@@ -80,6 +92,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		rep.Model, rep.BaseURL = scriptedModel, "a scripted model per task"
 	}
 	p := &progress{w: opts.Progress, total: len(tasks)}
+	opts.prog = p
 	start := time.Now()
 	slots := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
@@ -172,13 +185,14 @@ func runTask(ctx context.Context, opts Options, t Task, fixture map[string][]byt
 	h := session.New(settings, session.Options{Getenv: getenv, DBPath: filepath.Join(tmp, "agentls.db"), DrainTimeout: 10 * time.Second})
 	h.SetRoots([]string{ws})
 	start := time.Now()
-	task, err := h.Start(ctx, agent.TaskSpec{Kind: t.Kind, Prompt: t.Prompt}, port{})
+	task, err := h.Start(ctx, agent.TaskSpec{Kind: t.Kind, Prompt: t.Prompt}, port{name: t.Name, p: opts.progressOf()})
 	if err != nil {
 		h.Close()
 		return r, err
 	}
 	out, err := task.Wait(ctx)
 	r.Wall = Seconds(time.Since(start).Seconds())
+	red := h.Redactor() // what the report holds never shows the key
 	h.Close()
 	if err != nil {
 		return r, err
@@ -191,13 +205,16 @@ func runTask(ctx context.Context, opts Options, t Task, fixture map[string][]byt
 		c := out.Cost
 		r.Cost = &c
 	}
-	r.Answer = clip(res.Answer, 600)
+	r.Answer = clip(red.String(res.Answer), 600)
 	for _, n := range res.Notes {
-		r.Notes = append(r.Notes, clip(n, 300))
+		r.Notes = append(r.Notes, clip(red.String(n), 300))
 	}
 	fails, err := score(ctx, t, ws, before, res, check)
 	if err != nil {
 		return r, err
+	}
+	for i := range fails {
+		fails[i] = red.String(fails[i])
 	}
 	r.Failures = fails
 	r.Solved = len(fails) == 0
@@ -216,16 +233,34 @@ func checker(s session.Settings) runCheck {
 
 // port is the suite's side of a task: edits on disk, every approval given
 // (the settings' approval is auto), files that commonly hold secrets never
-// read, and no events (the progress lines are per task).
-type port struct{}
+// read, and, with Options.Verbose, a progress line per tool call.
+type port struct {
+	name string
+	p    *progress // nil: no lines per call
+}
 
 func (port) Editor(*workspace.Workspace) workspace.Editor { return nil }
-func (port) Event(agent.Event)                            {}
+func (pt port) Event(e agent.Event) {
+	if pt.p != nil && e.Kind == agent.EventToolFinished {
+		pt.p.call(pt.name, e)
+	}
+}
 func (port) Ask(_ context.Context, q session.Question) (tools.Decision, error) {
 	if q.Request.Secret {
 		return tools.Deny, nil
 	}
 	return tools.AllowOnce, nil
+}
+
+// call writes a line for a tool call of task name.
+func (p *progress) call(name string, e agent.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	mark := "ok"
+	if e.IsError {
+		mark = "error"
+	}
+	fmt.Fprintf(p.w, "eval:   %-28s %s %s (%s, %s)\n", name, e.Tool, e.Args, mark, e.Duration.Round(time.Millisecond))
 }
 
 // progress writes a line to w as each task starts and ends.

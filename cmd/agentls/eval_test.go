@@ -14,12 +14,13 @@ func TestEvalCommand(t *testing.T) {
 	dir := t.TempDir()
 	report := filepath.Join(dir, "r.json")
 	var out, errb strings.Builder
-	code := mainExit([]string{"eval", "--scripted", "--run", "^(go-question-units|py-fix-low-stock)$", "--out", report},
+	code := mainExit([]string{"eval", "--scripted", "--run", "^(go-question-units|py-fix-low-stock)$", "--out", report,
+		"--settings", `{"prices": {"scripted": {"input": 1, "output": 2, "cached": 0.5}}}`},
 		stdio{in: strings.NewReader(""), out: &out, err: &errb})
 	if code != 0 {
 		t.Fatalf("agentls eval --scripted: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	for _, want := range []string{"go-question-units", "py-fix-low-stock", "model scripted: solved 2/2 (2 at their minimum calls)"} {
+	for _, want := range []string{"go-question-units", "py-fix-low-stock", "model scripted: solved 2/2 (2 at their minimum calls)", "cost $0.0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
@@ -29,8 +30,12 @@ func TestEvalCommand(t *testing.T) {
 			t.Errorf("stderr (progress) lacks %q:\n%s", want, errb.String())
 		}
 	}
-	if _, err := os.Stat(report); err != nil {
+	b, err := os.ReadFile(report)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"cost": 0.0`) {
+		t.Errorf("report lacks the cost of the tasks (prices setting):\n%s", b)
 	}
 
 	out.Reset()
