@@ -83,6 +83,17 @@ func folders(p string) []string {
 	return out
 }
 
+// stateFolder reports a folder of git's or agentls's own state, whose
+// files are no project's instructions.
+func stateFolder(dir string) bool {
+	for _, seg := range strings.Split(dir, "/") {
+		if seg == ".git" || seg == ".agentls" {
+			return true
+		}
+	}
+	return false
+}
+
 // nestedInstructions returns the text to append to the result of call c:
 // the instruction files of the folders c touched that the task has not
 // been given yet, within what the caps leave; "" when there are none.
@@ -100,7 +111,7 @@ func (x *run) nestedInstructions(ctx context.Context, c llm.ToolCall, res tools.
 	}
 	for _, p := range paths {
 		for _, dir := range folders(p) {
-			if seen[dir] {
+			if seen[dir] || stateFolder(dir) {
 				continue
 			}
 			seen[dir] = true
