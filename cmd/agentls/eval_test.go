@@ -1,10 +1,14 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/eval"
 )
 
 // agentls eval --scripted runs tasks of the built-in suite, prints the
@@ -53,5 +57,37 @@ func TestEvalCommand(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "https://api.example.com/v1")
 	if code := mainExit([]string{"eval"}, stdio{in: strings.NewReader(""), out: &out, err: &errb}); code != 2 || !strings.Contains(errb.String(), "no API key") {
 		t.Errorf("agentls eval without a key: exit %d, stderr %q; want 2 and a message about the key", code, errb.String())
+	}
+}
+
+// Without --scripted the suite runs against the endpoint the environment
+// names, as agentls run does: here a scripted server started apart, which
+// answers one task right and is asked nothing else.
+func TestEvalConfiguredEndpoint(t *testing.T) {
+	data, err := fs.ReadFile(eval.Builtin(), "tasks/go-question-units.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := fakemodel.ParseTxtar(data, "model.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := fakemodel.Start(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t.Setenv("OPENAI_BASE_URL", srv.URL())
+	t.Setenv("AGENTLS_MODEL", "my-model")
+	var out, errb strings.Builder
+	code := mainExit([]string{"eval", "--run", "^go-question-units$"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("agentls eval: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "model my-model: solved 1/1") {
+		t.Errorf("table lacks the configured model's summary:\n%s", out.String())
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("the configured endpoint got %d requests; want 2", n)
 	}
 }
