@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,14 @@ type RunSpec struct {
 	// Env is the base environment (nil: this process's); Run passes it
 	// through CommandEnv with SecretEnv.
 	Env, SecretEnv []string
+	// ExtraEnv are variables the server sets itself (KEY=value, never a
+	// secret), added after CommandEnv filtered Env: the project folder a
+	// hook reads, for example.
+	ExtraEnv []string
+	// Input is written to the command's stdin (a hook's JSON); nil: stdin
+	// is /dev/null. Bytes rather than a reader, so a start that is retried
+	// sends it whole again.
+	Input []byte
 	// Stdout and Stderr receive the output; they may be the same writer
 	// only when it is safe for concurrent use.
 	Stdout, Stderr io.Writer
@@ -96,7 +105,8 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		base = os.Environ()
 	}
 	runID := randHex(8)
-	env := append(CommandEnv(base, spec.SecretEnv), runMarker+"="+runID)
+	env := append(CommandEnv(base, spec.SecretEnv), spec.ExtraEnv...)
+	env = append(env, runMarker+"="+runID)
 	res = RunResult{ExitCode: -1}
 
 	argv := slices.Clone(spec.Argv)
@@ -140,6 +150,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 			cmd = exec.Command(argv[0], argv[1:]...)
 		}
 		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
+		if spec.Input != nil {
+			cmd.Stdin = bytes.NewReader(spec.Input)
+		}
 		setProcAttr(cmd, supervised, supervised && ns, newNet(policy))
 		return cmd, nil
 	}
