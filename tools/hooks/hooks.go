@@ -301,7 +301,7 @@ type Runner struct {
 	// Dir is where hooks run (the workspace root), given to them as cwd
 	// and as CLAUDE_PROJECT_DIR and AGENTLS_PROJECT_DIR.
 	Dir string
-	// Sandbox confines hooks as it confines commands.
+	// Sandbox confines hooks as it confines commands; no Roots: Dir.
 	Sandbox   tools.SandboxOptions
 	SecretEnv []string        // variables dropped from the environment (the API key's)
 	Env       []string        // the base environment; nil: this process's
@@ -417,6 +417,10 @@ func decision(ev Event, code int, stdout, stderr string) (string, bool) {
 func (r *Runner) one(ctx context.Context, h Command, stdin []byte) (Run, string, string) {
 	run := Run{Command: h.Command, ExitCode: -1}
 	var stdout, stderr bounded
+	sb := r.Sandbox
+	if len(sb.Roots) == 0 {
+		sb.Roots = []string{r.Dir}
+	}
 	start := time.Now()
 	res, err := tools.Run(ctx, tools.RunSpec{
 		Argv:      []string{"sh", "-c", h.Command},
@@ -428,7 +432,7 @@ func (r *Runner) one(ctx context.Context, h Command, stdin []byte) (Run, string,
 		Stdout:    &stdout,
 		Stderr:    &stderr,
 		Timeout:   timeoutOf(h),
-		Sandbox:   r.Sandbox,
+		Sandbox:   sb,
 		Commands:  r.Commands,
 	})
 	run.Duration = time.Since(start)
