@@ -86,6 +86,7 @@ type Host struct {
 	warnedWorkspaceAllow bool
 	// sessionStarted: the SessionStart hooks ran (at the first task).
 	sessionStarted atomic.Bool
+	prompts        promptCache // the custom commands, for code actions
 }
 
 // New returns a host with the given settings and no roots yet.

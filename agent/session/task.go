@@ -109,6 +109,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if err != nil {
 		return nil, err
 	}
+	spec = h.expandCommand(ws, spec)
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
@@ -262,7 +263,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
-		reg := tools.New(tools.Env{
+		out, closeTools := h.taskTools(s, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
 			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),
@@ -272,8 +273,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			Sandbox:   s.Sandbox,
 			Network:   s.CommandNetwork,
 		})
-		g.OnDone(func() { _ = reg.Close() })
-		out := reg.Tools()
+		g.OnDone(closeTools)
 		// Behaviour attaches by what a tool does, never by its name: a
 		// program sees the task's buffers on disk; a write is followed by
 		// the editor's diagnostics and preceded by the check's baseline.
