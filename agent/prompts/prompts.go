@@ -139,7 +139,7 @@ func read(fsys fs.FS, f folder, base, scope string) ([]Prompt, []error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(p, f.suffix) {
+		if !strings.HasSuffix(p, f.suffix) || !d.Type().IsRegular() && d.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, f.dir), "/")
@@ -148,7 +148,11 @@ func read(fsys fs.FS, f folder, base, scope string) ([]Prompt, []error) {
 			errs = append(errs, fmt.Errorf("prompt file %s: %q is not a command name (letters, digits, _ . - :)", p, name))
 			return nil
 		}
-		info, err := d.Info()
+		// Stat through the root: a link is followed only inside it.
+		info, err := fs.Stat(fsys, p)
+		if err == nil && !info.Mode().IsRegular() {
+			return nil
+		}
 		if err != nil {
 			errs = append(errs, err)
 			return nil
