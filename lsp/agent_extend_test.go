@@ -27,6 +27,7 @@ var extendFiles = map[string]string{
 // selection is a code action on a selection, and its prompt carries the
 // selected text.
 func TestCustomCommandReachesTheModelThroughAgentlsRun(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no prompt files of the user running the test
 	a := newAgentSession(t, []fakemodel.Turn{
 		{Match: &fakemodel.Match{LastUser: "Review a.go for bugs and list them by severity."}, Text: "No bugs in a.go."},
 		{Match: &fakemodel.Match{LastUser: "func Foo() string"}, Text: "// Foo returns a greeting."},
