@@ -172,11 +172,21 @@ func stopHook(h *Host, r *hooks.Runner, log *hookLog) func(ctx context.Context, 
 			in.SessionID = at.SessionID()
 		}
 		out := r.Run(ctx, in, "")
+		if active {
+			for i := range out.Runs {
+				if out.Runs[i].Blocked {
+					out.Runs[i].Blocked = false
+					out.Runs[i].Error = "block ignored: the agent was sent back once already"
+				}
+			}
+		}
 		log.add(out.Runs)
-		if !out.Blocked {
+		if !out.Blocked || active {
 			return ""
 		}
-		return "A Stop hook asked you to continue before you finish. It said:\n" + out.Reason
+		// Hooks see no secret variable, but may print a file's: what goes
+		// to the model is redacted like any tool result.
+		return "A Stop hook asked you to continue before you finish. It said:\n" + h.Redactor().String(out.Reason)
 	}
 }
 
@@ -222,5 +232,5 @@ func (h *Host) promptHooks(ctx context.Context, r *hooks.Runner, log *hookLog, s
 	if len(extra) == 0 {
 		return "", nil
 	}
-	return "\n\nContext from the user's hooks:\n" + strings.Join(extra, "\n"), nil
+	return "\n\nContext from the user's hooks:\n" + h.Redactor().String(strings.Join(extra, "\n")), nil
 }

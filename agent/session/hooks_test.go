@@ -55,6 +55,9 @@ func hookTask(t *testing.T, files map[string]string, hk hooks.Config, kind agent
 	if err != nil {
 		t.Fatalf("report: %v", err)
 	}
+	if i := strings.Index(string(report), "## Hooks"); i >= 0 {
+		t.Logf("task %s in %s, %d model calls; %s", out.Result.Status, out.Result.Duration.Round(time.Millisecond), out.Result.ModelCalls, report[i:])
+	}
 	return hookRun{out: out, report: string(report), model: srv, h: h, root: root}
 }
 
@@ -146,8 +149,8 @@ func TestStopHookSendsTheAgentBackOnce(t *testing.T) {
 	if res.Status != agent.StateCompleted || res.ModelCalls != 2 || res.Answer != "Linted: all done." {
 		t.Fatalf("task %s after %d calls, answer %q; want completed after 2 (sent back once)", res.Status, res.ModelCalls, res.Answer)
 	}
-	if n := strings.Count(r.report, "| Stop |"); n != 2 {
-		t.Errorf("the report lists %d Stop runs; want 2:\n%s", n, r.report)
+	if n := strings.Count(r.report, "| Stop |"); n != 2 || !strings.Contains(r.report, "block ignored: the agent was sent back once already") {
+		t.Errorf("the report lists %d Stop runs; want 2, the second's block ignored:\n%s", n, r.report)
 	}
 	in := readFile(t, r.root, "stop-input.json")
 	for _, want := range []string{`"hook_event_name":"Stop"`, `"stop_hook_active":true`, `"task_id":"` + res.TaskID + `"`, `"cwd":"` + r.root + `"`} {
