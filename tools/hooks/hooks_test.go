@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -93,5 +94,35 @@ func TestRunnerReportsEveryRunAndJoinsContext(t *testing.T) {
 	}
 	if got := out.Runs[1]; got.ExitCode != 3 || !strings.Contains(got.Error, "ignored") || !strings.Contains(got.Error, "broken") {
 		t.Errorf("run 2 = %+v; want exit 3 reported as ignored with its stderr", got)
+	}
+}
+
+// TestScriptOfTheUsersFolderSeesTheCall: the documented pattern, a script
+// outside the workspace named by the hook, reads the call on stdin and
+// the project folder from the environment.
+func TestScriptOfTheUsersFolderSeesTheCall(t *testing.T) {
+	// Not under /tmp: commands and hooks get a private /tmp.
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts, err := os.MkdirTemp(home, ".agentls-hook-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(scripts) })
+	dir := t.TempDir()
+	script := scripts + "/no-rm.sh"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nin=$(cat)\ncase \"$in\" in *'\"tool_name\":\"run_command\"'*'rm -rf'*) echo \"no rm in $CLAUDE_PROJECT_DIR\" >&2; exit 2;; esac\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Dir: dir, Config: Config{PreToolUse: {{Matcher: "run_command", Hooks: []Command{{Type: "command", Command: script}}}}}}
+	out := r.Run(context.Background(), Input{HookEventName: PreToolUse, ToolName: "run_command", ToolInput: []byte(`{"command":"rm -rf /"}`)}, "run_command")
+	if !out.Blocked || out.Reason != "no rm in "+dir {
+		t.Errorf("outcome %+v; want blocked with the project folder in the reason", out)
+	}
+	out = r.Run(context.Background(), Input{HookEventName: PreToolUse, ToolName: "read_file", ToolInput: []byte(`{"path":"a"}`)}, "read_file")
+	if len(out.Runs) != 0 {
+		t.Errorf("runs %+v; want none (the matcher names run_command)", out.Runs)
 	}
 }
