@@ -106,14 +106,12 @@ func (t hookTool) input(ev hooks.Event, ctx context.Context, args json.RawMessag
 	if at := t.h.tasks.Task(in.TaskID); at != nil {
 		in.SessionID = at.SessionID()
 	}
-	if len(bytesTrim(in.ToolInput)) == 0 || !json.Valid(in.ToolInput) {
+	if !json.Valid(in.ToolInput) {
 		// A garbage argument still reaches the hook, as a string.
 		in.ToolInput, _ = json.Marshal(string(args))
 	}
 	return in
 }
-
-func bytesTrim(b []byte) string { return strings.TrimSpace(string(b)) }
 
 func (t hookTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	if t.r.Has(hooks.PreToolUse) {

@@ -253,3 +253,31 @@ func readFile(t *testing.T, root, name string) string {
 	}
 	return string(b)
 }
+
+func TestSessionStartHookRunsOnceAndJoinsThePrompt(t *testing.T) {
+	root := t.TempDir()
+	srv, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Match: &fakemodel.Match{LastUser: "Context from the user's hooks:\nbranch: main, 3 open issues"}, Text: "Noted."},
+		{Text: "Second task."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s := session.Defaults()
+	s.BaseURL, s.Model, s.Validate, s.Recordings = srv.URL(), "fake-model", "off", false
+	s.Hooks = hook(hooks.SessionStart, "startup", `echo "branch: main, 3 open issues"`, 10)
+	h := session.New(s, session.Options{DBPath: filepath.Join(t.TempDir(), "agentls.db"), Getenv: func(string) string { return "" }})
+	defer h.Close()
+	h.SetRoots([]string{root})
+	for i, want := range []string{"Noted.", "Second task."} {
+		out, err := h.Run(context.Background(), agent.TaskSpec{Kind: agent.KindAsk, Prompt: "what now?"}, &recPort{})
+		if err != nil || out.Result.Answer != want {
+			t.Fatalf("task %d: %+v, %v; want %q", i+1, out.Result, err, want)
+		}
+		report, _ := os.ReadFile(out.Report)
+		if ran := strings.Contains(string(report), "| SessionStart |"); ran != (i == 0) {
+			t.Errorf("task %d: SessionStart in the report: %v; want it run at the first task only", i+1, ran)
+		}
+	}
+}

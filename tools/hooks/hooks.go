@@ -330,7 +330,7 @@ func (r *Runner) Run(ctx context.Context, in Input, subject string) Outcome {
 		out.Runs = append(out.Runs, Run{Event: ev, ExitCode: -1, Error: "encode hook input: " + err.Error()})
 		return out
 	}
-	var reasons, context []string
+	var reasons, extra []string
 	for _, m := range r.Config[ev] {
 		if usesMatcher(ev) && !Matches(m.Matcher, subject) {
 			continue
@@ -345,7 +345,7 @@ func (r *Runner) Run(ctx context.Context, in Input, subject string) Outcome {
 				reasons = append(reasons, reason)
 			case run.ExitCode == 0 && (ev == UserPromptSubmit || ev == SessionStart):
 				if s := strings.TrimSpace(stdout); s != "" && !isJSON(s) {
-					context = append(context, s)
+					extra = append(extra, s)
 				}
 			case run.Error == "" && run.ExitCode != 0:
 				run.Error = fmt.Sprintf("exit code %d (ignored: only 2 blocks)%s", run.ExitCode, withText(stderr))
@@ -355,7 +355,7 @@ func (r *Runner) Run(ctx context.Context, in Input, subject string) Outcome {
 	}
 	out.Blocked = len(reasons) > 0
 	out.Reason = strings.Join(reasons, "\n")
-	out.Context = strings.Join(context, "\n")
+	out.Context = strings.Join(extra, "\n")
 	return out
 }
 
