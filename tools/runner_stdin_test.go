@@ -1,78 +1,88 @@
 package tools
 
 import (
-	"bufio"
+	"bytes"
 	"context"
-	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// A long-lived program that answers requests on its standard input (an
-// MCP server over stdio) runs through the one launcher, in the sandbox: the
-// caller writes a line, reads the answer, writes again, and the program
-// ends when its input closes. The server's own env reaches it even with a
-// name CommandEnv would drop; the server's secrets still do not.
-func TestRunStdinConversation(t *testing.T) {
-	dir := t.TempDir()
-	inR, inW, err := os.Pipe()
+// TestRunStdinReachesTheProgram: a program started with a Stdin pipe reads
+// what is written to it, through the sandbox supervisor, and ends at EOF;
+// that is how a language server is spoken to.
+func TestRunStdinReachesTheProgram(t *testing.T) {
+	root := t.TempDir()
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("AGENTLS_STDIN_TEST_TOKEN", "server-secret-value")
-	type ended struct {
-		res RunResult
-		err error
-	}
-	done := make(chan ended, 1)
+	defer r.Close()
+	var out bytes.Buffer
+	done := make(chan error, 1)
 	go func() {
-		// Prints its env once, then echoes every line it reads, upper-cased.
-		script := `echo "token=$GITHUB_TOKEN server=$AGENTLS_STDIN_TEST_TOKEN"; while read -r l; do echo "$l" | tr a-z A-Z; done`
-		res, err := Run(context.Background(), RunSpec{
-			Argv: []string{"sh", "-c", script}, Dir: dir,
-			AddEnv: []string{"GITHUB_TOKEN=from-settings"},
-			Stdin:  inR, Stdout: outW, Timeout: time.Minute,
-			Sandbox: SandboxOptions{Roots: []string{dir}},
-		})
-		inR.Close()
-		outW.Close()
-		done <- ended{res, err}
+		_, err := Run(context.Background(), RunSpec{Argv: []string{"cat"}, Dir: root, Stdin: r, Stdout: &out,
+			Timeout: 30 * time.Second, Sandbox: SandboxOptions{Roots: []string{root}, RootsReadOnly: true}})
+		done <- err
 	}()
-	rd := bufio.NewReader(outR)
-	line := func() string {
-		t.Helper()
-		s, err := rd.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading the program's answer: %v", err)
-		}
-		return strings.TrimSpace(s)
+	if _, err := w.WriteString("Content-Length: 2\r\n\r\n{}"); err != nil {
+		t.Fatal(err)
 	}
-	if got, want := line(), "token=from-settings server="; got != want {
-		t.Errorf("environment line = %q; want %q", got, want)
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("Run(cat): %v", err)
 	}
-	for _, w := range []string{"first request", "second request"} {
-		fmt.Fprintln(inW, w)
-		if got, want := line(), strings.ToUpper(w); got != want {
-			t.Errorf("answer to %q = %q; want %q", w, got, want)
-		}
+	if got := out.String(); got != "Content-Length: 2\r\n\r\n{}" {
+		t.Errorf("cat echoed %q; want what was written to its stdin", got)
 	}
-	inW.Close()
-	select {
-	case e := <-done:
-		if e.err != nil || e.res.ExitCode != 0 {
-			t.Fatalf("Run = %+v, %v; want exit 0 once its input closed", e.res, e.err)
-		}
-		if !strings.HasPrefix(e.res.Sandbox, "landlock") && !strings.HasPrefix(e.res.Sandbox, "none") {
-			t.Errorf("Sandbox = %q", e.res.Sandbox)
-		}
-		t.Logf("sandbox: %s", e.res.Sandbox)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the program did not end after its input closed")
+}
+
+// TestRunRootsReadOnly: with RootsReadOnly the program reads the workspace
+// but cannot write it, while the temporary folder (a cache) stays writable.
+func TestRunRootsReadOnly(t *testing.T) {
+	landlockABI(t)
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	res, err := Run(context.Background(), RunSpec{
+		Argv: []string{"sh", "-c", "cat a.txt; echo x > b.txt; echo $? ; t=$(mktemp) && echo tmp-ok && rm -f $t"},
+		Dir:  root, Stdout: &out, Stderr: &errb, Timeout: 30 * time.Second,
+		Sandbox: SandboxOptions{Roots: []string{root}, RootsReadOnly: true},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	lines := strings.Fields(out.String())
+	if len(lines) != 3 || lines[0] != "hello" || lines[1] == "0" || lines[2] != "tmp-ok" {
+		t.Errorf("output %q (stderr %q, %+v); want the file read, the write refused (non-zero), the temporary file made", out.String(), errb.String(), res)
+	}
+	if _, err := os.Stat(filepath.Join(root, "b.txt")); err == nil {
+		t.Errorf("b.txt was written in a read-only root")
+	}
+}
+
+// TestRunInputAndExtraEnv: a one-shot program reads its Input whole on
+// stdin, and ExtraEnv reaches it after the allowlist filtered the base
+// (a variable of the base with the same shape does not).
+func TestRunInputAndExtraEnv(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	_, err := Run(context.Background(), RunSpec{
+		Argv: []string{"sh", "-c", `cat; echo; echo "extra=$HOOK_DIR base=${SOME_TOKEN-unset}"`},
+		Dir:  root, Input: []byte(`{"hook_event_name":"Stop"}`), Stdout: &out, Timeout: 30 * time.Second,
+		Env:      []string{"PATH=" + os.Getenv("PATH"), "SOME_TOKEN=secret"},
+		ExtraEnv: []string{"HOOK_DIR=" + root},
+		Sandbox:  SandboxOptions{Roots: []string{root}},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := `{"hook_event_name":"Stop"}` + "\nextra=" + root + " base=unset\n"
+	if got := out.String(); got != want {
+		t.Errorf("output %q; want %q", got, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent"
@@ -85,6 +86,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// sessionStarted: the SessionStart hooks ran (at the first task).
+	sessionStarted atomic.Bool
+	prompts        promptCache // the custom commands, for code actions
 	// mcpFiles are the user's answers about workspace .mcp.json contents
 	// (root and sha256) for this host: true approved, false refused.
 	mcpFiles map[string]bool

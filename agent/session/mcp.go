@@ -304,3 +304,39 @@ func mcpSecrets(s Settings, getenv func(string) string) []string {
 	}
 	return out
 }
+
+// listedMCPTools are the MCP tools agentls.tools and /tools list: those of
+// the user's servers and of a workspace .mcp.json the user approved
+// already (listing never asks). Servers not yet started are started, each
+// within its start timeout; one that fails is listed as an error line by
+// the caller's log only.
+func (h *Host) listedMCPTools(ctx context.Context, ws *workspace.Workspace, s Settings) []tools.Tool {
+	servers := slices.Clone(s.MCPServers)
+	root := ws.Roots()[0]
+	if b, err := os.ReadFile(filepath.Join(root, MCPFileName)); err == nil {
+		sum := sha256.Sum256(b)
+		key := filepath.Clean(root) + "\x00" + hex.EncodeToString(sum[:])
+		h.mu.Lock()
+		ok := h.mcpFiles[key]
+		h.mu.Unlock()
+		if ok || approvedAlways(root, hex.EncodeToString(sum[:])) {
+			if ws, err := mcp.ParseServers(b, mcp.FromWorkspace); err == nil {
+				for _, c := range ws {
+					if !slices.ContainsFunc(servers, func(u mcp.ServerConfig) bool { return u.Name == c.Name }) {
+						servers = append(servers, c)
+					}
+				}
+			}
+		}
+	}
+	if len(servers) == 0 {
+		return nil
+	}
+	launch := mcp.Launch{Dir: root, Roots: ws.Roots(), Sandbox: s.Sandbox, SecretEnv: []string{s.APIKeyEnv},
+		Commands: h.commands, Getenv: h.opts.Getenv}
+	list, errs := h.mcp.Tools(ctx, servers, launch, nil)
+	for _, err := range errs {
+		h.logger().Warn("mcp server not listed", "error", h.Redactor().String(err.Error()))
+	}
+	return list
+}

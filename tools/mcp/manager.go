@@ -303,3 +303,7 @@ func clip(s string, n int) string {
 	}
 	return strings.ToValidUTF8(s[:n], "") + "..."
 }
+
+// Source names where the tool comes from, for the tools listing:
+// "mcp:<server>".
+func (t *Tool) Source() string { return "mcp:" + t.srv.cfg.Name }

@@ -201,7 +201,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		defer close(c.ended)
 		res, runErr = tools.Run(procCtx, tools.RunSpec{
 			Argv: append([]string{cfg.Command}, cfg.Args...), Dir: s.launch.Dir,
-			SecretEnv: s.launch.SecretEnv, AddEnv: env,
+			SecretEnv: s.launch.SecretEnv, ExtraEnv: env,
 			Stdin: inR, Stdout: outW, Stderr: c.stderr,
 			Sandbox:  tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots},
 			Commands: s.launch.Commands,
