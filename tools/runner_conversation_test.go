@@ -37,7 +37,7 @@ func TestRunStdinConversation(t *testing.T) {
 		res, err := Run(context.Background(), RunSpec{
 			Argv: []string{"sh", "-c", script}, Dir: dir,
 			ExtraEnv: []string{"GITHUB_TOKEN=from-settings"},
-			Stdin:  inR, Stdout: outW, Timeout: time.Minute,
+			Stdin:    inR, Stdout: outW, Timeout: time.Minute,
 			Sandbox: SandboxOptions{Roots: []string{dir}},
 		})
 		inR.Close()
