@@ -32,6 +32,8 @@ var ErrPattern = errors.New("bad pattern")
 type Matcher struct {
 	query Query
 	re    *regexp.Regexp // nil when the pattern is a pure literal
+	// dfa decides lines for re when it can (see lineDFA); nil otherwise.
+	dfa *dfaProg
 	// lits is the prefilter: every matching line contains at least one of
 	// them. Empty means no prefilter: the regexp runs over whole files.
 	lits [][]byte
@@ -95,6 +97,7 @@ func compileRegexp(m *Matcher, expr string) (*Matcher, error) {
 		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
 	}
 	m.re = re
+	m.dfa = newDFAProg(tree)
 	// A regexp that is one literal needs no regexp at all.
 	if tree.Op == syntax.OpLiteral {
 		s := string(tree.Rune)
@@ -102,7 +105,7 @@ func compileRegexp(m *Matcher, expr string) (*Matcher, error) {
 		if !fold || asciiFold(s) {
 			m.setLits([]string{s}, fold)
 			m.pure = true
-			m.re = nil
+			m.re, m.dfa = nil, nil
 			return m, nil
 		}
 	}

@@ -301,7 +301,27 @@ func isBinary(content []byte) bool {
 type scanner struct {
 	m   *Matcher
 	req *Request
+	dfa *lineDFA // this worker's automaton for m.dfa, made on first use
 	workerBuffers
+}
+
+// lineDFA is this worker's automaton, or nil when the matcher has none.
+func (s *scanner) lineDFA() *lineDFA {
+	if s.dfa == nil && s.m.dfa != nil {
+		s.dfa = s.m.dfa.newLineDFA()
+	}
+	return s.dfa
+}
+
+// verify reports whether a candidate line (found by the prefilter) matches.
+func (s *scanner) verify(line []byte) bool {
+	if s.m.pure {
+		return true
+	}
+	if d := s.lineDFA(); d != nil {
+		return d.matchLine(line)
+	}
+	return s.m.re.Match(line)
 }
 
 // workerBuffers are kept from one search to the next (buffers), so a warm
@@ -339,7 +359,7 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 				break
 			}
 			ls, le := lineAt(content, pos+i)
-			if m.pure || m.re.Match(content[ls:le]) {
+			if s.verify(content[ls:le]) {
 				if !add(ls, le) {
 					break
 				}
@@ -369,7 +389,7 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 				break
 			}
 			ls, le := lineAt(content, best)
-			if m.pure || m.re.Match(content[ls:le]) {
+			if s.verify(content[ls:le]) {
 				if !add(ls, le) {
 					break
 				}
@@ -378,6 +398,8 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 		}
 	case len(content) == 0:
 		// An empty file has no lines, so not even ^$ matches in it.
+	case s.lineDFA() != nil:
+		s.dfa.scan(content, add)
 	default:
 		for pos := 0; pos <= len(content); {
 			loc := m.re.FindIndex(content[pos:])

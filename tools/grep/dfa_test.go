@@ -1,0 +1,95 @@
+package grep
+
+import (
+	"bytes"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// TestLineDFAAgreesWithRegexp: for generated patterns and lines (ASCII,
+// non-ASCII, invalid UTF-8, empty, "\r"), the line automaton decides every
+// line as Go's regexp does, line by line (matchLine) and over whole texts
+// (scan), including after its state cache was dropped.
+func TestLineDFAAgreesWithRegexp(t *testing.T) {
+	rnd := rand.New(rand.NewSource(29))
+	patterns := []string{
+		`^\s*$`, `^$`, `^[ \t]+$`, `\d{4}`, `^\s*\d{6,}\s*$`, `[A-Z]{3}\d{4}`, `x*`, `$`, `^`, `$^`, `^$^$`,
+		`err != nil \{\s*return`, `(?i)kelvin`, `(?i)straße`, `[^a-z]{3}`, `.$`, `^.`, `a.c`, `[éÉ]+`,
+		`(?i)s|k`, `(foo|bar)+baz`, `\s+$`, `^\S+$`, `[[:punct:]]{2}`, `(?i)[k]elvin|ſ`, `a?b?c?$`, `\w+_\d{3}\(`,
+	}
+	for len(patterns) < 400 {
+		patterns = append(patterns, rgPattern(rnd))
+	}
+	pieces := []string{"", " ", "\t", "\r", "a", "b", "c", "x", "K", "k", "\u212A", "ſ", "s", "S", "é", "É", "日本",
+		"\xff", "\xe2\x84", "1", "12", "1234", "123456", "foo", "bar", "baz", "err != nil {", "return", "_", "(", "ABC",
+		"kelvin", "STRASSE", "straße", ".", "!?", "[x]", "$", "^"}
+	var lines []string
+	for range 300 {
+		var b strings.Builder
+		for n := rnd.Intn(8); n > 0; n-- {
+			b.WriteString(pieces[rnd.Intn(len(pieces))])
+		}
+		lines = append(lines, b.String())
+	}
+	lines = append(lines, "", " ", "\t \t", "\r", "1234567", "  123456  ")
+	checked := 0
+	for _, p := range patterns {
+		m, err := Compile(Query{Pattern: p})
+		if err != nil {
+			continue
+		}
+		if m.dfa == nil {
+			continue
+		}
+		checked++
+		for _, small := range []bool{false, true} {
+			d := m.dfa.newLineDFA()
+			if small {
+				d.maxStates = 2 // drop the cache at almost every step
+			}
+			var want []string
+			for _, l := range lines {
+				got, exp := d.matchLine([]byte(l)), m.re.Match([]byte(l))
+				if got != exp {
+					t.Fatalf("%q on line %q: automaton %v, regexp %v", p, l, got, exp)
+				}
+				if exp {
+					want = append(want, l)
+				}
+			}
+			text := strings.Join(lines, "\n")
+			for _, final := range []string{"", "\n"} {
+				content := []byte(text + final)
+				var have []string
+				d.scan(content, func(ls, le int) bool {
+					have = append(have, string(content[ls:le]))
+					return true
+				})
+				if strings.Join(have, "\n") != strings.Join(want, "\n") || len(have) != len(want) {
+					t.Fatalf("%q: scan found %d lines, matchLine %d (small cache %v)\nscan: %q\nwant: %q", p, len(have), len(want), small, have, want)
+				}
+			}
+		}
+	}
+	if checked < 300 {
+		t.Fatalf("only %d of %d patterns ran on the automaton", checked, len(patterns))
+	}
+	// Assertions it cannot decide leave the regexp in charge.
+	for _, p := range []string{`\bfoo`, `\Afoo`, `foo\z`, `\Bx`} {
+		m, err := Compile(Query{Pattern: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.dfa != nil {
+			t.Errorf("%q: has an automaton, but \\b, \\B, \\A and \\z are not handled", p)
+		}
+	}
+	// Stop early when add says so.
+	m, _ := Compile(Query{Pattern: `^\d+$`})
+	n := 0
+	m.dfa.newLineDFA().scan(bytes.Repeat([]byte("12\n"), 10), func(ls, le int) bool { n++; return n < 3 })
+	if n != 3 {
+		t.Errorf("scan went on after add returned false: %d calls", n)
+	}
+}
