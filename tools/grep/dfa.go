@@ -52,18 +52,22 @@ func newDFAProg(tree *syntax.Regexp) *dfaProg {
 	return &dfaProg{prog: prog}
 }
 
-// Transition codes in lineDFA.trans: a state's index plus one, or one of
-// these (all <= 0, so the hot loop tests one sign).
+// Transition codes in lineDFA.trans: a state's row (its index plus one,
+// times 256: the offset of its row in the table), or one of these (all
+// <= 0, so the hot loop tests one sign).
 const (
 	tUnknown = 0  // not computed yet
 	tMatch   = -1 // the line matches
 	tDead    = -2 // no thread left: the line cannot match
 	tEOL     = -3 // '\n': the line ends
+	// tSkip: to the idle state (see prepareSkip), from which the bytes
+	// that change nothing are skipped without the table.
+	tSkip = -4
 )
 
-// maxDFAStates bounds a worker's automaton (128 int32 per state: 2 MB);
+// maxDFAStates bounds a worker's automaton (256 int32 per state: 2 MB);
 // past it the cache is dropped and built again from the current state.
-const maxDFAStates = 4096
+const maxDFAStates = 2048
 
 type dstate struct {
 	pcs []uint32 // the threads: rune, match and empty-width instructions, sorted
@@ -75,14 +79,23 @@ type dstate struct {
 type lineDFA struct {
 	p      *dfaProg
 	states []dstate
-	trans  []int32 // len(states)*128: per state, per ASCII byte
-	index  map[string]int32
-	start  int32 // state at a line's start (its index)
+	// trans is the table: row r (a multiple of 256, from 256) holds the
+	// codes of state r/256-1 per byte; bytes from 0x80 stay tUnknown
+	// (runes are decoded and stepped without the table).
+	trans []int32
+	index map[string]int32
+	start int32 // state at a line's start (its index)
 	// maxStates bounds the cache: maxDFAStates (tests make it smaller).
 	maxStates int
 	// startEmpty: the start state's verdict at the end of an empty line,
 	// where ^ and $ both hold. -1 unknown.
 	startEmpty int8
+	// The idle state of an unanchored pattern: the threads that only
+	// start a match, in the middle of a line. Its row (0: none or not
+	// prepared), and the bytes that leave it (esc).
+	s0row     int32
+	skipTried bool
+	esc       [256]bool
 
 	// scratch
 	set   sparseSet
@@ -99,9 +112,10 @@ func (p *dfaProg) newLineDFA() *lineDFA {
 
 func (d *lineDFA) reset() {
 	d.states = d.states[:0]
-	d.trans = d.trans[:0]
+	d.trans = append(d.trans[:0], make([]int32, 256)...) // row 0: unused
 	d.index = map[string]int32{}
 	d.startEmpty = -1
+	d.s0row, d.skipTried = 0, false
 	d.set.clear()
 	d.closure(uint32(d.p.prog.Start), syntax.EmptyBeginLine)
 	d.start = d.intern()
@@ -158,7 +172,7 @@ func (d *lineDFA) intern() int32 {
 	d.states = append(d.states, dstate{pcs: pcs, eol: -1})
 	d.index[string(key)] = i
 	row := len(d.trans)
-	d.trans = append(d.trans, make([]int32, 128)...)
+	d.trans = append(d.trans, make([]int32, 256)...)
 	d.trans[row+'\n'] = tEOL
 	return i
 }
@@ -184,7 +198,7 @@ func (d *lineDFA) code(i int32) int32 {
 	if !alive {
 		return tDead
 	}
-	return i + 1
+	return (i + 1) << 8
 }
 
 // step returns the code of the state after reading r in state i, in the
@@ -222,9 +236,72 @@ func (d *lineDFA) step(i int32, r rune) int32 {
 	d.closure(uint32(d.p.prog.Start), 0)
 	nx := d.code(d.intern())
 	if r < utf8.RuneSelf && r != '\n' {
-		d.trans[int(i)<<7|int(r)] = nx
+		if nx == d.s0row && nx != 0 {
+			d.trans[int(i+1)<<8|int(r)] = tSkip
+		} else {
+			d.trans[int(i+1)<<8|int(r)] = nx
+		}
 	}
 	return nx
+}
+
+// prepareSkip finds the idle state and the bytes that leave it, filling
+// its row of the table, when there is room for it in the cache. In the
+// idle state (no match under way) most bytes of a text usually change
+// nothing: scan then looks for the next byte that does with independent
+// loads, faster than following the table byte by byte.
+func (d *lineDFA) prepareSkip() {
+	d.skipTried = true
+	if len(d.states)+130 >= d.maxStates {
+		return
+	}
+	d.set.clear()
+	d.closure(uint32(d.p.prog.Start), 0)
+	s0 := d.intern()
+	row := d.code(s0)
+	if row <= 0 {
+		return // anchored: dead in mid-line (or a match)
+	}
+	for b := range 128 {
+		if b != '\n' && d.trans[int(row)|b] == tUnknown {
+			d.step(s0, rune(b)) // at most 128 new states: no reset
+		}
+	}
+	for b := range 256 {
+		d.esc[b] = d.trans[int(row)|b] != row
+	}
+	d.s0row = row
+	for k, nx := range d.trans {
+		if nx == row {
+			d.trans[k] = tSkip
+		}
+	}
+}
+
+// skipIdle returns the offset of the first byte from i that leaves the
+// idle state (or len(content)).
+func (d *lineDFA) skipIdle(content []byte, i int) int {
+	esc := &d.esc
+	for ; i+4 <= len(content); i += 4 {
+		if esc[content[i]] {
+			return i
+		}
+		if esc[content[i+1]] {
+			return i + 1
+		}
+		if esc[content[i+2]] {
+			return i + 2
+		}
+		if esc[content[i+3]] {
+			return i + 3
+		}
+	}
+	for ; i < len(content); i++ {
+		if esc[content[i]] {
+			return i
+		}
+	}
+	return i
 }
 
 // atEOL reports whether the line matches when it ends in state i; empty:
@@ -266,38 +343,44 @@ func b2i(b bool) int8 {
 
 // matchLine reports whether line (without its line break) holds a match.
 func (d *lineDFA) matchLine(line []byte) bool {
-	st := d.start
-	if c := d.code(st); c == tMatch {
-		return true
-	} else if c == tDead {
-		return false
-	}
+	st := d.code(d.start)
 	i := 0
-	for i < len(line) {
+	for st > 0 && i < len(line) {
 		c := line[i]
-		var nx int32
+		nx := d.trans[int(st)|int(c)]
+		if nx > 0 {
+			st = nx
+			i++
+			continue
+		}
+		if nx == tMatch || nx == tDead {
+			st = nx
+			break
+		}
+		if nx == tSkip {
+			st = d.s0row
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
-			nx = d.trans[int(st)<<7|int(c)]
-			if nx == tUnknown || nx == tEOL {
-				// tEOL: a '\n' inside a "line" is read as a rune
-				// (not expected: callers cut lines at '\n').
-				nx = d.step(st, rune(c))
-			}
+			// tEOL: a '\n' inside a "line" is read as a rune
+			// (not expected: callers cut lines at '\n').
+			nx = d.step(st>>8-1, rune(c))
 			i++
 		} else {
 			r, w := utf8.DecodeRune(line[i:])
-			nx = d.step(st, r)
+			nx = d.step(st>>8-1, r)
 			i += w
 		}
-		switch {
-		case nx == tMatch:
-			return true
-		case nx == tDead:
-			return false
-		}
-		st = nx - 1
+		st = nx
 	}
-	return d.atEOL(st, len(line) == 0)
+	switch st {
+	case tMatch:
+		return true
+	case tDead:
+		return false
+	}
+	return d.atEOL(st>>8-1, len(line) == 0)
 }
 
 // scan calls add(ls, le) for each matching line of content, in order,
@@ -307,58 +390,62 @@ func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) {
 	for ls := 0; ls < len(content); {
 		matched := false
 		i := ls
-		switch startCode {
-		case tMatch:
+		if !d.skipTried {
+			d.prepareSkip()
+			startCode = d.code(d.start)
+		}
+		if startCode == tMatch {
 			matched = true
-		case tDead:
-		default:
-			st := d.start
-		line:
-			for {
-				if i == len(content) {
-					matched = d.atEOL(st, i == ls)
-					break
-				}
-				c := content[i]
-				if c < utf8.RuneSelf {
-					nx := d.trans[int(st)<<7|int(c)]
-					if nx > 0 {
-						st = nx - 1
-						i++
-						continue
-					}
-					switch nx {
-					case tEOL:
-						matched = d.atEOL(st, i == ls)
-						break line
-					case tUnknown:
-						nx = d.step(st, rune(c))
-					}
+		} else if startCode > 0 {
+			st := startCode
+			trans := d.trans
+			if st == d.s0row {
+				i = d.skipIdle(content, i)
+			}
+			for i < len(content) {
+				nx := trans[int(st)|int(content[i])]
+				if nx > 0 {
+					st = nx
 					i++
-					switch nx {
-					case tMatch:
-						matched = true
-						break line
-					case tDead:
-						break line
-					}
-					st = nx - 1
 					continue
 				}
-				r, w := utf8.DecodeRune(content[i:])
-				nx := d.step(st, r)
-				i += w
-				switch nx {
-				case tMatch:
-					matched = true
-					break line
-				case tDead:
-					break line
+				if nx == tSkip {
+					st = d.s0row
+					i = d.skipIdle(content, i+1)
+					continue
 				}
-				st = nx - 1
+				if nx == tEOL {
+					break
+				}
+				// Not in the table yet, or a rune from 0x80 up, or the
+				// line's verdict.
+				if nx == tUnknown {
+					if c := content[i]; c < utf8.RuneSelf {
+						nx = d.step(st>>8-1, rune(c))
+						i++
+					} else {
+						r, w := utf8.DecodeRune(content[i:])
+						nx = d.step(st>>8-1, r)
+						i += w
+					}
+					trans = d.trans // step may have grown or dropped it
+					if nx > 0 {
+						st = nx
+						continue
+					}
+				}
+				st = nx
+				break
 			}
-			// A new state may have dropped the table: d.start is still
-			// the start state (reset rebuilds it first).
+			switch st {
+			case tMatch:
+				matched = true
+			case tDead:
+			default:
+				// The line ended (i is at its '\n' or the end).
+				matched = d.atEOL(st>>8-1, i == ls)
+			}
+			// A dropped cache rebuilt the start state first: same code.
 			startCode = d.code(d.start)
 		}
 		le := len(content)

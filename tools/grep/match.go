@@ -48,7 +48,16 @@ type Matcher struct {
 	// shortestLit is the length of the shortest of lits: every match holds one,
 	// so a shorter file holds none.
 	shortestLit int
+	// whole: scan whole files with the line automaton and leave lits to
+	// the warm filter, because they are single bytes so common in text
+	// (space, tab, e, t, ...) that finding each one and then its line
+	// costs more than the automaton reading every byte once.
+	whole bool
 }
+
+// commonRank is the byteRank from which a byte is too common to prefilter
+// on (the 17 most common bytes of source code: space, tab, e, t, a, ...).
+const commonRank = 200
 
 // maxSet bounds the alternatives of a literal set and of cross products.
 const maxSet = 16
@@ -116,6 +125,14 @@ func compileRegexp(m *Matcher, expr string) (*Matcher, error) {
 	}
 	if set != nil && set.minLen() >= minLit {
 		m.setLits(set.strs, set.fold)
+	}
+	if m.dfa != nil && len(m.lits) > 0 {
+		m.whole = true
+		for _, l := range m.lits {
+			if len(l) > 1 || byteRank[l[0]] < commonRank {
+				m.whole = false
+			}
+		}
 	}
 	return m, nil
 }

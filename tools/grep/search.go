@@ -352,6 +352,10 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 		return true
 	}
 	switch {
+	case m.whole:
+		if len(content) > 0 {
+			s.lineDFA().scan(content, add)
+		}
 	case len(m.lits) == 1:
 		for pos := 0; pos < len(content); {
 			i := m.index(content[pos:], 0)
