@@ -26,14 +26,16 @@ import (
 //
 // Matches never span lines, so only whether a line holds a match matters:
 // the threads form a set (no priorities) and the first match state ends
-// the line. Assertions: ^ and $ (line boundaries) are handled; a program
-// with \A, \z, \b or \B has none (newDFAProg returns nil) and the regexp
-// runs as before.
+// the line. Assertions: ^, $ (line boundaries), \b and \B (ASCII word
+// boundaries, as in Go's regexp: a state then also records whether the
+// rune before was a word character) are handled; a program with \A or \z
+// has none (newDFAProg returns nil) and the regexp runs as before.
 //
 // A dfaProg is shared by the workers of a search; each worker builds its
 // own lineDFA (no locking on the hot path).
 type dfaProg struct {
 	prog *syntax.Prog
+	word bool // the program has \b or \B
 }
 
 // newDFAProg compiles tree for the line automaton, or returns nil when the
@@ -43,13 +45,23 @@ func newDFAProg(tree *syntax.Regexp) *dfaProg {
 	if err != nil {
 		return nil
 	}
+	p := &dfaProg{prog: prog}
+	const line = syntax.EmptyBeginLine | syntax.EmptyEndLine
+	const word = syntax.EmptyWordBoundary | syntax.EmptyNoWordBoundary
 	for i := range prog.Inst {
 		in := &prog.Inst[i]
-		if in.Op == syntax.InstEmptyWidth && syntax.EmptyOp(in.Arg)&^(syntax.EmptyBeginLine|syntax.EmptyEndLine) != 0 {
+		if in.Op != syntax.InstEmptyWidth {
+			continue
+		}
+		op := syntax.EmptyOp(in.Arg)
+		if op&^(line|word) != 0 {
 			return nil
 		}
+		if op&word != 0 {
+			p.word = true
+		}
 	}
-	return &dfaProg{prog: prog}
+	return p
 }
 
 // Transition codes in lineDFA.trans: a state's row (its index plus one,
@@ -69,8 +81,15 @@ const (
 // past it the cache is dropped and built again from the current state.
 const maxDFAStates = 2048
 
+// Flags of a state.
+const (
+	fLineStart = 1 << iota // at a line's start: ^ holds
+	fPrevWord              // the rune before was a word character (only with \b, \B)
+)
+
 type dstate struct {
-	pcs []uint32 // the threads: rune, match and empty-width instructions, sorted
+	pcs   []uint32 // the threads: rune, match and empty-width instructions, sorted
+	flags uint8
 	// eol: -1 unknown, 0 no, 1 yes: whether the line matches if it ends here
 	// (after a $ that was waiting for the line's end).
 	eol int8
@@ -87,9 +106,6 @@ type lineDFA struct {
 	start int32 // state at a line's start (its index)
 	// maxStates bounds the cache: maxDFAStates (tests make it smaller).
 	maxStates int
-	// startEmpty: the start state's verdict at the end of an empty line,
-	// where ^ and $ both hold. -1 unknown.
-	startEmpty int8
 	// The idle state of an unanchored pattern: the threads that only
 	// start a match, in the middle of a line. Its row (0: none or not
 	// prepared), and the bytes that leave it (esc).
@@ -98,9 +114,10 @@ type lineDFA struct {
 	esc       [256]bool
 
 	// scratch
-	set   sparseSet
-	stack []uint32
-	key   []byte
+	set      sparseSet
+	stack    []uint32
+	key      []byte
+	resolved []uint32
 }
 
 func (p *dfaProg) newLineDFA() *lineDFA {
@@ -114,11 +131,10 @@ func (d *lineDFA) reset() {
 	d.states = d.states[:0]
 	d.trans = append(d.trans[:0], make([]int32, 256)...) // row 0: unused
 	d.index = map[string]int32{}
-	d.startEmpty = -1
 	d.s0row, d.skipTried = 0, false
 	d.set.clear()
 	d.closure(uint32(d.p.prog.Start), syntax.EmptyBeginLine)
-	d.start = d.intern()
+	d.start = d.intern(fLineStart)
 }
 
 // closure adds pc and every instruction reachable from it without reading
@@ -148,8 +164,9 @@ func (d *lineDFA) closure(pc uint32, flags syntax.EmptyOp) {
 	d.stack = stack
 }
 
-// intern makes d.set a state (or finds it) and returns its index.
-func (d *lineDFA) intern() int32 {
+// intern makes d.set with flags a state (or finds it) and returns its
+// index.
+func (d *lineDFA) intern(flags uint8) int32 {
 	insts := d.p.prog.Inst
 	var pcs []uint32
 	for _, pc := range d.set.dense {
@@ -160,7 +177,7 @@ func (d *lineDFA) intern() int32 {
 		}
 	}
 	slices.Sort(pcs)
-	key := d.key[:0]
+	key := append(d.key[:0], flags)
 	for _, pc := range pcs {
 		key = append(key, byte(pc), byte(pc>>8), byte(pc>>16), byte(pc>>24))
 	}
@@ -169,7 +186,7 @@ func (d *lineDFA) intern() int32 {
 		return i
 	}
 	i := int32(len(d.states))
-	d.states = append(d.states, dstate{pcs: pcs, eol: -1})
+	d.states = append(d.states, dstate{pcs: pcs, flags: flags, eol: -1})
 	d.index[string(key)] = i
 	row := len(d.trans)
 	d.trans = append(d.trans, make([]int32, 256)...)
@@ -187,8 +204,9 @@ func (d *lineDFA) code(i int32) int32 {
 		case syntax.InstMatch:
 			return tMatch
 		case syntax.InstEmptyWidth:
-			// A $ waiting for the line's end; a ^ mid-line never holds.
-			if syntax.EmptyOp(insts[pc].Arg)&syntax.EmptyBeginLine == 0 {
+			// A $ or \b waiting for what follows; a ^ mid-line never
+			// holds.
+			if syntax.EmptyOp(insts[pc].Arg)&syntax.EmptyBeginLine == 0 || st.flags&fLineStart != 0 {
 				alive = true
 			}
 		default:
@@ -206,16 +224,38 @@ func (d *lineDFA) code(i int32) int32 {
 // and keeps it in the table when r is an ASCII byte other than '\n'.
 func (d *lineDFA) step(i int32, r rune) int32 {
 	if len(d.states) >= d.maxStates {
-		pcs := d.states[i].pcs
+		pcs, flags := d.states[i].pcs, d.states[i].flags
 		d.reset()
 		d.set.clear()
 		for _, pc := range pcs {
 			d.set.add(pc)
 		}
-		i = d.intern()
+		i = d.intern(flags)
 	}
 	insts := d.p.prog.Inst
-	pcs := d.states[i].pcs
+	st := &d.states[i]
+	pcs := st.pcs
+	var next uint8
+	if d.p.word {
+		// \b and \B are decided now that the rune after them is known.
+		w := syntax.IsWordChar(r)
+		if w {
+			next = fPrevWord
+		}
+		flags := wordFlags(st.flags&fPrevWord != 0, w)
+		if st.flags&fLineStart != 0 {
+			flags |= syntax.EmptyBeginLine
+		}
+		d.set.clear()
+		for _, pc := range pcs {
+			d.closure(pc, flags)
+		}
+		pcs = append(d.resolved[:0], d.set.dense...)
+		d.resolved = pcs
+		if slices.ContainsFunc(pcs, func(pc uint32) bool { return insts[pc].Op == syntax.InstMatch }) {
+			return d.keep(i, r, tMatch) // a match ended before r
+		}
+	}
 	d.set.clear()
 	for _, pc := range pcs {
 		in := &insts[pc]
@@ -234,7 +274,12 @@ func (d *lineDFA) step(i int32, r rune) int32 {
 	}
 	// Unanchored: a new thread starts after every rune.
 	d.closure(uint32(d.p.prog.Start), 0)
-	nx := d.code(d.intern())
+	return d.keep(i, r, d.code(d.intern(next)))
+}
+
+// keep stores code nx in the table for state i and r when r is an ASCII
+// byte other than '\n', and returns nx.
+func (d *lineDFA) keep(i int32, r rune, nx int32) int32 {
 	if r < utf8.RuneSelf && r != '\n' {
 		if nx == d.s0row && nx != 0 {
 			d.trans[int(i+1)<<8|int(r)] = tSkip
@@ -255,9 +300,12 @@ func (d *lineDFA) prepareSkip() {
 	if len(d.states)+130 >= d.maxStates {
 		return
 	}
+	if d.p.word {
+		return // the idle state splits by the rune before: no skip
+	}
 	d.set.clear()
 	d.closure(uint32(d.p.prog.Start), 0)
-	s0 := d.intern()
+	s0 := d.intern(0)
 	row := d.code(s0)
 	if row <= 0 {
 		return // anchored: dead in mid-line (or a match)
@@ -304,20 +352,29 @@ func (d *lineDFA) skipIdle(content []byte, i int) int {
 	return i
 }
 
-// atEOL reports whether the line matches when it ends in state i; empty:
-// the line is empty (i is the start state and ^ holds too).
-func (d *lineDFA) atEOL(i int32, empty bool) bool {
-	if empty {
-		if d.startEmpty < 0 {
-			d.startEmpty = b2i(d.eolMatch(i, syntax.EmptyBeginLine|syntax.EmptyEndLine))
-		}
-		return d.startEmpty == 1
-	}
+// atEOL reports whether the line matches when it ends in state i.
+func (d *lineDFA) atEOL(i int32) bool {
 	st := &d.states[i]
 	if st.eol < 0 {
-		st.eol = b2i(d.eolMatch(i, syntax.EmptyEndLine))
+		flags := syntax.EmptyEndLine
+		if st.flags&fLineStart != 0 {
+			flags |= syntax.EmptyBeginLine // an empty line
+		}
+		if d.p.word {
+			flags |= wordFlags(st.flags&fPrevWord != 0, false)
+		}
+		st.eol = b2i(d.eolMatch(i, flags))
 	}
 	return st.eol == 1
+}
+
+// wordFlags is \b or \B between a rune that is a word character or not
+// (before) and another (after).
+func wordFlags(before, after bool) syntax.EmptyOp {
+	if before != after {
+		return syntax.EmptyWordBoundary
+	}
+	return syntax.EmptyNoWordBoundary
 }
 
 func (d *lineDFA) eolMatch(i int32, flags syntax.EmptyOp) bool {
@@ -380,7 +437,7 @@ func (d *lineDFA) matchLine(line []byte) bool {
 	case tDead:
 		return false
 	}
-	return d.atEOL(st>>8-1, len(line) == 0)
+	return d.atEOL(st>>8 - 1)
 }
 
 // scan calls add(ls, le) for each matching line of content, in order,
@@ -443,7 +500,7 @@ func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) {
 			case tDead:
 			default:
 				// The line ended (i is at its '\n' or the end).
-				matched = d.atEOL(st>>8-1, i == ls)
+				matched = d.atEOL(st>>8 - 1)
 			}
 			// A dropped cache rebuilt the start state first: same code.
 			startCode = d.code(d.start)

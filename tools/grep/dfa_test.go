@@ -17,9 +17,17 @@ func TestLineDFAAgreesWithRegexp(t *testing.T) {
 		`^\s*$`, `^$`, `^[ \t]+$`, `\d{4}`, `^\s*\d{6,}\s*$`, `[A-Z]{3}\d{4}`, `x*`, `$`, `^`, `$^`, `^$^$`,
 		`err != nil \{\s*return`, `(?i)kelvin`, `(?i)straße`, `[^a-z]{3}`, `.$`, `^.`, `a.c`, `[éÉ]+`,
 		`(?i)s|k`, `(foo|bar)+baz`, `\s+$`, `^\S+$`, `[[:punct:]]{2}`, `(?i)[k]elvin|ſ`, `a?b?c?$`, `\w+_\d{3}\(`,
+		`\bfoo\b`, `\b\d{4}\b`, `\Bar`, `\b`, `\B`, `^\b`, `\b$`, `\B$`, `^\B`, `\b^`, `$\b`, `x\b|\by`, `(?i)\bk`,
+		`\b[A-Z]{2,}\b`, `\w+\b\s`, `é\b`, `\bé`, `\b\B`, `a\Bb`, `\b.\b`,
 	}
-	for len(patterns) < 400 {
+	for len(patterns) < 360 {
 		patterns = append(patterns, rgPattern(rnd))
+	}
+	for _, p := range patterns[27:] {
+		// The same with word boundaries around and inside.
+		if len(patterns) < 500 {
+			patterns = append(patterns, `\b`+p, p+`\b`, `\B`+p)
+		}
 	}
 	pieces := []string{"", " ", "\t", "\r", "a", "b", "c", "x", "K", "k", "\u212A", "ſ", "s", "S", "é", "É", "日本",
 		"\xff", "\xe2\x84", "1", "12", "1234", "123456", "foo", "bar", "baz", "err != nil {", "return", "_", "(", "ABC",
@@ -72,17 +80,17 @@ func TestLineDFAAgreesWithRegexp(t *testing.T) {
 			}
 		}
 	}
-	if checked < 300 {
+	if checked < 400 {
 		t.Fatalf("only %d of %d patterns ran on the automaton", checked, len(patterns))
 	}
 	// Assertions it cannot decide leave the regexp in charge.
-	for _, p := range []string{`\bfoo`, `\Afoo`, `foo\z`, `\Bx`} {
+	for _, p := range []string{`\Afoo`, `foo\z`, `\A`} {
 		m, err := Compile(Query{Pattern: p})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if m.dfa != nil {
-			t.Errorf("%q: has an automaton, but \\b, \\B, \\A and \\z are not handled", p)
+			t.Errorf("%q: has an automaton, but \\A and \\z are not handled", p)
 		}
 	}
 	// Stop early when add says so.
