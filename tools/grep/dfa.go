@@ -79,7 +79,14 @@ const (
 
 // maxDFAStates bounds a worker's automaton (256 int32 per state: 2 MB);
 // past it the cache is dropped and built again from the current state.
-const maxDFAStates = 2048
+// A pattern whose automaton keeps outgrowing it (a{0,9} after a class
+// repeated: one state per combination) drops it more than maxDFAResets
+// times; the automaton then gives up (failed) and the regexp, which is
+// faster when every few bytes make a new state, takes over.
+const (
+	maxDFAStates = 2048
+	maxDFAResets = 3
+)
 
 // Flags of a state.
 const (
@@ -104,14 +111,17 @@ type lineDFA struct {
 	trans []int32
 	index map[string]int32
 	start int32 // state at a line's start (its index)
-	// maxStates bounds the cache: maxDFAStates (tests make it smaller).
-	maxStates int
+	// maxStates and maxResets: maxDFAStates and maxDFAResets (tests
+	// change them).
+	maxStates, maxResets int
 	// The idle state of an unanchored pattern: the threads that only
 	// start a match, in the middle of a line. Its row (0: none or not
 	// prepared), and the bytes that leave it (esc).
 	s0row     int32
 	skipTried bool
 	esc       [256]bool
+	resets    int
+	failed    bool // gave up: see maxDFAResets
 
 	// scratch
 	set      sparseSet
@@ -121,7 +131,7 @@ type lineDFA struct {
 }
 
 func (p *dfaProg) newLineDFA() *lineDFA {
-	d := &lineDFA{p: p, maxStates: maxDFAStates}
+	d := &lineDFA{p: p, maxStates: maxDFAStates, maxResets: maxDFAResets}
 	d.set = newSparseSet(len(p.prog.Inst))
 	d.reset()
 	return d
@@ -225,6 +235,9 @@ func (d *lineDFA) code(i int32) int32 {
 func (d *lineDFA) step(i int32, r rune) int32 {
 	if len(d.states) >= d.maxStates {
 		pcs, flags := d.states[i].pcs, d.states[i].flags
+		if d.resets++; d.resets > d.maxResets {
+			d.failed = true
+		}
 		d.reset()
 		d.set.clear()
 		for _, pc := range pcs {
@@ -398,8 +411,16 @@ func b2i(b bool) int8 {
 	return 0
 }
 
-// matchLine reports whether line (without its line break) holds a match.
-func (d *lineDFA) matchLine(line []byte) bool {
+// matchLine reports whether line (without its line break) holds a match;
+// ok is false when the automaton gave up (failed) on it.
+func (d *lineDFA) matchLine(line []byte) (match, ok bool) {
+	if d.failed {
+		return false, false
+	}
+	return d.matchLine1(line), !d.failed
+}
+
+func (d *lineDFA) matchLine1(line []byte) bool {
 	st := d.code(d.start)
 	i := 0
 	for st > 0 && i < len(line) {
@@ -441,8 +462,9 @@ func (d *lineDFA) matchLine(line []byte) bool {
 }
 
 // scan calls add(ls, le) for each matching line of content, in order,
-// until add returns false.
-func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) {
+// until add returns false. It returns false when the automaton gave up
+// (failed) before the end: the caller searches content again otherwise.
+func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) bool {
 	startCode := d.code(d.start)
 	for ls := 0; ls < len(content); {
 		matched := false
@@ -485,6 +507,9 @@ func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) {
 						nx = d.step(st>>8-1, r)
 						i += w
 					}
+					if d.failed {
+						return false
+					}
 					trans = d.trans // step may have grown or dropped it
 					if nx > 0 {
 						st = nx
@@ -514,10 +539,11 @@ func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) {
 			}
 		}
 		if matched && !add(ls, le) {
-			return
+			return true
 		}
 		ls = le + 1
 	}
+	return true
 }
 
 // sparseSet is a set of small integers with O(1) add, test and clear,

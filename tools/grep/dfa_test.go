@@ -2,6 +2,7 @@ package grep
 
 import (
 	"bytes"
+	"context"
 	"math/rand"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestLineDFAAgreesWithRegexp(t *testing.T) {
 	}
 	lines = append(lines, "", " ", "\t \t", "\r", "1234567", "  123456  ")
 	checked := 0
-	for _, p := range patterns {
+	for pi, p := range patterns {
 		m, err := Compile(Query{Pattern: p})
 		if err != nil {
 			continue
@@ -54,12 +55,16 @@ func TestLineDFAAgreesWithRegexp(t *testing.T) {
 		// 2: the cache is dropped at almost every step; 140: after the
 		// idle state's row was filled (prepareSkip).
 		for _, limit := range []int{maxDFAStates, 2, 140} {
+			if limit != maxDFAStates && pi%4 != 0 {
+				continue // a small cache is slow: a quarter of the patterns
+			}
 			d := m.dfa.newLineDFA()
-			d.maxStates = limit
+			d.maxStates, d.maxResets = limit, 1<<30
 			var want []string
 			for _, l := range lines {
-				got, exp := d.matchLine([]byte(l)), m.re.Match([]byte(l))
-				if got != exp {
+				got, ok := d.matchLine([]byte(l))
+				exp := m.re.Match([]byte(l))
+				if got != exp || !ok {
 					t.Fatalf("%q on line %q: automaton %v, regexp %v", p, l, got, exp)
 				}
 				if exp {
@@ -93,8 +98,35 @@ func TestLineDFAAgreesWithRegexp(t *testing.T) {
 			t.Errorf("%q: has an automaton, but \\A and \\z are not handled", p)
 		}
 	}
+	// An automaton that keeps outgrowing its cache gives up, and the
+	// search finds the same lines with the regexp.
+	rnd = rand.New(rand.NewSource(1))
+	var ab []byte
+	for i := 0; i < 1<<20; i++ {
+		ab = append(ab, "ab"[rnd.Intn(2)])
+		if i%200 == 199 {
+			ab = append(ab, '\n')
+		}
+	}
+	ab = append(ab, "\nabbbbbbbbbbbbc\n"...)
+	m, err := Compile(Query{Pattern: `a[ab]{12}c`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := m.dfa.newLineDFA()
+	if d.scan(ab, func(ls, le int) bool { return true }) || !d.failed {
+		t.Errorf("the automaton of a[ab]{12}c did not give up on random a/b lines (%d resets)", d.resets)
+	}
+	res, err := m.Search(context.Background(), Request{Files: []File{{Name: "ab"}}, Buffers: map[string]string{"ab": string(ab)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Matches != 1 || res.Files[0].Lines[0].Text != "abbbbbbbbbbbbc" {
+		t.Errorf("after the automaton gave up: %d matches %+v, want the last line", res.Matches, res.Files)
+	}
+
 	// Stop early when add says so.
-	m, _ := Compile(Query{Pattern: `^\d+$`})
+	m, _ = Compile(Query{Pattern: `^\d+$`})
 	n := 0
 	m.dfa.newLineDFA().scan(bytes.Repeat([]byte("12\n"), 10), func(ls, le int) bool { n++; return n < 3 })
 	if n != 3 {

@@ -305,10 +305,14 @@ type scanner struct {
 	workerBuffers
 }
 
-// lineDFA is this worker's automaton, or nil when the matcher has none.
+// lineDFA is this worker's automaton, or nil when the matcher has none or
+// the automaton gave up.
 func (s *scanner) lineDFA() *lineDFA {
 	if s.dfa == nil && s.m.dfa != nil {
 		s.dfa = s.m.dfa.newLineDFA()
+	}
+	if s.dfa != nil && s.dfa.failed {
+		return nil
 	}
 	return s.dfa
 }
@@ -319,7 +323,9 @@ func (s *scanner) verify(line []byte) bool {
 		return true
 	}
 	if d := s.lineDFA(); d != nil {
-		return d.matchLine(line)
+		if match, ok := d.matchLine(line); ok {
+			return match
+		}
 	}
 	return s.m.re.Match(line)
 }
@@ -351,11 +357,13 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 		hits = append(hits, span{ls, le})
 		return true
 	}
+	whole := len(content) > 0 && (m.whole || len(m.lits) == 0) && s.lineDFA() != nil
+	if whole && !s.dfa.scan(content, add) {
+		// The automaton gave up: search the file again without it.
+		hits, more, whole = hits[:0], false, false
+	}
 	switch {
-	case m.whole:
-		if len(content) > 0 {
-			s.lineDFA().scan(content, add)
-		}
+	case whole:
 	case len(m.lits) == 1:
 		for pos := 0; pos < len(content); {
 			i := m.index(content[pos:], 0)
@@ -402,8 +410,6 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 		}
 	case len(content) == 0:
 		// An empty file has no lines, so not even ^$ matches in it.
-	case s.lineDFA() != nil:
-		s.dfa.scan(content, add)
 	default:
 		for pos := 0; pos <= len(content); {
 			loc := m.re.FindIndex(content[pos:])
