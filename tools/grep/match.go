@@ -594,7 +594,40 @@ func (m *Matcher) index(hay []byte, i int) int {
 	if m.fold {
 		return indexFold(hay, m.lits[i], m.rare[i])
 	}
+	if r := m.rare[i]; r > 0 && byteRank[m.lits[i][0]] >= rareGain+byteRank[m.lits[i][r]] {
+		return indexRare(hay, m.lits[i], r)
+	}
 	return bytes.Index(hay, m.lits[i])
+}
+
+// rareGain: how much rarer than a literal's first byte its rarest must be
+// for index to anchor on it. bytes.Index looks for the first byte, then
+// compares; on "err != nil {" that stops at every "e" of a Go file (a
+// third of a cold search's CPU went there), where anchoring on "!" stops
+// at each "!=".
+const rareGain = 30
+
+// indexRare finds needle in hay by looking for its byte at rare, then
+// comparing the whole needle there.
+func indexRare(hay, needle []byte, rare int) int {
+	n := len(needle)
+	c := needle[rare]
+	for off := rare; off < len(hay); {
+		i := bytes.IndexByte(hay[off:], c)
+		if i < 0 {
+			return -1
+		}
+		p := off + i
+		start := p - rare
+		if start+n > len(hay) {
+			return -1
+		}
+		if bytes.Equal(hay[start:start+n], needle) {
+			return start
+		}
+		off = p + 1
+	}
+	return -1
 }
 
 // matchLine reports whether line (without its newline) matches.
