@@ -83,9 +83,13 @@ const (
 // repeated: one state per combination) drops it more than maxDFAResets
 // times; the automaton then gives up (failed) and the regexp, which is
 // faster when every few bytes make a new state, takes over.
+// maxDFAThreads bounds the threads the states keep in all (4 bytes each, and
+// as much again in the index's keys): a program of 50,000 instructions
+// (a{1000} nested) must not make 2048 states of 50,000 threads.
 const (
-	maxDFAStates = 2048
-	maxDFAResets = 3
+	maxDFAStates  = 2048
+	maxDFAResets  = 3
+	maxDFAThreads = 1 << 20
 )
 
 // Flags of a state.
@@ -122,6 +126,7 @@ type lineDFA struct {
 	esc       [256]bool
 	resets    int
 	failed    bool // gave up: see maxDFAResets
+	threads   int  // len(pcs) summed over states
 
 	// scratch
 	set      sparseSet
@@ -139,6 +144,7 @@ func (p *dfaProg) newLineDFA() *lineDFA {
 
 func (d *lineDFA) reset() {
 	d.states = d.states[:0]
+	d.threads = 0
 	d.trans = append(d.trans[:0], make([]int32, 256)...) // row 0: unused
 	d.index = map[string]int32{}
 	d.s0row, d.skipTried = 0, false
@@ -197,6 +203,7 @@ func (d *lineDFA) intern(flags uint8) int32 {
 	}
 	i := int32(len(d.states))
 	d.states = append(d.states, dstate{pcs: pcs, flags: flags, eol: -1})
+	d.threads += len(pcs)
 	d.index[string(key)] = i
 	row := len(d.trans)
 	d.trans = append(d.trans, make([]int32, 256)...)
@@ -233,7 +240,7 @@ func (d *lineDFA) code(i int32) int32 {
 // middle of a line (no ^ holds after it; $ is decided at the line's end),
 // and keeps it in the table when r is an ASCII byte other than '\n'.
 func (d *lineDFA) step(i int32, r rune) int32 {
-	if len(d.states) >= d.maxStates {
+	if len(d.states) >= d.maxStates || d.threads >= maxDFAThreads {
 		pcs, flags := d.states[i].pcs, d.states[i].flags
 		if d.resets++; d.resets > d.maxResets {
 			d.failed = true
