@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 )
 
 // ServiceOptions configure NewService. Zero fields mean their defaults.
@@ -93,6 +94,9 @@ func (s *Service) Host() *session.Host {
 			Buffers:      s.srv.Buffers(),
 			Watch:        true,
 			DrainTimeout: s.opts.DrainTimeout,
+			// definition, references, rename_symbol, ...: the editor's
+			// servers through the plugin, else agentls's own.
+			LanguageServers: langserver.NewServers(),
 		})
 	})
 	return s.host

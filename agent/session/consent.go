@@ -77,6 +77,7 @@ func widenings(base, s Settings) []string {
 	if s.CommandNetwork && !base.CommandNetwork {
 		out = append(out, "commandNetwork true")
 	}
+	out = append(out, languageServerWidenings(base, s)...)
 	return out
 }
 

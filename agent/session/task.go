@@ -126,7 +126,11 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
 		cfg.Check = t.check
 	}
-	diags := newDiagnostics(port, ws)
+	var fallback DiagnosticsSource
+	if h.opts.LanguageServers != nil {
+		fallback = serverDiagnostics{ls: h.opts.LanguageServers, env: LanguageEnv{Workspace: ws, Settings: settings}}
+	}
+	diags := newDiagnostics(port, ws, fallback)
 	t.diags = diags
 	if c := spec.Context; diags != nil && spec.Kind == agent.KindEdit && c.File != "" && len(c.Diagnostics) > 0 {
 		// "Fix with agent": done only when the editor no longer reports it.
@@ -263,6 +267,13 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		})
 		g.OnDone(func() { _ = reg.Close() })
 		out := reg.Tools()
+		if ls := h.opts.LanguageServers; ls != nil {
+			env := LanguageEnv{Workspace: ws, Editor: g.Editor(ws, ed), Approver: tools.NewTaskApprovals(g.Approver(ap), policy), Settings: s}
+			if f, ok := port.(LSPForwarder); ok {
+				env.Forward = f.ForwardLSP
+			}
+			out = append(out, ls.Tools(env)...)
+		}
 		// Behaviour attaches by what a tool does, never by its name: a
 		// program sees the task's buffers on disk; a write is followed by
 		// the editor's diagnostics and preceded by the check's baseline.
