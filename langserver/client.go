@@ -185,6 +185,9 @@ func start(ctx context.Context, lang string, cfg Config, opts startOptions) (*cl
 		case e := <-started:
 			err = e
 		default:
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("no answer within %s", Timeout)
+			}
 		}
 		return fail("initialize", err, c)
 	}

@@ -155,3 +155,66 @@ func (r *recordingEditor) Apply(ctx context.Context, label string, edits []works
 	r.calls++
 	return r.next.Apply(ctx, label, edits)
 }
+
+// TestServerStartsLazilyAndStopsWhenIdle: no server runs before the first
+// request; gopls runs after it and is stopped once idle.
+func TestServerStartsLazilyAndStopsWhenIdle(t *testing.T) {
+	needGopls(t)
+	ws, dir := goWorkspace(t, "greet")
+	p := NewPool(500 * time.Millisecond)
+	p.Configure([]string{dir}, nil, "")
+	defer p.Close()
+	if r := p.Running(); len(r) != 0 {
+		t.Fatalf("servers running before any request: %v", r)
+	}
+	ts := Tools(Env{Workspace: ws, Source: p})
+	if res := run(t, ts, "hover", map[string]any{"file": "order/total.go", "symbol": "Total"}); res.IsError || !strings.Contains(res.Text, "func Total(prices []int) int") {
+		t.Fatalf("hover: %s", res.Text)
+	}
+	if r := p.Running(); r["go"] != "gopls" {
+		t.Fatalf("running after a request: %v; want gopls", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.Running()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("gopls still runs %s after its last request", 10*time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestEachToolAnswersFromGopls: every tool, addressed by name, answers
+// from gopls with the server named; an ambiguous or absent name is a
+// result the model can correct.
+func TestEachToolAnswersFromGopls(t *testing.T) {
+	needGopls(t)
+	ws, dir := goWorkspace(t, "greet")
+	ts := Tools(Env{Workspace: ws, Source: newPool(t, dir, nil)})
+	for _, tc := range []struct {
+		tool    string
+		args    map[string]any
+		isError bool
+		want    []string
+	}{
+		{"definition", map[string]any{"file": "main.go", "symbol": "Greet"}, false,
+			[]string{"definition of Greet (main.go:11) via gopls: 1 in 1 file(s)", "greet/greet.go:4", "4: func Greet(name string) string {"}},
+		{"callers", map[string]any{"file": "order/total.go", "symbol": "Total"}, false,
+			[]string{"callers of Total (order/total.go:4) via gopls: 3 call(s) from 3 function(s) in 2 file(s)", "Summary: return fmt.Sprintf", "Average: return Total(prices)", "TotalTax: func TotalTax"}},
+		{"symbols", map[string]any{"query": "Total"}, false, []string{"via gopls", "order/total.go:4 function order.Total", "order/total.go:13 function order.TotalTax"}},
+		{"symbols", map[string]any{"query": "", "file": "order/summary.go"}, false, []string{"order/summary.go:5 function Summary", "order/summary.go:9 function Average"}},
+		{"implementations", map[string]any{"file": "order/pricer.go", "symbol": "Pricer"}, false, []string{"implementations of Pricer (order/pricer.go:4) via gopls: 1 in 1 file(s)", "7: type Item struct{ Cents int }"}},
+		{"hover", map[string]any{"file": "main.go", "symbol": "Nope"}, true, []string{"Nope does not occur in main.go"}},
+		{"references", map[string]any{"file": "order/total.go", "symbol": "Total", "line": 2}, true, []string{"Total is not on line 2"}},
+	} {
+		res := run(t, ts, tc.tool, tc.args)
+		if res.IsError != tc.isError {
+			t.Errorf("%s(%v): isError %v: %s", tc.tool, tc.args, res.IsError, res.Text)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s(%v) lacks %q:\n%s", tc.tool, tc.args, w, res.Text)
+			}
+		}
+	}
+}

@@ -599,6 +599,7 @@ func (t *toolset) symbols(ctx context.Context, a *symbolsArgs) (tools.Result, er
 }
 
 func qualified(container, name string) string {
+	container = container[strings.LastIndexByte(container, '/')+1:] // a package path: its last element
 	if container == "" || strings.Contains(name, container) {
 		return name
 	}
