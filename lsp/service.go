@@ -46,9 +46,10 @@ type Service struct {
 	// clientMute once a client that never answered let one time out
 	// (approve.go).
 	clientAnswered, clientMute atomic.Bool
-	// saveDocs and diagnostics are what the client showed of the agentls
-	// requests its plugin answers (save.go, diagnostics.go).
-	saveDocs, diagnostics pluginRequest
+	// saveDocs, diagnostics and forwardLSP are what the client showed of
+	// the agentls requests its plugin answers (save.go, diagnostics.go,
+	// forward.go).
+	saveDocs, diagnostics, forwardLSP pluginRequest
 }
 
 // NewService returns a service; pass its Options to New.
