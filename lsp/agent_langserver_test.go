@@ -1,15 +1,18 @@
 package lsp_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"go.lsp.dev/uri"
 	"golang.org/x/tools/txtar"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
@@ -96,5 +99,60 @@ func TestWhoCallsTotalThroughAPlainClient(t *testing.T) {
 	}
 	if strings.Contains(last, `main.go\n`) || strings.Contains(last, "Total is printed") {
 		t.Errorf("the references result lists a comment or string mention")
+	}
+}
+
+// editorGopls is the fake editor's own gopls (a langserver pool of the
+// test, standing for the server the editor runs): it answers agentls/lsp
+// as the plugins do, forwarding the request to it.
+func editorGopls(t *testing.T, root *string) func(method string, params json.RawMessage) (json.RawMessage, error) {
+	pool := langserver.NewPool(0)
+	t.Cleanup(func() { pool.Close() })
+	return func(method string, params json.RawMessage) (json.RawMessage, error) {
+		pool.Configure([]string{*root}, nil, "")
+		var p struct {
+			TextDocument struct {
+				URI uri.URI `json:"uri"`
+			} `json:"textDocument"`
+		}
+		_ = json.Unmarshal(params, &p)
+		var raw json.RawMessage
+		if p.TextDocument.URI == "" {
+			err := pool.WorkspaceRequest(context.Background(), method, params, func(_ string, decode func(any) error) { _ = decode(&raw) })
+			return raw, err
+		}
+		file := p.TextDocument.URI.Path()
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		_, err = pool.Request(context.Background(), file, string(b), method, params, &raw)
+		return raw, err
+	}
+}
+
+// TestReferencesFromTheEditorsServer: with a plugin that forwards
+// agentls/lsp, "who calls Total?" is answered by the editor's own server
+// (source 1), not by one agentls starts.
+func TestReferencesFromTheEditorsServer(t *testing.T) {
+	var root string
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "references", `{"file":"order/total.go","symbol":"Total"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "references of Total"}, Text: "Summary, Average and TotalTax call Total.", FinishReason: "stop"},
+	}, greetFiles(t), lsptest.Config{SaveDocuments: true, LSP: editorGopls(t, &root)}, agentOpts{})
+	root = a.root
+	r, err := a.run(t, map[string]any{"prompt": "who calls Total?", "mode": "ask"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	reqs := a.model.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	for _, want := range []string{"via the editor's language server: 3 in 2 file(s)", "13: return Total(prices) / len(prices)"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the references result lacks %q:\n%s", want, last)
+		}
+	}
+	if got := a.c.Snapshot().Forwarded; len(got) == 0 || got[len(got)-1] != "textDocument/references" {
+		t.Errorf("agentls/lsp requests %v; want textDocument/references forwarded", got)
 	}
 }
