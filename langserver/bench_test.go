@@ -54,7 +54,7 @@ func Hi%d() string {
 // are never asked (approval auto).
 type benchPort struct{}
 
-func (benchPort) Event(agent.Event)                              {}
+func (benchPort) Event(agent.Event)                            {}
 func (benchPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
 func (benchPort) Ask(context.Context, session.Question) (tools.Decision, error) {
 	return tools.AllowOnce, nil
