@@ -156,3 +156,25 @@ func TestReferencesFromTheEditorsServer(t *testing.T) {
 		t.Errorf("agentls/lsp requests %v; want textDocument/references forwarded", got)
 	}
 }
+
+// TestEditErrorsFromOwnServerForAPlainClient: a plain client shares no
+// diagnostics; the edit's result still lists the error it introduced, as
+// agentls's own gopls reports it, and the reply lists it too.
+func TestEditErrorsFromOwnServerForAPlainClient(t *testing.T) {
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "edit_file", `{"path":"main.go","old_string":"greet.Greet(\"world\")","new_string":"greet.Greet(42)"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "edited main.go"}, Text: "Done.", FinishReason: "stop"},
+	}, greetFiles(t), lsptest.Config{}, agentOpts{})
+	r, err := a.run(t, map[string]any{"prompt": "greet 42", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	reqs := a.model.Requests()
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "1 new error(s)") || !strings.Contains(last, "cannot use 42") {
+		t.Errorf("the edit's result lacks gopls's new error:\n%s", last)
+	}
+	if len(r.IntroducedErrors) != 1 || !strings.Contains(r.IntroducedErrors[0], "main.go:11: cannot use 42") {
+		t.Errorf("introducedErrors = %q; want gopls's error in main.go", r.IntroducedErrors)
+	}
+}
