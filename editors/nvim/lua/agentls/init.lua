@@ -420,6 +420,7 @@ local function forward_lsp(_, params)
   if type(uri) == 'string' then
     local fname = vim.uri_to_fname(uri)
     bufnr = vim.fn.bufnr(fname)
+    if bufnr < 0 and vim.fn.filereadable(fname) == 0 then return vim.NIL end
     if bufnr < 0 then
       -- A hidden, unlisted buffer: loading it runs the FileType autocmds
       -- that attach the language servers.
