@@ -83,7 +83,8 @@ type client struct {
 	docs     map[uri.URI]doc
 	diags    map[uri.URI]published
 	diagWait chan struct{} // closed and replaced at every publishDiagnostics
-	lastUse  time.Time
+	lastUse  time.Time       // the end of the last request (its start while one runs)
+	inflight int             // requests waiting for an answer: not idle
 	caps     json.RawMessage // the server's capabilities from initialize
 }
 
@@ -256,7 +257,14 @@ func (c *client) call(ctx context.Context, method string, params, result any) er
 func (c *client) Call(ctx context.Context, method string, params, result any) error {
 	c.mu.Lock()
 	c.lastUse = time.Now()
+	c.inflight++
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.lastUse = time.Now()
+		c.inflight--
+		c.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	if err := c.call(ctx, method, params, result); err != nil {

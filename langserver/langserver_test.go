@@ -161,7 +161,7 @@ func (r *recordingEditor) Apply(ctx context.Context, label string, edits []works
 func TestServerStartsLazilyAndStopsWhenIdle(t *testing.T) {
 	needGopls(t)
 	ws, dir := goWorkspace(t, "greet")
-	p := NewPool(500 * time.Millisecond)
+	p := NewPool(time.Second)
 	p.Configure([]string{dir}, nil, "")
 	defer p.Close()
 	if r := p.Running(); len(r) != 0 {

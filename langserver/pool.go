@@ -345,7 +345,7 @@ func (p *Pool) sweep() {
 		var stop []*client
 		for l, c := range p.clients {
 			c.mu.Lock()
-			idle := time.Since(c.lastUse) > p.idle
+			idle := c.inflight == 0 && time.Since(c.lastUse) > p.idle
 			c.mu.Unlock()
 			if idle {
 				stop = append(stop, c)
