@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -363,6 +364,19 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*s
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("the MCP server %q did not answer within %s; the call was cancelled", s.cfg.Name, s.callTimeout())
+		}
+		var rpcErr *jsonrpc.Error
+		if errors.As(a.err, &rpcErr) {
+			return nil, fmt.Errorf("the MCP server %q refused the call: %w", s.cfg.Name, a.err)
+		}
+		// Not the server's answer: the connection failed. The SDK may say so
+		// before the session or the process is seen to end: wait for that
+		// (bounded), so the error says how it ended and the next call
+		// starts the server again instead of using a dead connection.
+		select {
+		case <-c.sessDone:
+		case <-c.ended:
+		case <-time.After(2 * time.Second):
 		}
 		if c.dead() {
 			if why := c.endedWhy(); why != "" {
