@@ -1,7 +1,9 @@
 package lsp_test
 
 import (
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +84,21 @@ func TestMCPToolFromTheEditor(t *testing.T) {
 	}
 	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "mcp__test__echo") {
 		t.Errorf("the report does not list the MCP call")
+	}
+	// agentls.tools lists the server's tools with their source.
+	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandTools, nil)
+	var l lsp.ToolsReply
+	if err != nil || json.Unmarshal(raw, &l) != nil {
+		t.Fatalf("agentls.tools = %s, %v", raw, err)
+	}
+	listed := false
+	for _, tl := range l.Tools {
+		if tl.Name == "mcp__test__echo" {
+			listed = tl.Source == "mcp:test" && slices.Contains(tl.Effects, "external")
+		}
+	}
+	if !listed {
+		t.Errorf("agentls.tools does not list mcp__test__echo from mcp:test: %s", raw)
 	}
 	a.checkNoKey(t)
 }
