@@ -52,7 +52,15 @@ type server struct {
 	listed bool // tools holds the server's list (until it says it changed)
 	gen    int  // counts tools/list_changed notifications
 	closed bool
+	// failed is when listing last failed, and why: a server that does not
+	// start is not tried again for retryAfter, so a hanging one does not
+	// cost every task its start timeout.
+	failed    time.Time
+	failedErr error
 }
+
+// retryAfter is how long a server that could not be listed is left alone.
+const retryAfter = 30 * time.Second
 
 // conn is one connection to a server, with its process for stdio.
 type conn struct {
@@ -316,7 +324,24 @@ func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
 		return s.tools, nil
 	}
 	gen := s.gen
+	if !s.failed.IsZero() && time.Since(s.failed) < retryAfter {
+		err := s.failedErr
+		s.mu.Unlock()
+		return nil, fmt.Errorf("%w (tried %s ago; tried again %s after that)", err, time.Since(s.failed).Round(time.Second), retryAfter)
+	}
 	s.mu.Unlock()
+	got, err := s.listNow(ctx, gen)
+	s.mu.Lock()
+	if err != nil {
+		s.failed, s.failedErr = time.Now(), err
+	} else {
+		s.failed, s.failedErr = time.Time{}, nil
+	}
+	s.mu.Unlock()
+	return got, err
+}
+
+func (s *server) listNow(ctx context.Context, gen int) ([]*sdk.Tool, error) {
 	c, err := s.connected(ctx)
 	if err != nil {
 		return nil, err
