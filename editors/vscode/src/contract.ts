@@ -159,6 +159,7 @@ export interface Settings {
   apiKeyEnv?: string;
   sandbox?: string;
   commandNetwork?: unknown;
+  mcpServers?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -173,6 +174,8 @@ export interface ServerSettings {
   apiKeyEnv: string;
   sandbox?: 'workspace-write' | 'off';
   commandNetwork?: boolean;
+  /** Claude Code's .mcp.json shape: {"name": {"command", "args", "env"} | {"type": "http", "url", "headers"}}. */
+  mcpServers?: Record<string, unknown>;
 }
 
 /**
@@ -193,6 +196,7 @@ export const userOnlySettings = [
   'checkCommand',
   'sandbox',
   'commandNetwork',
+  'mcpServers',
 ] as const;
 
 /** What WorkspaceConfiguration.inspect returns for one setting (the fields read here). */
@@ -242,6 +246,10 @@ export function serverSettings(s: Settings): ServerSettings {
   // Only an explicit "off" turns the sandbox off; anything else keeps it.
   if (str(s.sandbox) === 'off') out.sandbox = 'off';
   if (s.commandNetwork === true) out.commandNetwork = true;
+  // The server checks each server's shape and names what it refuses.
+  if (s.mcpServers && typeof s.mcpServers === 'object' && !Array.isArray(s.mcpServers) && Object.keys(s.mcpServers).length > 0) {
+    out.mcpServers = s.mcpServers as Record<string, unknown>;
+  }
   return out;
 }
 

@@ -366,6 +366,14 @@ test('package.json: every user-only setting is machine or application scoped', (
   }
 });
 
+test('serverSettings: mcpServers pass as an object, nothing else', () => {
+  const servers = { gh: { command: 'github-mcp-server', args: ['stdio'] } };
+  assert.deepEqual(serverSettings({ mcpServers: servers }).mcpServers, servers);
+  assert.equal(serverSettings({ mcpServers: ['x'] }).mcpServers, undefined);
+  assert.equal(serverSettings({ mcpServers: {} }).mcpServers, undefined);
+  assert.equal(serverSettings({ mcpServers: 'x' }).mcpServers, undefined);
+});
+
 test('serverSettings: sandbox and network only widen on explicit values', () => {
   assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
     { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
