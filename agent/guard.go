@@ -93,6 +93,11 @@ type guardedApprover struct {
 }
 
 func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	if c, ok := tools.CallFrom(ctx); ok && req.CallID == "" {
+		// A tool that asks without naming its call (MCP, language servers)
+		// asks for the call it runs in.
+		req.CallID, req.Args = c.ID, c.Args
+	}
 	if err := a.g.Check(ctx); err != nil {
 		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
 	}
