@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.lsp.dev/uri"
@@ -34,7 +35,7 @@ type documentDiagnostics struct {
 	Diagnostics []DiagnosticArg `json:"diagnostics"`
 }
 
-// Diagnostics implements session.DiagnosticsSource with agentls/diagnostics.
+// Diagnostics implements session.Port with agentls/diagnostics.
 // A client that does not know the request, or does not answer it, is not
 // asked again.
 func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
@@ -52,7 +53,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 	docs, err := DiagnosticsRequest.ask(ctx, svc, params, diagnosticsTimeout, &svc.diagnostics)
 	if err != nil {
 		if errors.Is(err, errNotAnswered) {
-			return nil, nil, session.ErrNoDiagnostics
+			return nil, nil, fmt.Errorf("%s: %w", DiagnosticsRequest.Method, session.ErrUnsupported)
 		}
 		return nil, nil, err
 	}

@@ -81,7 +81,7 @@ func (s *Service) askPlugin(ctx context.Context, method string, params, result a
 	return fmt.Errorf("%s: %w", method, err)
 }
 
-// Save implements session.Saver with agentls/saveDocuments. A client that
+// Save implements session.Port with agentls/saveDocuments. A client that
 // does not know the request, or does not answer it, is not asked again.
 func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string, error) {
 	svc := p.svc
@@ -104,7 +104,7 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 	res, err := SaveDocumentsRequest.ask(ctx, svc, params, saveTimeout, &svc.saveDocs)
 	if err != nil {
 		if errors.Is(err, errNotAnswered) {
-			return nil, session.ErrSaveUnsupported
+			return nil, fmt.Errorf("%s: %w", SaveDocumentsRequest.Method, session.ErrUnsupported)
 		}
 		return nil, err
 	}

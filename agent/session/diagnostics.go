@@ -15,10 +15,6 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// ErrNoDiagnostics is returned by a DiagnosticsSource whose editor does not
-// share its diagnostics (a client without the agentls plugin).
-var ErrNoDiagnostics = errors.New("the editor does not share its diagnostics")
-
 // Diagnostic is one problem the editor's language servers report.
 type Diagnostic struct {
 	Path     string // workspace-relative
@@ -40,14 +36,6 @@ func (d Diagnostic) String() string {
 // and source, not its line.
 func (d Diagnostic) key() string { return d.Path + "\x00" + d.Source + "\x00" + d.Message }
 
-// DiagnosticsSource is a Port whose editor shares the diagnostics its
-// language servers publish (gopls, rust-analyzer, pyright, ...).
-type DiagnosticsSource interface {
-	// Diagnostics returns the diagnostics of paths (workspace-relative) and,
-	// per path, the document version they are for (0: unknown).
-	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
-}
-
 // DiagnosticsDelta is what a task did to the editor's errors: the errors
 // in the files it edited that were not there before its first edit of the
 // file, and those that were and are gone.
@@ -66,7 +54,7 @@ const (
 // diagnostics keeps one task's view of the editor's errors: a baseline per
 // file taken before the task's first edit of it, and the latest after.
 type diagnostics struct {
-	src DiagnosticsSource
+	src Port
 	ws  *workspace.Workspace
 
 	mu       sync.Mutex // guards the fields below
@@ -76,11 +64,7 @@ type diagnostics struct {
 }
 
 func newDiagnostics(port Port, ws *workspace.Workspace) *diagnostics {
-	src, ok := port.(DiagnosticsSource)
-	if !ok {
-		return nil
-	}
-	return &diagnostics{src: src, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
+	return &diagnostics{src: port, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
 }
 
 func errorsOnly(ds []Diagnostic) []Diagnostic {
@@ -109,7 +93,7 @@ func (d *diagnostics) fetchAll(ctx context.Context, path string) ([]Diagnostic, 
 	}
 	ds, versions, err := d.src.Diagnostics(ctx, []string{path})
 	if err != nil {
-		if errors.Is(err, ErrNoDiagnostics) {
+		if errors.Is(err, ErrUnsupported) {
 			d.mu.Lock()
 			d.off = true
 			d.mu.Unlock()

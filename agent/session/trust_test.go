@@ -18,6 +18,7 @@ import (
 // askPort is a Port that records its questions and answers each with
 // answer.
 type askPort struct {
+	Unsupported
 	answer tools.Decision
 	err    error
 
