@@ -222,18 +222,10 @@ func (p *turnPort) Editor(ws *workspace.Workspace) workspace.Editor {
 
 // Ask implements session.Port with session/request_permission: allow once,
 // allow always (only when the host names a command prefix it may
-// remember), reject once, reject always (remembered for this session).
+// remember), reject once, reject always (the host's approval policy
+// remembers it for the conversation: this session's later prompts follow
+// up its earlier ones).
 func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision, error) {
-	key := q.Request.Tool + "\x00" + q.AlwaysPrefix
-	if q.AlwaysPrefix == "" {
-		key = q.Request.Tool + "\x00path:" + q.Request.Path
-	}
-	p.s.mu.Lock()
-	rejected := p.s.rejected[key]
-	p.s.mu.Unlock()
-	if rejected {
-		return tools.Deny, nil
-	}
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if q.AlwaysPrefix != "" {
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow `" + q.AlwaysPrefix + "`", Kind: sdk.PermissionOptionKindAllowAlways})
@@ -258,14 +250,5 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	if resp.Outcome.Selected == nil {
 		return tools.Deny, nil // cancelled
 	}
-	opt := string(resp.Outcome.Selected.OptionId)
-	if opt == optRejectAlways {
-		p.s.mu.Lock()
-		p.s.rejected[key] = true
-		p.s.mu.Unlock()
-	}
-	if opt == optAllowAlways && q.AlwaysPrefix == "" {
-		return tools.AllowOnce, nil
-	}
-	return decision(opt), nil
+	return decision(string(resp.Outcome.Selected.OptionId)), nil
 }

@@ -21,7 +21,7 @@ func (f approverFunc) Approve(ctx context.Context, req tools.ApprovalRequest) (t
 // call's start and finish events carry its id and raw arguments, parallel
 // calls keep theirs apart (each tool sees its own id in its context), and
 // an approval request a tool makes (without naming its call) reaches the
-// approver with the id and arguments of the call that asked.
+// approver with the id, arguments and effects of the call that asked.
 func TestToolCallIdentity(t *testing.T) {
 	var both sync.WaitGroup
 	both.Add(2)
@@ -113,7 +113,7 @@ func TestToolCallIdentity(t *testing.T) {
 	if len(asked) != 1 {
 		t.Fatalf("approver asked %d times; want 1", len(asked))
 	}
-	if q := asked[0]; q.CallID != w.ID || string(q.Args) != w.Arguments {
-		t.Errorf("approval request carries call %q args %s; want %q %s", q.CallID, q.Args, w.ID, w.Arguments)
+	if q := asked[0]; q.CallID != w.ID || string(q.Args) != w.Arguments || q.Effects != tools.WritesFiles {
+		t.Errorf("approval request carries call %q args %s effects %v; want %q %s %v", q.CallID, q.Args, q.Effects, w.ID, w.Arguments, tools.WritesFiles)
 	}
 }

@@ -835,7 +835,11 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		}
 	}
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args})
-	ctx = tools.WithCall(ctx, tools.Call{ID: c.ID, Tool: c.Name, Args: args})
+	call := tools.Call{ID: c.ID, Tool: c.Name, Args: args}
+	if tl != nil {
+		call.Effects = tl.Effects()
+	}
+	ctx = tools.WithCall(ctx, call)
 	start := time.Now()
 	var res tools.Result
 	var err error
@@ -870,8 +874,8 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	if res.Duration == 0 {
 		res.Duration = d
 	}
-	call := res
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &call})
+	done := res
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &done})
 	return outcome{res: res}
 }
 

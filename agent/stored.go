@@ -91,7 +91,7 @@ func toolCallRecord(callID string, r tools.Result) store.ToolCall {
 // decisionName is the stored name of an approval decision.
 func decisionName(d tools.Decision) string {
 	switch d {
-	case tools.Deny:
+	case tools.Deny, tools.DenyAlways:
 		return store.DecisionDeny
 	case tools.AllowOnce:
 		return store.DecisionAllowOnce

@@ -83,6 +83,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// denials maps a task ID to the "reject always" answers of its
+	// conversation, which its follow-ups share.
+	denials map[string]*denials
 }
 
 // New returns a host with the given settings and no roots yet.

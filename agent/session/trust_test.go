@@ -82,7 +82,7 @@ func TestApproverIgnoresTheWorkspaceAllowCommands(t *testing.T) {
 	}
 	h := New(Defaults(), Options{})
 	port := &askPort{answer: tools.AllowAlways}
-	a := &approver{h: h, port: port, root: root, stateDir: state, settings: Defaults(), policy: shellpolicy.Default(),
+	a := &approvalPolicy{h: h, port: port, root: root, stateDir: state, settings: Defaults(), shell: shellpolicy.Default(),
 		task: func() (string, string) { return "T1", "p" }}
 	ask := func(cmd string) {
 		t.Helper()
