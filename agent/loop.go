@@ -29,6 +29,13 @@ type Model interface {
 	Complete(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (*llm.Response, error)
 }
 
+// recordable is a Model that can also write one task's calls to the task's
+// flight recorder (*llm.Client): the recorder wraps the model. A Model
+// without it (a test's scripted model) is not recorded.
+type recordable interface {
+	RecordingTo(r llm.Recorder) *llm.Recorded
+}
+
 // ToolSet builds the tools of one task. The guard must be used for every
 // side effect: wrap the workspace editor with g.Editor and the approver
 // with g.Approver, so edits and approvals of a task that is not executing
@@ -685,14 +692,17 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	x.turns++
 	start := time.Now()
+	model := x.r.model
 	if fr := x.flight(); fr != nil {
-		ctx = llm.WithCallRecorder(ctx, fr)
+		if rm, ok := model.(recordable); ok {
+			model = rm.RecordingTo(fr)
+		}
 	}
 	if x.text == nil {
 		x.text = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: s}) })
 		x.thought = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: s}) })
 	}
-	resp, err := x.r.model.Complete(ctx, req, func(e llm.Event) {
+	resp, err := model.Complete(ctx, req, func(e llm.Event) {
 		switch e.Kind {
 		case llm.EventText:
 			x.text.Write(e.Text)
