@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/redact"
@@ -283,7 +284,7 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 		StopReason: StopReason(rec.StopReason), Answer: render.Inert(rec.Answer), Error: rec.Error,
 		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
-	plan, err := StoredPlan(rec)
+	plan, err := journal.StoredPlan(rec)
 	if err != nil {
 		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
 	}

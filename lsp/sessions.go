@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
 )
@@ -36,11 +36,11 @@ func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDAr
 
 // UndoReply is the reply of agentls.undo.
 type UndoReply struct {
-	TaskID      string           `json:"taskId"`
-	Reverted    []string         `json:"reverted"`  // workspace-relative paths written back or deleted
-	Unchanged   []string         `json:"unchanged"` // already as before the task
-	NotReverted []agent.UndoFile `json:"notReverted"`
-	Summary     string           `json:"summary"`
+	TaskID      string             `json:"taskId"`
+	Reverted    []string           `json:"reverted"`  // workspace-relative paths written back or deleted
+	Unchanged   []string           `json:"unchanged"` // already as before the task
+	NotReverted []journal.UndoFile `json:"notReverted"`
+	Summary     string             `json:"summary"`
 }
 
 // undoCommand reverts every edit of a task: the open files in one
@@ -62,7 +62,7 @@ func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) 
 	}
 	reply := UndoReply{TaskID: rep.TaskID, Reverted: []string{}, Unchanged: []string{}, NotReverted: rep.NotReverted}
 	if reply.NotReverted == nil {
-		reply.NotReverted = []agent.UndoFile{}
+		reply.NotReverted = []journal.UndoFile{}
 	}
 	for _, f := range rep.Reverted {
 		reply.Reverted = append(reply.Reverted, f.Path)
