@@ -107,6 +107,7 @@ var leafRules = []struct {
 		why: "the model client knows nothing of editors, tools or tasks"},
 	{pkg: "agent/llm/...", except: []string{"agent/llm"}, only: []string{"agent/llm", "agent/redact"},
 		why: "the fake model and the flight recorder speak the client's types, and nothing else"},
+	{pkg: "lsp/wire", why: "the wire (framing, codec) carries LSP messages and knows nothing of the server or the agent"},
 }
 
 // importRules forbid direct imports: pkg must not import any of never.
@@ -335,6 +336,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "acp", Imports: []string{"lsp", "agent/session"}},
 		{Path: "lsp", Imports: []string{"acp"}},
 		{Path: "agent/journal", Imports: []string{"agent/store"}},
+		{Path: "lsp/wire"},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
 	for _, want := range []string{
@@ -440,5 +442,26 @@ func TestJournalImportRuleCanFail(t *testing.T) {
 	}
 	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
 		t.Errorf("the journal importing the store is reported: %q", v)
+	}
+}
+
+// TestWireRuleCanFail: a wire that reaches into the server or the host is
+// reported; one that depends on nothing of the module is not.
+func TestWireRuleCanFail(t *testing.T) {
+	clean := []goPackage{{Path: "lsp/wire"}}
+	for _, v := range leafViolations(clean) {
+		if strings.HasPrefix(v, "lsp/wire ") {
+			t.Errorf("a wire on its own is reported: %s", v)
+		}
+	}
+	broken := []goPackage{{Path: "lsp/wire", Deps: []string{"agent/session", "agent"}}}
+	var got []string
+	for _, v := range leafViolations(broken) {
+		if strings.HasPrefix(v, "lsp/wire depends on") {
+			got = append(got, v)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("wire violations %q; want lsp/wire depending on agent/session and agent reported", got)
 	}
 }
