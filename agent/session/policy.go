@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/shellpolicy"
 )
@@ -197,4 +199,38 @@ func (a *approvalPolicy) remember(req tools.ApprovalRequest, prefix string) {
 		}
 		a.tools[req.Tool] = true
 	}
+}
+
+// Policy is the safe-command allowlist of the settings: the built-in one
+// and the user's safeCommands.
+func (c Settings) Policy() (*shellpolicy.Policy, []error) {
+	return shellpolicy.Default().With(c.SafeCommands)
+}
+
+// SecretReadAllowed reports whether one of the user's allowSecretReads
+// globs (doublestar, workspace-relative: ".env.test", "config/*.pem")
+// matches path, a secret file the agent wants to read.
+func SecretReadAllowed(path string, globs []string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, path); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CommandPrefix is what "Always allow" remembers of a command under the
+// built-in allowlist: the words of the safe-command entry it passes ("go
+// test" for "go test ./...", "ls" for "ls -la"), or "" (nothing is
+// offered) when the command is not one simple command or not a safe
+// command ("python3 --version", "go test -exec x").
+func CommandPrefix(command string) string { return shellpolicy.Parse(command).Prefix() }
+
+// CommandAllowed reports whether one of prefixes covers command under the
+// built-in allowlist: it parses as one simple command of literal words
+// (no list, pipe, substitution, redirection, control character...), is a
+// safe command whose further words pass its entry's rule, and starts word
+// by word with the prefix (tools/shellpolicy).
+func CommandAllowed(command string, prefixes []string) bool {
+	return shellpolicy.Covered(command, prefixes)
 }
