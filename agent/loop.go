@@ -90,7 +90,7 @@ type Config struct {
 	NoRecord bool
 	// Registry lists the tasks of every runner of a host; nil means the
 	// runner keeps its own.
-	Registry *Registry
+	Registry *TaskRegistry
 	// Secrets returns the values hidden from the model in tool results and
 	// from the flight recorder (the host's redactor's), besides secrets of
 	// a known shape; nil means only those.
@@ -166,7 +166,7 @@ func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
 		go defaultCounter.count("warm up")
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = NewRegistry()
+		cfg.Registry = NewTaskRegistry()
 	}
 	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
 }

@@ -54,7 +54,7 @@ type Options struct {
 type Host struct {
 	opts     Options
 	log      *slog.Logger
-	tasks    *agent.Registry // the only registry of tasks
+	tasks    *agent.TaskRegistry // the only registry of tasks
 	commands *tools.Commands // every command the tasks run, killed at Close
 	redactor RedactorCache
 	git      gitBinary // the git that reads a task's git state, resolved once
@@ -99,7 +99,7 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
-	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings,
+	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), settings: settings,
 		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
 }
 
