@@ -20,7 +20,7 @@ import (
 // pipeline as agentls.run (progress, report, summary); the reply is
 // agentls.run's.
 func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDArgs) (*RunReply, error) {
-	spec, err := s.hostNow().Resumable(ctx, a.TaskID)
+	spec, err := s.Host().Resumable(ctx, a.TaskID)
 	switch {
 	case errors.Is(err, session.ErrUnknownTask):
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: no stored task %q (agentls.tasks lists them)", CommandResume, a.TaskID)
@@ -47,7 +47,7 @@ type UndoReply struct {
 // workspace/applyEdit, the others on disk; files changed since the task are
 // merged around the change or left alone and reported with a diff.
 func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (UndoReply, error) {
-	h := s.hostNow()
+	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return UndoReply{}, requestFailed("%s: %v", CommandUndo, err)
@@ -188,7 +188,7 @@ func parseSince(s string) (time.Time, error) {
 // tasksCommand lists this server's tasks and the stored ones of earlier
 // runs (interrupted ones flagged), oldest first.
 func (s *Service) tasksCommand(ctx context.Context, _ *Invocation, a TasksArgs) ([]TaskInfo, error) {
-	out, err := s.hostNow().List(ctx, a.filter())
+	out, err := s.Host().List(ctx, a.filter())
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTasks, err)
 	}
@@ -219,7 +219,7 @@ type StatsReply struct {
 }
 
 func (s *Service) statsCommand(ctx context.Context, _ *Invocation, a StatsArgs) (StatsReply, error) {
-	stats, err := s.hostNow().Stats(ctx, a.since, a.Top)
+	stats, err := s.Host().Stats(ctx, a.since, a.Top)
 	if err != nil {
 		return StatsReply{}, requestFailed("%s: %v", CommandStats, err)
 	}
