@@ -55,7 +55,7 @@ type Host struct {
 	opts     Options
 	log      *slog.Logger
 	tasks    *agent.TaskRegistry // the only registry of tasks
-	commands *tools.Commands // every command the tasks run, killed at Close
+	commands *tools.Commands     // every command the tasks run, killed at Close
 	redactor RedactorCache
 	git      gitBinary // the git that reads a task's git state, resolved once
 
