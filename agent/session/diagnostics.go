@@ -36,6 +36,14 @@ func (d Diagnostic) String() string {
 // and source, not its line.
 func (d Diagnostic) key() string { return d.Path + "\x00" + d.Source + "\x00" + d.Message }
 
+// DiagnosticsSource shares the diagnostics language servers publish: a
+// Port (the editor's), or agentls's own language servers.
+type DiagnosticsSource interface {
+	// Diagnostics returns the diagnostics of paths (workspace-relative) and,
+	// per path, the document version they are for (0: unknown).
+	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
+}
+
 // DiagnosticsDelta is what a task did to the editor's errors: the errors
 // in the files it edited that were not there before its first edit of the
 // file, and those that were and are gone.
@@ -54,17 +62,21 @@ const (
 // diagnostics keeps one task's view of the editor's errors: a baseline per
 // file taken before the task's first edit of it, and the latest after.
 type diagnostics struct {
-	src Port
-	ws  *workspace.Workspace
+	ws *workspace.Workspace
 
 	mu       sync.Mutex // guards the fields below
-	off      bool       // the editor shares none: stop asking
+	src      DiagnosticsSource
+	fallback DiagnosticsSource // agentls's own servers, once src shares none; nil: none
+	off      bool              // neither shares any: stop asking
 	baseline map[string][]Diagnostic
 	latest   map[string][]Diagnostic
 }
 
-func newDiagnostics(port Port, ws *workspace.Workspace) *diagnostics {
-	return &diagnostics{src: port, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
+// newDiagnostics follows the editor's diagnostics (Port.Diagnostics), or
+// fallback's (agentls's own language servers; nil: none) once the port
+// answers ErrUnsupported.
+func newDiagnostics(port Port, ws *workspace.Workspace, fallback DiagnosticsSource) *diagnostics {
+	return &diagnostics{src: port, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
 }
 
 func errorsOnly(ds []Diagnostic) []Diagnostic {
@@ -86,15 +98,21 @@ func (d *diagnostics) fetch(ctx context.Context, path string) ([]Diagnostic, int
 // fetchAll asks the editor for every diagnostic of path.
 func (d *diagnostics) fetchAll(ctx context.Context, path string) ([]Diagnostic, int32, bool) {
 	d.mu.Lock()
-	off := d.off
+	off, src := d.off, d.src
 	d.mu.Unlock()
 	if off {
 		return nil, 0, false
 	}
-	ds, versions, err := d.src.Diagnostics(ctx, []string{path})
+	ds, versions, err := src.Diagnostics(ctx, []string{path})
 	if err != nil {
 		if errors.Is(err, ErrUnsupported) {
 			d.mu.Lock()
+			if d.fallback != nil {
+				// A plain client: agentls's own servers instead.
+				d.src, d.fallback = d.fallback, nil
+				d.mu.Unlock()
+				return d.fetchAll(ctx, path)
+			}
 			d.off = true
 			d.mu.Unlock()
 		}
@@ -141,6 +159,12 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 			return nil
 		}
 		last = ds
+		d.mu.Lock()
+		f, isFresh := d.src.(interface{ fresh() bool })
+		d.mu.Unlock()
+		if isFresh && f.fresh() {
+			break // the answer is for the new text already
+		}
 		// The language server has answered for the new text when it names
 		// the version, or, without versions, when what it reports changed.
 		if want > 0 && version >= want || version == 0 && !sameKeys(ds, d.latestOr(path, base)) {

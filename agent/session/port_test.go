@@ -37,7 +37,7 @@ func TestUnsupportedCapabilityIsNotAskedAgain(t *testing.T) {
 		t.Errorf("Unsupported.Diagnostics = %v; want ErrUnsupported", err)
 	}
 	p := &countingPort{}
-	d := newDiagnostics(p, nil)
+	d := newDiagnostics(p, nil, nil)
 	for range 3 {
 		if _, _, ok := d.fetch(context.Background(), "a.go"); ok {
 			t.Fatal("fetch from a face without diagnostics reported ok")
