@@ -349,7 +349,7 @@ type run struct {
 
 	// lessons are the lessons of earlier failed tasks the task was shown;
 	// instr the project instruction files in its system prompt.
-	lessons []Lesson
+	lessons []journal.Lesson
 	instr   instructions
 
 	// text and thought make the model's streamed text inert before the
@@ -373,7 +373,7 @@ func (x *run) main(ctx context.Context) {
 	if x.resume != nil && len(x.resume.Messages) > 0 {
 		first = x.restore(ctx)
 	} else {
-		x.lessons = relevantLessons(ctx, x.cfg.Store, x.t.spec)
+		x.lessons = journal.Lessons(ctx, x.cfg.Store, lessonAbout(x.t.spec))
 		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
 		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
 		task := taskMessage(x.t.spec, x.prev, x.lessons)
