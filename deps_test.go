@@ -130,7 +130,7 @@ var importRules = []struct {
 	{pkg: "lsp/...", never: []string{"acp"},
 		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
 	{pkg: "agent/journal/...", never: []string{"agent", "agent/session"},
-		why: "the journal is what a task recorded, read back (stored forms, undo); it knows nothing of the loop that records or the host"},
+		why: "the journal is what a task recorded, read back (stored forms, undo, lessons); it knows nothing of the loop that records or the host"},
 	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
 		why: "the language-server client serves every face and knows none of them"},
 }
