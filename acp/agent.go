@@ -92,7 +92,6 @@ type acpSession struct {
 	mode     string
 	lastTask string             // the last ended task: the next prompt follows it up
 	running  *session.Task      // the task of the turn in progress
-	rejected map[string]bool    // "reject always" answers of this session
 	mcp      []mcp.ServerConfig // the MCP servers the client gave the session; set once, at creation
 }
 
@@ -314,7 +313,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(notes) > 0 {
 		a.log.Warn("MCP servers offered by the client not used", "why", notes)
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}, mcp: servers}
+	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -585,6 +584,8 @@ func decision(option string) tools.Decision {
 		return tools.AllowOnce
 	case optAllowAlways:
 		return tools.AllowAlways
+	case optRejectAlways:
+		return tools.DenyAlways
 	}
 	return tools.Deny
 }

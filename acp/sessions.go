@@ -167,7 +167,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
 	servers, notes := mcpServers(p.McpServers)
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}, mcp: servers}
+	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
 	for _, t := range tasks {
 		a.replay(s, t)
 		if t.Ended {

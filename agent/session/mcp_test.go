@@ -83,3 +83,41 @@ func TestWorkspaceMCPAlwaysIsKeptPerContent(t *testing.T) {
 		t.Errorf("changed file: %d servers, %d questions; want it asked about and, denied, unused", len(got), len(deny.asked()))
 	}
 }
+
+// TestMCPToolApprovalsArePerTool: an MCP tool (tools.External) allowed
+// for the task covers that tool only, never a write or another tool; and
+// "Always allow mcp__s__t" is kept with the allowed commands, so a later
+// task (another policy) calls it unasked while its neighbour still asks.
+func TestMCPToolApprovalsArePerTool(t *testing.T) {
+	ctx := context.Background()
+	echo := tools.ApprovalRequest{Tool: "mcp__test__echo", Effects: tools.External, Summary: "call echo"}
+	add := tools.ApprovalRequest{Tool: "mcp__test__add", Effects: tools.External, Summary: "call add"}
+	write := tools.ApprovalRequest{Tool: "write_file", Effects: tools.WritesFiles, Path: "x.go", Summary: "write x.go"}
+
+	p, port := newTestPolicy(t, tools.AllowForTask, nil)
+	for _, r := range []tools.ApprovalRequest{echo, echo, add, write} {
+		if d, err := p.Approve(ctx, r); err != nil || d == tools.Deny {
+			t.Fatalf("Approve(%s) = %v, %v", r.Tool, d, err)
+		}
+	}
+	if n := len(port.asked()); n != 3 {
+		t.Errorf("asked %d times for echo, echo, add, a write; want 3", n)
+	}
+	if q := port.asked()[0]; q.AlwaysPrefix != "mcp__test__echo" {
+		t.Errorf("AlwaysPrefix = %q; want the tool's name", q.AlwaysPrefix)
+	}
+
+	always, alwaysPort := newTestPolicy(t, tools.AllowAlways, nil)
+	if d, err := always.Approve(ctx, echo); err != nil || d != tools.AllowAlways {
+		t.Fatalf("Approve(always) = %v, %v", d, err)
+	}
+	later := &approvalPolicy{port: alwaysPort, root: always.root, stateDir: t.TempDir(), settings: always.settings,
+		task: func() (string, string) { return "t2", "p" }}
+	before := len(alwaysPort.asked())
+	if d, err := later.Approve(ctx, echo); err != nil || d == tools.Deny || len(alwaysPort.asked()) != before {
+		t.Errorf("a later task: %v, %v, %d new questions; want echo allowed unasked", d, err, len(alwaysPort.asked())-before)
+	}
+	if _, _ = later.Approve(ctx, add); len(alwaysPort.asked()) != before+1 {
+		t.Error("another tool of the server was not asked about")
+	}
+}

@@ -198,7 +198,7 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, err
 		}
 	}
 	if t.ap != nil {
-		req := tools.ApprovalRequest{Tool: t.name, PerTool: true,
+		req := tools.ApprovalRequest{Tool: t.name, Effects: tools.External,
 			Summary: fmt.Sprintf("call %s of the MCP server %s with %s", t.tool, t.srv.cfg.Name, clip(oneLine(string(args)), 200))}
 		if c, ok := tools.CallFrom(ctx); ok {
 			req.CallID, req.Args = c.ID, c.Args
