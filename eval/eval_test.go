@@ -45,6 +45,8 @@ func TestScriptedSuite(t *testing.T) {
 	for _, r := range rep.Tasks {
 		if !r.Solved {
 			t.Errorf("%s: unsolved: %q (answer %q, notes %q)", r.Name, r.Failures, r.Answer, r.Notes)
+		} else if r.ToolCalls == 0 && r.Kind != "edit" {
+			t.Errorf("%s: no tool calls counted", r.Name)
 		} else if r.ModelCalls != r.MinCalls {
 			t.Errorf("%s: %d model calls; want its minimum %d", r.Name, r.ModelCalls, r.MinCalls)
 		}

@@ -14,11 +14,15 @@ import (
 // Report is one run of the suite, as written by --out and read by
 // --compare.
 type Report struct {
-	Version  string       `json:"version,omitempty"`
-	Model    string       `json:"model"`
-	BaseURL  string       `json:"baseURL"` // without user information or query
-	Scripted bool         `json:"scripted"`
-	Started  time.Time    `json:"started"`
+	Version  string    `json:"version,omitempty"`
+	Model    string    `json:"model"`
+	BaseURL  string    `json:"baseURL"` // without user information or query
+	Scripted bool      `json:"scripted"`
+	Started  time.Time `json:"started"`
+	// Validate and MaxTurns are the settings that change the calls a task
+	// makes, so a comparison can tell a setting's effect from the model's.
+	Validate string       `json:"validate,omitempty"`
+	MaxTurns int          `json:"maxTurns,omitempty"`
 	Summary  Summary      `json:"summary"`
 	Tasks    []TaskResult `json:"tasks"`
 }
@@ -36,6 +40,7 @@ type TaskResult struct {
 	StopReason string   `json:"stopReason,omitempty"`
 	ModelCalls int      `json:"modelCalls"`
 	MinCalls   int      `json:"minCalls"`
+	ToolCalls  int      `json:"toolCalls"`
 	// Tokens as the model service reported them; CachedTokens are input
 	// tokens served from its prompt cache.
 	InputTokens  int `json:"inputTokens"`

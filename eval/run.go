@@ -86,6 +86,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{
 		Version: opts.Version, Model: opts.Settings.Model, BaseURL: session.RedactURL(opts.Settings.BaseURL),
 		Scripted: opts.Scripted, Started: time.Now().UTC().Truncate(time.Second),
+		Validate: opts.Settings.Validate, MaxTurns: opts.Settings.MaxTurns,
 		Tasks: make([]TaskResult, len(tasks)),
 	}
 	if opts.Scripted {
@@ -200,6 +201,9 @@ func runTask(ctx context.Context, opts Options, t Task, fixture map[string][]byt
 	res := out.Result
 	r.Status, r.StopReason = string(res.Status), string(res.StopReason)
 	r.ModelCalls = res.ModelCalls
+	for _, st := range res.Tools {
+		r.ToolCalls += st.Calls
+	}
 	r.InputTokens, r.OutputTokens, r.CachedTokens = res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.CachedTokens
 	if out.CostKnown {
 		c := out.Cost
