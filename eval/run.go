@@ -36,6 +36,10 @@ type Options struct {
 	Scripted bool
 	// Parallel is how many tasks run at once (default 1).
 	Parallel int
+	// Repeat runs each task this many times (default 1): a real model
+	// answers differently from run to run, and the share of runs solved is
+	// the figure to trust. Runs after the first are named TASK#2, TASK#3...
+	Repeat int
 	// Only, when set, runs the tasks whose name it matches.
 	Only *regexp.Regexp
 	// Progress receives a line as each task starts and ends; nil: none.
@@ -76,6 +80,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("no task name matches %q", opts.Only)
 		}
 		tasks = keep
+	}
+	if opts.Repeat > 1 {
+		var all []Task
+		for _, t := range tasks {
+			for n := 1; n <= opts.Repeat; n++ {
+				c := t
+				if n > 1 {
+					c.Name = fmt.Sprintf("%s#%d", t.Name, n)
+				}
+				all = append(all, c)
+			}
+		}
+		tasks = all
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv

@@ -35,6 +35,7 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	only := fs.String("run", "", "run only the tasks whose name matches `REGEXP`")
 	parallel := fs.Int("parallel", 1, "tasks run at `N` at once")
 	verbose := fs.Bool("v", false, "a progress line per tool call, too")
+	repeat := fs.Int("repeat", 1, "run each task `N` times (TASK#2, ...): a real model's answers vary")
 	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
 	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
 	maxTime := fs.Duration("max-time", 10*time.Minute, "wall time per task")
@@ -83,7 +84,7 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	if bad := settings.Check(); len(bad) > 0 {
 		return &exitError{code: 2, err: errors.New(bad[0].String())}
 	}
-	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel,
+	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel, Repeat: *repeat,
 		Progress: io.err, Verbose: *verbose, Version: version}
 	if *suiteDir != "" {
 		opts.Suite = os.DirFS(*suiteDir)
