@@ -270,3 +270,36 @@ func TestTable(t *testing.T) {
 		}
 	}
 }
+
+// An interrupted run reports the tasks scored before the cancel, marked
+// partial, and none that it cut short.
+func TestInterruptedRunIsPartial(t *testing.T) {
+	o := scriptedOptions(t, "^(go-question-units|go-fix-discount)$")
+	o.Parallel = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var lines strings.Builder
+	o.Progress = &cancelAfter{w: &lines, after: "[1/2]", cancel: cancel}
+	rep, err := Run(ctx, o)
+	if err == nil || rep == nil || !rep.Partial {
+		t.Fatalf("Run after a cancel = %v, %v; want a partial report and the context's error", rep, err)
+	}
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Name != "go-fix-discount" || !rep.Tasks[0].Solved || rep.Summary.Tasks != 1 {
+		t.Errorf("partial report tasks %+v; want go-fix-discount alone, solved", rep.Tasks)
+	}
+}
+
+// cancelAfter cancels once a progress line holds after.
+type cancelAfter struct {
+	w      *strings.Builder
+	after  string
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.w.Write(p)
+	if strings.Contains(string(p), c.after) {
+		c.cancel()
+	}
+	return len(p), nil
+}

@@ -21,10 +21,12 @@ type Report struct {
 	Started  time.Time `json:"started"`
 	// Validate and MaxTurns are the settings that change the calls a task
 	// makes, so a comparison can tell a setting's effect from the model's.
-	Validate string       `json:"validate,omitempty"`
-	MaxTurns int          `json:"maxTurns,omitempty"`
-	Summary  Summary      `json:"summary"`
-	Tasks    []TaskResult `json:"tasks"`
+	Validate string `json:"validate,omitempty"`
+	MaxTurns int    `json:"maxTurns,omitempty"`
+	// Partial: the run was interrupted; Tasks are those scored before.
+	Partial bool         `json:"partial,omitempty"`
+	Summary Summary      `json:"summary"`
+	Tasks   []TaskResult `json:"tasks"`
 }
 
 // TaskResult is how one task went.
@@ -164,6 +166,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	cost := money(s.Cost)
 	if s.CostPartial {
 		cost += " (some tasks without a price)"
+	}
+	if r.Partial {
+		fmt.Fprintf(w, "\ninterrupted: only the %d tasks scored before are counted", len(r.Tasks))
 	}
 	_, err := fmt.Fprintf(w, "\nmodel %s: solved %d/%d (%d at their minimum calls), %d model calls (minimum %d), tokens in %d out %d, cached prefix %s, cost %s, wall %.1fs (tasks %.1fs)\n",
 		r.Model, s.Solved, s.Tasks, s.AtMinCalls, s.ModelCalls, s.MinCalls, s.InputTokens, s.OutputTokens,

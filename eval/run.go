@@ -62,7 +62,8 @@ func (o Options) progressOf() *progress {
 
 // Run runs the suite and scores every task. An error means the suite could
 // not run (a missing fixture, a task file that does not parse); a task that
-// fails is a result, not an error.
+// fails is a result, not an error. When ctx ends first, Run returns the
+// report of the tasks scored until then (Partial) with ctx's error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	suite, err := LoadSuite(opts.Suite)
 	if err != nil {
@@ -116,11 +117,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
+	done := make([]bool, len(tasks)) // scored before any cancel
 	for i, t := range tasks {
 		if ctx.Err() != nil {
 			break
 		}
 		slots <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
@@ -131,13 +136,25 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				r = TaskResult{Name: t.Name, What: t.What, Kind: string(t.Kind), Fixture: t.Fixture, MinCalls: t.MinCalls,
 					Failures: []string{"harness: " + err.Error()}}
 			}
-			rep.Tasks[i] = r
+			if ctx.Err() != nil {
+				return // cut short: neither solved nor failed
+			}
+			rep.Tasks[i], done[i] = r, true
 			p.ended(r)
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		// The tasks scored before the cancel are a report of their own.
+		var kept []TaskResult
+		for i, ok := range done {
+			if ok {
+				kept = append(kept, rep.Tasks[i])
+			}
+		}
+		rep.Tasks, rep.Partial = kept, true
+		rep.Summary = summarize(kept, time.Since(start))
+		return rep, ctx.Err()
 	}
 	if firstErr != nil {
 		return nil, firstErr

@@ -104,6 +104,14 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	}
 	protect(io)
 	rep, err := eval.Run(ctx, opts)
+	if rep != nil && rep.Partial && len(rep.Tasks) > 0 {
+		// Interrupted: what was scored is still worth keeping.
+		rep.WriteTable(io.out)
+		if *out != "" && rep.WriteJSON(*out) == nil {
+			fmt.Fprintf(io.err, "eval: partial report written to %s\n", *out)
+		}
+		return &exitError{code: 130, err: err}
+	}
 	if err != nil {
 		return err
 	}
