@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -267,16 +266,4 @@ func costChange(o, n *float64) string {
 
 func wallChange(o, n Seconds) string {
 	return fmt.Sprintf("%.1fs -> %.1fs (%+.1fs)", float64(o), float64(n), float64(n-o))
-}
-
-// Solved reports whether every task of r was solved.
-func (r *Report) Solved() bool { return r.Summary.Solved == r.Summary.Tasks }
-
-// Names lists the tasks of r.
-func (r *Report) Names() string {
-	names := make([]string, len(r.Tasks))
-	for i, t := range r.Tasks {
-		names[i] = t.Name
-	}
-	return strings.Join(names, ", ")
 }
