@@ -51,6 +51,12 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("compare output lacks the totals:\n%s", out.String())
 	}
 
+	out.Reset()
+	if code := mainExit([]string{"eval", "--list", "--run", "^py-"}, stdio{in: strings.NewReader(""), out: &out, err: &errb}); code != 0 ||
+		strings.Count(out.String(), "\n") != 8 || !strings.Contains(out.String(), "py-fix-low-stock") || strings.Contains(out.String(), "go-") {
+		t.Errorf("agentls eval --list --run ^py-: exit %d, output:\n%s\nwant the 8 Python tasks", code, out.String())
+	}
+
 	// A real endpoint without a key is refused before anything runs.
 	errb.Reset()
 	t.Setenv("OPENAI_API_KEY", "")
