@@ -35,16 +35,33 @@ func scriptedOptions(t *testing.T, only string) Options {
 	return o
 }
 
+// sample is one task of each kind of request, over the three fixtures:
+// `make eval` (part of `make test`) runs the whole suite with the binary;
+// here, under the race detector, a sample keeps the unit tests quick.
+// EVAL_RUN=. runs them all.
+const sample = "^(go-question-units|go-question-rule|go-callers-format|py-fix-low-stock|py-feature-total|ts-rename-resolve|go-refuse-secrets|ts-plan-expiry)$"
+
+// Every task of the sample is solved by its scripted model, at exactly its
+// minimum calls.
 func TestScriptedSuite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, scriptedOptions(t, os.Getenv("EVAL_RUN")))
+	only := os.Getenv("EVAL_RUN")
+	if only == "" {
+		only = sample
+	}
+	rep, err := Run(ctx, scriptedOptions(t, only))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if only == sample && len(rep.Tasks) != 8 {
+		t.Errorf("the sample ran %d tasks (%s); want 8", len(rep.Tasks), only)
 	}
 	for _, r := range rep.Tasks {
 		if !r.Solved {
 			t.Errorf("%s: unsolved: %q (answer %q, notes %q)", r.Name, r.Failures, r.Answer, r.Notes)
+		} else if r.ToolCalls == 0 && r.Kind != "edit" {
+			t.Errorf("%s: no tool calls counted", r.Name)
 		} else if r.ModelCalls != r.MinCalls {
 			t.Errorf("%s: %d model calls; want its minimum %d", r.Name, r.ModelCalls, r.MinCalls)
 		}
@@ -267,4 +284,37 @@ func TestTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
+}
+
+// An interrupted run reports the tasks scored before the cancel, marked
+// partial, and none that it cut short.
+func TestInterruptedRunIsPartial(t *testing.T) {
+	o := scriptedOptions(t, "^(go-question-units|go-fix-discount)$")
+	o.Parallel = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var lines strings.Builder
+	o.Progress = &cancelAfter{w: &lines, after: "[1/2]", cancel: cancel}
+	rep, err := Run(ctx, o)
+	if err == nil || rep == nil || !rep.Partial {
+		t.Fatalf("Run after a cancel = %v, %v; want a partial report and the context's error", rep, err)
+	}
+	if len(rep.Tasks) != 1 || rep.Tasks[0].Name != "go-fix-discount" || !rep.Tasks[0].Solved || rep.Summary.Tasks != 1 {
+		t.Errorf("partial report tasks %+v; want go-fix-discount alone, solved", rep.Tasks)
+	}
+}
+
+// cancelAfter cancels once a progress line holds after.
+type cancelAfter struct {
+	w      *strings.Builder
+	after  string
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.w.Write(p)
+	if strings.Contains(string(p), c.after) {
+		c.cancel()
+	}
+	return len(p), nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -14,13 +13,19 @@ import (
 // Report is one run of the suite, as written by --out and read by
 // --compare.
 type Report struct {
-	Version  string       `json:"version,omitempty"`
-	Model    string       `json:"model"`
-	BaseURL  string       `json:"baseURL"` // without user information or query
-	Scripted bool         `json:"scripted"`
-	Started  time.Time    `json:"started"`
-	Summary  Summary      `json:"summary"`
-	Tasks    []TaskResult `json:"tasks"`
+	Version  string    `json:"version,omitempty"`
+	Model    string    `json:"model"`
+	BaseURL  string    `json:"baseURL"` // without user information or query
+	Scripted bool      `json:"scripted"`
+	Started  time.Time `json:"started"`
+	// Validate and MaxTurns are the settings that change the calls a task
+	// makes, so a comparison can tell a setting's effect from the model's.
+	Validate string `json:"validate,omitempty"`
+	MaxTurns int    `json:"maxTurns,omitempty"`
+	// Partial: the run was interrupted; Tasks are those scored before.
+	Partial bool         `json:"partial,omitempty"`
+	Summary Summary      `json:"summary"`
+	Tasks   []TaskResult `json:"tasks"`
 }
 
 // TaskResult is how one task went.
@@ -36,6 +41,7 @@ type TaskResult struct {
 	StopReason string   `json:"stopReason,omitempty"`
 	ModelCalls int      `json:"modelCalls"`
 	MinCalls   int      `json:"minCalls"`
+	ToolCalls  int      `json:"toolCalls"`
 	// Tokens as the model service reported them; CachedTokens are input
 	// tokens served from its prompt cache.
 	InputTokens  int `json:"inputTokens"`
@@ -160,6 +166,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if s.CostPartial {
 		cost += " (some tasks without a price)"
 	}
+	if r.Partial {
+		fmt.Fprintf(w, "\ninterrupted: only the %d tasks scored before are counted", len(r.Tasks))
+	}
 	_, err := fmt.Fprintf(w, "\nmodel %s: solved %d/%d (%d at their minimum calls), %d model calls (minimum %d), tokens in %d out %d, cached prefix %s, cost %s, wall %.1fs (tasks %.1fs)\n",
 		r.Model, s.Solved, s.Tasks, s.AtMinCalls, s.ModelCalls, s.MinCalls, s.InputTokens, s.OutputTokens,
 		share(s.CachedTokens, s.InputTokens), cost, float64(s.Wall), float64(s.TaskWall))
@@ -257,16 +266,4 @@ func costChange(o, n *float64) string {
 
 func wallChange(o, n Seconds) string {
 	return fmt.Sprintf("%.1fs -> %.1fs (%+.1fs)", float64(o), float64(n), float64(n-o))
-}
-
-// Solved reports whether every task of r was solved.
-func (r *Report) Solved() bool { return r.Summary.Solved == r.Summary.Tasks }
-
-// Names lists the tasks of r.
-func (r *Report) Names() string {
-	names := make([]string, len(r.Tasks))
-	for i, t := range r.Tasks {
-		names[i] = t.Name
-	}
-	return strings.Join(names, ", ")
 }

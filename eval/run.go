@@ -36,6 +36,10 @@ type Options struct {
 	Scripted bool
 	// Parallel is how many tasks run at once (default 1).
 	Parallel int
+	// Repeat runs each task this many times (default 1): a real model
+	// answers differently from run to run, and the share of runs solved is
+	// the figure to trust. Runs after the first are named TASK#2, TASK#3...
+	Repeat int
 	// Only, when set, runs the tasks whose name it matches.
 	Only *regexp.Regexp
 	// Progress receives a line as each task starts and ends; nil: none.
@@ -58,7 +62,8 @@ func (o Options) progressOf() *progress {
 
 // Run runs the suite and scores every task. An error means the suite could
 // not run (a missing fixture, a task file that does not parse); a task that
-// fails is a result, not an error.
+// fails is a result, not an error. When ctx ends first, Run returns the
+// report of the tasks scored until then (Partial) with ctx's error.
 func Run(ctx context.Context, opts Options) (*Report, error) {
 	suite, err := LoadSuite(opts.Suite)
 	if err != nil {
@@ -77,6 +82,19 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		}
 		tasks = keep
 	}
+	if opts.Repeat > 1 {
+		var all []Task
+		for _, t := range tasks {
+			for n := 1; n <= opts.Repeat; n++ {
+				c := t
+				if n > 1 {
+					c.Name = fmt.Sprintf("%s#%d", t.Name, n)
+				}
+				all = append(all, c)
+			}
+		}
+		tasks = all
+	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
@@ -86,6 +104,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	rep := &Report{
 		Version: opts.Version, Model: opts.Settings.Model, BaseURL: session.RedactURL(opts.Settings.BaseURL),
 		Scripted: opts.Scripted, Started: time.Now().UTC().Truncate(time.Second),
+		Validate: opts.Settings.Validate, MaxTurns: opts.Settings.MaxTurns,
 		Tasks: make([]TaskResult, len(tasks)),
 	}
 	if opts.Scripted {
@@ -98,11 +117,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	var wg sync.WaitGroup
 	var firstErr error
 	var errOnce sync.Once
+	done := make([]bool, len(tasks)) // scored before any cancel
 	for i, t := range tasks {
 		if ctx.Err() != nil {
 			break
 		}
 		slots <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
@@ -113,13 +136,25 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 				r = TaskResult{Name: t.Name, What: t.What, Kind: string(t.Kind), Fixture: t.Fixture, MinCalls: t.MinCalls,
 					Failures: []string{"harness: " + err.Error()}}
 			}
-			rep.Tasks[i] = r
+			if ctx.Err() != nil {
+				return // cut short: neither solved nor failed
+			}
+			rep.Tasks[i], done[i] = r, true
 			p.ended(r)
 		}()
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
-		return nil, ctx.Err()
+		// The tasks scored before the cancel are a report of their own.
+		var kept []TaskResult
+		for i, ok := range done {
+			if ok {
+				kept = append(kept, rep.Tasks[i])
+			}
+		}
+		rep.Tasks, rep.Partial = kept, true
+		rep.Summary = summarize(kept, time.Since(start))
+		return rep, ctx.Err()
 	}
 	if firstErr != nil {
 		return nil, firstErr
@@ -200,6 +235,9 @@ func runTask(ctx context.Context, opts Options, t Task, fixture map[string][]byt
 	res := out.Result
 	r.Status, r.StopReason = string(res.Status), string(res.StopReason)
 	r.ModelCalls = res.ModelCalls
+	for _, st := range res.Tools {
+		r.ToolCalls += st.Calls
+	}
 	r.InputTokens, r.OutputTokens, r.CachedTokens = res.Usage.InputTokens, res.Usage.OutputTokens, res.Usage.CachedTokens
 	if out.CostKnown {
 		c := out.Cost

@@ -35,13 +35,15 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	only := fs.String("run", "", "run only the tasks whose name matches `REGEXP`")
 	parallel := fs.Int("parallel", 1, "tasks run at `N` at once")
 	verbose := fs.Bool("v", false, "a progress line per tool call, too")
+	list := fs.Bool("list", false, "list the suite's tasks and exit")
+	repeat := fs.Int("repeat", 1, "run each task `N` times (TASK#2, ...): a real model's answers vary")
 	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
 	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
 	maxTime := fs.Duration("max-time", 10*time.Minute, "wall time per task")
 	fs.StringVar(&settings.APIKeyEnv, "api-key-env", settings.APIKeyEnv, "environment `VARIABLE` that holds the API key")
 	settingsJSON := fs.String("settings", "", "settings `JSON` as for agentls run, e.g. '{\"prices\": {\"gpt-4.1-mini\": {\"input\": 0.4, \"output\": 1.6, \"cached\": 0.1}}}'")
 	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage: agentls eval [--scripted] [--out FILE.json] [--run REGEXP]\n       agentls eval --compare OLD.json NEW.json\n\n")
+		fmt.Fprintf(io.err, "Usage: agentls eval [--scripted] [--out FILE.json] [--run REGEXP] [--repeat N] [--parallel N] [-v]\n       agentls eval --compare OLD.json NEW.json\n       agentls eval --list\n\n")
 		fs.PrintDefaults()
 		fmt.Fprint(io.err, envHelp)
 	}
@@ -83,7 +85,7 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	if bad := settings.Check(); len(bad) > 0 {
 		return &exitError{code: 2, err: errors.New(bad[0].String())}
 	}
-	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel,
+	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel, Repeat: *repeat,
 		Progress: io.err, Verbose: *verbose, Version: version}
 	if *suiteDir != "" {
 		opts.Suite = os.DirFS(*suiteDir)
@@ -98,11 +100,31 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 		}
 		opts.Only = re
 	}
+	if *list {
+		suite, err := eval.LoadSuite(opts.Suite)
+		if err != nil {
+			return err
+		}
+		for _, t := range suite.Tasks {
+			if opts.Only == nil || opts.Only.MatchString(t.Name) {
+				fmt.Fprintf(io.out, "%-26s %-4s %-3s %-9s %s\n", t.Name, t.Kind, t.Fixture, t.What, t.Prompt)
+			}
+		}
+		return nil
+	}
 	if !*scripted && settings.APIKey(os.Getenv) == "" && !session.IsLoopback(settings.BaseURL) {
 		return &exitError{code: 2, err: &session.ErrNoAPIKey{Env: settings.APIKeyEnv}}
 	}
 	protect(io)
 	rep, err := eval.Run(ctx, opts)
+	if rep != nil && rep.Partial && len(rep.Tasks) > 0 {
+		// Interrupted: what was scored is still worth keeping.
+		rep.WriteTable(io.out)
+		if *out != "" && rep.WriteJSON(*out) == nil {
+			fmt.Fprintf(io.err, "eval: partial report written to %s\n", *out)
+		}
+		return &exitError{code: 130, err: err}
+	}
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,12 @@ func TestEvalCommand(t *testing.T) {
 		t.Errorf("compare output lacks the totals:\n%s", out.String())
 	}
 
+	out.Reset()
+	if code := mainExit([]string{"eval", "--list", "--run", "^py-"}, stdio{in: strings.NewReader(""), out: &out, err: &errb}); code != 0 ||
+		strings.Count(out.String(), "\n") != 8 || !strings.Contains(out.String(), "py-fix-low-stock") || strings.Contains(out.String(), "go-") {
+		t.Errorf("agentls eval --list --run ^py-: exit %d, output:\n%s\nwant the 8 Python tasks", code, out.String())
+	}
+
 	// A real endpoint without a key is refused before anything runs.
 	errb.Reset()
 	t.Setenv("OPENAI_API_KEY", "")
@@ -72,6 +78,7 @@ func TestEvalConfiguredEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	script.Turns = append(script.Turns, script.Turns...) // two runs of the task, one after the other
 	srv, err := fakemodel.Start(script)
 	if err != nil {
 		t.Fatal(err)
@@ -80,14 +87,14 @@ func TestEvalConfiguredEndpoint(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL())
 	t.Setenv("AGENTLS_MODEL", "my-model")
 	var out, errb strings.Builder
-	code := mainExit([]string{"eval", "--run", "^go-question-units$"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	code := mainExit([]string{"eval", "--run", "^go-question-units$", "--repeat", "2"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
 	if code != 0 {
 		t.Fatalf("agentls eval: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	if !strings.Contains(out.String(), "model my-model: solved 1/1") {
+	if !strings.Contains(out.String(), "model my-model: solved 2/2") || !strings.Contains(out.String(), "go-question-units#2") {
 		t.Errorf("table lacks the configured model's summary:\n%s", out.String())
 	}
-	if n := len(srv.Requests()); n != 2 {
-		t.Errorf("the configured endpoint got %d requests; want 2", n)
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("the configured endpoint got %d requests; want 4 (2 runs of 2 calls)", n)
 	}
 }
