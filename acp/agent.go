@@ -339,7 +339,7 @@ var slashCommands = []sdk.AvailableCommand{
 func (a *Agent) announceCommands(id string) {
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: slashCommands}})
+		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: a.commandsFor(context.Background(), id)}})
 	}()
 }
 
@@ -578,7 +578,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 		}
 		return b.String(), true
 	}
-	return "", false
+	return a.extensionSlash(ctx, s, name)
 }
 
 // decision maps a permission option onto the host's decision.

@@ -64,3 +64,25 @@ func TestRunRootsReadOnly(t *testing.T) {
 		t.Errorf("b.txt was written in a read-only root")
 	}
 }
+
+// TestRunInputAndExtraEnv: a one-shot program reads its Input whole on
+// stdin, and ExtraEnv reaches it after the allowlist filtered the base
+// (a variable of the base with the same shape does not).
+func TestRunInputAndExtraEnv(t *testing.T) {
+	root := t.TempDir()
+	var out bytes.Buffer
+	_, err := Run(context.Background(), RunSpec{
+		Argv: []string{"sh", "-c", `cat; echo; echo "extra=$HOOK_DIR base=${SOME_TOKEN-unset}"`},
+		Dir:  root, Input: []byte(`{"hook_event_name":"Stop"}`), Stdout: &out, Timeout: 30 * time.Second,
+		Env:      []string{"PATH=" + os.Getenv("PATH"), "SOME_TOKEN=secret"},
+		ExtraEnv: []string{"HOOK_DIR=" + root},
+		Sandbox:  SandboxOptions{Roots: []string{root}},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := `{"hook_event_name":"Stop"}` + "\nextra=" + root + " base=unset\n"
+	if got := out.String(); got != want {
+		t.Errorf("output %q; want %q", got, want)
+	}
+}
