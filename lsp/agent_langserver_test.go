@@ -66,7 +66,7 @@ func TestRenameSymbolThroughAPlainClient(t *testing.T) {
 	if b := readFile(t, a.path("main.go")); !strings.Contains(b, "greet.Hello(") || !strings.Contains(b, `"Total"`) {
 		t.Errorf("main.go after the rename:\n%s", b)
 	}
-	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "rename_symbol") || !strings.Contains(rep, "main.go") {
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "## Renames\n\n- `Greet` → `Hello` via gopls: 4 edit(s) in 2 file(s): greet/greet.go (3), main.go (1)") {
 		t.Errorf("the report does not list the rename and its files:\n%s", rep)
 	}
 	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandUndo, map[string]string{"taskId": r.TaskID})

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -104,4 +105,41 @@ func languageServerWidenings(base, s Settings) []string {
 		}
 	}
 	return out
+}
+
+// ReportLiner is the Data of an edit tool's result that has a line for the
+// task's report: a rename_symbol says what it renamed, via which server,
+// and every file it touched.
+type ReportLiner interface{ ReportLine() string }
+
+// editLog keeps the report lines of a task's edits.
+type editLog struct {
+	mu    sync.Mutex // guards lines
+	lines []string
+}
+
+func (l *editLog) section() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return ""
+	}
+	return "\n## Renames\n\n" + strings.Join(l.lines, "\n") + "\n"
+}
+
+// reportedTool is an edit tool whose results with a report line
+// (ReportLiner) are listed in the task's report.
+type reportedTool struct {
+	tools.Tool
+	log *editLog
+}
+
+func (t reportedTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	res, err := t.Tool.Run(ctx, args)
+	if rl, ok := res.Data.(ReportLiner); ok && err == nil && !res.IsError {
+		t.log.mu.Lock()
+		t.log.lines = append(t.log.lines, "- "+rl.ReportLine())
+		t.log.mu.Unlock()
+	}
+	return res, err
 }
