@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -46,21 +45,9 @@ type LanguageEnv struct {
 	Editor    workspace.Editor // the task's editor (guarded, recorded for undo)
 	Approver  tools.Approver
 	Settings  Settings
-	// Forward asks the editor's own language servers (the face's
-	// LSPForwarder); nil when the face has none.
+	// Forward asks the editor's own language servers (Port.ForwardLSP:
+	// an error wrapping ErrUnsupported when the face cannot); nil for none.
 	Forward func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// ErrNotForwarded is the error of an LSPForwarder whose editor cannot
-// forward (no plugin, or a plugin without agentls/lsp): it is not asked
-// again in the task.
-var ErrNotForwarded = errors.New("the editor does not forward requests to its language servers")
-
-// LSPForwarder is a Port whose editor forwards LSP requests to the
-// language servers it runs (the agentls/lsp request of docs/lsp.md). It
-// returns "null" when none of them serves the request.
-type LSPForwarder interface {
-	ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // serverDiagnostics is the DiagnosticsSource of a port whose editor shares

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -289,10 +288,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		}
 		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den,
 			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
-		var forward func(context.Context, string, json.RawMessage) (json.RawMessage, error)
-		if f, ok := port.(LSPForwarder); ok {
-			forward = f.ForwardLSP
-		}
+		forward := port.ForwardLSP
 		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
