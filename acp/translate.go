@@ -20,9 +20,9 @@ func toolKind(tool string) sdk.ToolKind {
 	switch tool {
 	case "read_file", "list_files":
 		return sdk.ToolKindRead
-	case "grep":
+	case "grep", "definition", "references", "hover", "symbols", "implementations", "callers":
 		return sdk.ToolKindSearch
-	case "edit_file", "write_file":
+	case "edit_file", "write_file", "rename_symbol":
 		return sdk.ToolKindEdit
 	case "run_command":
 		return sdk.ToolKindExecute

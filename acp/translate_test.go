@@ -15,6 +15,7 @@ func TestToolKindOfEveryTool(t *testing.T) {
 		"read_file": sdk.ToolKindRead, "list_files": sdk.ToolKindRead, "grep": sdk.ToolKindSearch,
 		"edit_file": sdk.ToolKindEdit, "write_file": sdk.ToolKindEdit, "run_command": sdk.ToolKindExecute,
 		"update_plan": sdk.ToolKindThink, "something_new": sdk.ToolKindOther,
+		"references": sdk.ToolKindSearch, "callers": sdk.ToolKindSearch, "rename_symbol": sdk.ToolKindEdit,
 	} {
 		if got := toolKind(tool); got != want {
 			t.Errorf("toolKind(%q) = %q; want %q", tool, got, want)

@@ -77,6 +77,9 @@ type client struct {
 	stop   context.CancelFunc // kills the process (tools.Run's cancel path)
 	exited chan struct{}      // closed when the process ended
 	stderr *tailBuffer
+	// syncMu orders the didOpen/didChange notifications of concurrent
+	// syncs, so the server sees each document's versions in order.
+	syncMu sync.Mutex
 
 	mu       sync.Mutex // guards the fields below
 	exitErr  error
@@ -289,6 +292,8 @@ func (c *client) alive() bool {
 // sync opens the document at u with text, or sends its new text when it
 // changed since, and returns the version the server has.
 func (c *client) sync(ctx context.Context, u uri.URI, languageID, text string) (int32, error) {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
 	c.mu.Lock()
 	d, open := c.docs[u]
 	if open && d.text == text {

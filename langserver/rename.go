@@ -158,3 +158,13 @@ func fileEdits(we workspaceEdit) (map[uri.URI][]textEdit, []uri.URI, error) {
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	return per, order, nil
 }
+
+// ReportLine is the rename's line in the task report
+// (session.ReportLiner): what, via which server, every file touched.
+func (o *RenameOutput) ReportLine() string {
+	files := make([]string, len(o.Files))
+	for i, f := range o.Files {
+		files[i] = fmt.Sprintf("%s (%d)", f.Path, f.Edits)
+	}
+	return fmt.Sprintf("`%s` → `%s` via %s: %d edit(s) in %d file(s): %s", o.Symbol, o.NewName, o.Server, o.Edits, len(o.Files), strings.Join(files, ", "))
+}

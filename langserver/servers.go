@@ -41,11 +41,17 @@ func (s *Servers) configure(env session.LanguageEnv) {
 func (s *Servers) Tools(env session.LanguageEnv) []tools.Tool {
 	s.configure(env)
 	var src Source = s.pool
+	forwards := false
 	if env.Forward != nil {
+		// An empty method asks only whether the face can forward.
+		_, err := env.Forward(context.Background(), "", nil)
+		forwards = !errors.Is(err, session.ErrUnsupported)
+	}
+	if forwards {
 		fwd := env.Forward
 		src = NewEditor(func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			raw, err := fwd(ctx, method, params)
-			if errors.Is(err, session.ErrNotForwarded) {
+			if errors.Is(err, session.ErrUnsupported) {
 				err = errors.Join(ErrForwardUnsupported, err)
 			}
 			return raw, err

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"go.lsp.dev/uri"
 	"golang.org/x/tools/txtar"
@@ -65,7 +66,7 @@ func TestRenameSymbolThroughAPlainClient(t *testing.T) {
 	if b := readFile(t, a.path("main.go")); !strings.Contains(b, "greet.Hello(") || !strings.Contains(b, `"Total"`) {
 		t.Errorf("main.go after the rename:\n%s", b)
 	}
-	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "rename_symbol") || !strings.Contains(rep, "main.go") {
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "## Renames\n\n- `Greet` → `Hello` via gopls: 4 edit(s) in 2 file(s): greet/greet.go (3), main.go (1)") {
 		t.Errorf("the report does not list the rename and its files:\n%s", rep)
 	}
 	raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandUndo, map[string]string{"taskId": r.TaskID})
@@ -84,11 +85,24 @@ func TestRenameSymbolThroughAPlainClient(t *testing.T) {
 func TestWhoCallsTotalThroughAPlainClient(t *testing.T) {
 	a := newAgentSession(t, []fakemodel.Turn{
 		{ToolCalls: []fakemodel.ToolCall{call("c1", "references", `{"file":"order/total.go","symbol":"Total"}`)}},
-		{Match: &fakemodel.Match{LastToolResult: "references of Total"}, Text: "Summary, Average and TotalTax call Total.", FinishReason: "stop"},
-	}, greetFiles(t), lsptest.Config{}, agentOpts{})
+		// The delay leaves the progress line of the answer on screen.
+		{Match: &fakemodel.Match{LastToolResult: "references of Total"}, Delay: fakemodel.Duration(1500 * time.Millisecond),
+			Text: "Summary, Average and TotalTax call Total.", FinishReason: "stop"},
+	}, greetFiles(t), lsptest.Config{WorkDoneProgress: true}, agentOpts{})
 	r, err := a.run(t, map[string]any{"prompt": "who calls Total?", "mode": "ask"})
 	if err != nil || r.Status != "completed" || r.LLMCalls != 2 {
 		t.Fatalf("reply = %+v, %v; want completed after 2 model calls", r, err)
+	}
+	shown := false
+	for _, rec := range a.c.Snapshot().Progress {
+		for _, rep := range rec.Reports {
+			if rep.Message != nil && strings.Contains(*rep.Message, "references of Total (order/total.go:4) via gopls: 3 in 2 file(s)") {
+				shown = true
+			}
+		}
+	}
+	if !shown {
+		t.Errorf("the progress never said which server answered and how many references")
 	}
 	reqs := a.model.Requests()
 	last := string(reqs[len(reqs)-1].Body)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentls/agentls/agent/session"
@@ -31,18 +32,22 @@ var LSPRequest = ClientRequest[ForwardParams, json.RawMessage]{Method: MethodLSP
 // load the workspace first).
 const forwardTimeout = 10 * time.Second
 
-// ForwardLSP implements session.LSPForwarder with agentls/lsp. A client
-// that answers MethodNotFound, or leaves its first one unanswered, is not
-// asked again; nor is a client that answered neither agentls/diagnostics
-// nor agentls/saveDocuments (no plugin).
+// ForwardLSP implements session.Port's ForwardLSP with agentls/lsp. A
+// client that answers MethodNotFound, or leaves its first one unanswered,
+// is not asked again; nor is a client that answered neither
+// agentls/diagnostics nor agentls/saveDocuments (no plugin). An empty
+// method sends nothing: it says whether forwarding may work.
 func (p *taskPort) ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	svc := p.svc
-	if svc.saveDocs.unsupported.Load() || svc.diagnostics.unsupported.Load() {
-		return nil, session.ErrNotForwarded
+	if svc.saveDocs.unsupported.Load() || svc.diagnostics.unsupported.Load() || svc.forwardLSP.unsupported.Load() {
+		return nil, fmt.Errorf("%s: %w", MethodLSP, session.ErrUnsupported)
+	}
+	if method == "" {
+		return nil, nil
 	}
 	res, err := LSPRequest.ask(ctx, svc, ForwardParams{Method: method, Params: params}, forwardTimeout, &svc.forwardLSP)
 	if errors.Is(err, errNotAnswered) {
-		return nil, session.ErrNotForwarded
+		return nil, fmt.Errorf("%s: %w", MethodLSP, session.ErrUnsupported)
 	}
 	return res, err
 }

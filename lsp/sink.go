@@ -59,7 +59,14 @@ func (p *progressSink) Event(e agent.Event) {
 	case agent.EventToolFinished:
 		// Keep showing the call until the agent does the next thing: a
 		// fast call would otherwise be replaced within its throttle slot.
+		// A language tool's answer names its server and counts
+		// ("references of Total (a.go:4) via gopls: 14 in 6 file(s)"):
+		// that line is shown instead.
 		changed = false
+		if !e.IsError && strings.Contains(e.Text, " via ") && languageTools[e.Tool] {
+			p.activity = cutLine(e.Text, 100)
+			changed = true
+		}
 	case agent.EventRetry:
 		if e.Retry != nil {
 			p.activity = retryText(e.Retry.Wait, e.Retry.Status, e.Retry.Err)
@@ -212,9 +219,19 @@ func Activity(tool, args string) string {
 		return "updating the plan"
 	case "ask_user":
 		return "asking you a question"
+	case "definition", "references", "hover", "implementations", "callers":
+		return strings.ReplaceAll(tool, "_", " ") + " of " + clip(fields["symbol"]) + " in " + clip(fields["file"])
+	case "rename_symbol":
+		return "renaming " + clip(fields["symbol"]) + " to " + clip(fields["new_name"])
+	case "symbols":
+		return "looking up symbols " + clip(fields["query"])
 	}
 	return "calling " + tool
 }
+
+// languageTools are the tools that ask language servers (langserver).
+var languageTools = map[string]bool{"definition": true, "references": true, "hover": true, "symbols": true,
+	"rename_symbol": true, "implementations": true, "callers": true}
 
 // cutLine is the first line of s, trimmed and cut to n runes.
 func cutLine(s string, n int) string {

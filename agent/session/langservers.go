@@ -3,11 +3,11 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -45,21 +45,9 @@ type LanguageEnv struct {
 	Editor    workspace.Editor // the task's editor (guarded, recorded for undo)
 	Approver  tools.Approver
 	Settings  Settings
-	// Forward asks the editor's own language servers (the face's
-	// LSPForwarder); nil when the face has none.
+	// Forward asks the editor's own language servers (Port.ForwardLSP:
+	// an error wrapping ErrUnsupported when the face cannot); nil for none.
 	Forward func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-// ErrNotForwarded is the error of an LSPForwarder whose editor cannot
-// forward (no plugin, or a plugin without agentls/lsp): it is not asked
-// again in the task.
-var ErrNotForwarded = errors.New("the editor does not forward requests to its language servers")
-
-// LSPForwarder is a Port whose editor forwards LSP requests to the
-// language servers it runs (the agentls/lsp request of docs/lsp.md). It
-// returns "null" when none of them serves the request.
-type LSPForwarder interface {
-	ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // serverDiagnostics is the DiagnosticsSource of a port whose editor shares
@@ -104,4 +92,41 @@ func languageServerWidenings(base, s Settings) []string {
 		}
 	}
 	return out
+}
+
+// ReportLiner is the Data of an edit tool's result that has a line for the
+// task's report: a rename_symbol says what it renamed, via which server,
+// and every file it touched.
+type ReportLiner interface{ ReportLine() string }
+
+// editLog keeps the report lines of a task's edits.
+type editLog struct {
+	mu    sync.Mutex // guards lines
+	lines []string
+}
+
+func (l *editLog) section() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return ""
+	}
+	return "\n## Renames\n\n" + strings.Join(l.lines, "\n") + "\n"
+}
+
+// reportedTool is an edit tool whose results with a report line
+// (ReportLiner) are listed in the task's report.
+type reportedTool struct {
+	tools.Tool
+	log *editLog
+}
+
+func (t reportedTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	res, err := t.Tool.Run(ctx, args)
+	if rl, ok := res.Data.(ReportLiner); ok && err == nil && !res.IsError {
+		t.log.mu.Lock()
+		t.log.lines = append(t.log.lines, "- "+rl.ReportLine())
+		t.log.mu.Unlock()
+	}
+	return res, err
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -38,6 +39,12 @@ type Port interface {
 	// publish for paths (workspace-relative) and, per path, the document
 	// version they are for (0: unknown).
 	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
+	// ForwardLSP sends one LSP request to the editor's own language
+	// servers (the agentls/lsp request of docs/lsp.md) and returns their
+	// result ("null" when none serves it). With an empty method it sends
+	// nothing and only says whether the face can forward at all (nil, or
+	// ErrUnsupported).
+	ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 // ErrUnsupported is wrapped by the error of a Port capability the face
@@ -56,6 +63,11 @@ func (Unsupported) Save(context.Context, []string) (map[string]string, error) {
 // Diagnostics implements Port: unsupported.
 func (Unsupported) Diagnostics(context.Context, []string) ([]Diagnostic, map[string]int32, error) {
 	return nil, nil, fmt.Errorf("editor diagnostics: %w", ErrUnsupported)
+}
+
+// ForwardLSP implements Port: unsupported.
+func (Unsupported) ForwardLSP(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, fmt.Errorf("forward to the editor's language servers: %w", ErrUnsupported)
 }
 
 // Question is one approval question for the user.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +29,7 @@ type Task struct {
 	check *checkBaseline     // the check command before the first edit and after; nil without one
 	hooks *hookLog           // the hooks that ran for the task
 	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
+	edits editLog            // what edit tools said about their edits, for the report (renames)
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -294,10 +294,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		}
 		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den,
 			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
-		var forward func(context.Context, string, json.RawMessage) (json.RawMessage, error)
-		if f, ok := port.(LSPForwarder); ok {
-			forward = f.ForwardLSP
-		}
+		forward := port.ForwardLSP
 		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
@@ -321,6 +318,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			case eff.Has(tools.RunsProgram):
 				tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
 			case eff.Has(tools.WritesFiles):
+				tool = reportedTool{Tool: tool, log: &t.edits}
 				if t.diags != nil {
 					tool = diagnosticsTool{Tool: tool, d: t.diags}
 				}
@@ -372,7 +370,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

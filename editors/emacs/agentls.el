@@ -399,32 +399,36 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
 (defvar agentls--lsp-unsupported (make-hash-table :test #'equal)
   "(SERVER-NAME . METHOD) pairs that answered MethodNotFound: not asked again.")
 
-(defun agentls--forward-lsp (conn params)
-  "Answer agentls/lsp later: send PARAMS' request to the eglot server of
-its document (visiting the file when no buffer does) and answer with its
-result, or null when no server serves it."
-  (let* ((id agentls--request-id)
-         (method (plist-get params :method))
+(defun agentls--lsp-forward (params then)
+  "Send PARAMS' request ({:method :params}) to the eglot server of its
+document (visiting the file when no buffer does) and call THEN with its
+result, or with nil when no server serves it (none, MethodNotFound, an
+error, or no answer within 10 s)."
+  (let* ((method (plist-get params :method))
          (p (plist-get params :params))
          (uri (plist-get (plist-get p :textDocument) :uri))
          (buf (and uri (let ((path (agentls--path uri)))
                          (and (file-exists-p path) (find-file-noselect path)))))
          (server (and buf (with-current-buffer buf (eglot-current-server))))
-         (key (and server (cons (jsonrpc-name server) method)))
-         (answer (lambda (result)
-                   (when (jsonrpc-running-p conn) (jsonrpc--reply conn id :result result)))))
-    (push id agentls--deferred)
+         (key (and server (cons (jsonrpc-name server) method))))
     (if (or (null server) (gethash key agentls--lsp-unsupported))
-        (run-at-time 0 nil answer nil)
+        (run-at-time 0 nil then nil)
       (jsonrpc-async-request
        server (intern (concat ":" method)) p
-       :success-fn answer
+       :success-fn then
        :error-fn (lambda (err)
                    (when (eql (plist-get err :code) -32601)
                      (puthash key t agentls--lsp-unsupported))
-                   (funcall answer nil))
-       :timeout-fn (lambda () (funcall answer nil))
-       :timeout 10))
+                   (funcall then nil))
+       :timeout-fn (lambda () (funcall then nil))
+       :timeout 10))))
+
+(defun agentls--forward-lsp (conn params)
+  "Answer agentls/lsp on CONN later, with `agentls--lsp-forward'."
+  (let ((id agentls--request-id))
+    (push id agentls--deferred)
+    (agentls--lsp-forward params (lambda (result)
+                                   (when (jsonrpc-running-p conn) (jsonrpc--reply conn id :result result))))
     nil))
 
 ;;; Progress

@@ -87,6 +87,25 @@
           (let ((d (agentls--diagnostics (list :uris (vector (agentls--uri buffer-file-name))))))
             (e2e-note (and (vectorp d) (= (length d) 1) (vectorp (plist-get (aref d 0) :diagnostics)))
                       (format "agentls/diagnostics answers in LSP shape: %S" d)))
+          ;; agentls/lsp: forwarded to the buffer's eglot server (gopls).
+          (when (eglot-current-server)
+            (let* ((uri (agentls--uri buffer-file-name))
+                   (pos (save-excursion (goto-char (point-min)) (search-forward "func Greet") (backward-word)
+                                        (eglot--pos-to-lsp-position (point))))
+                   (got 'none))
+              ;; A gopls still loading the package answers null: asked
+              ;; again (agentls itself then asks its own server).
+              (dotimes (_ 5)
+                (unless (vectorp got)
+                  (setq got 'none)
+                  (agentls--lsp-forward (list :method "textDocument/references"
+                                              :params (list :textDocument (list :uri uri) :position pos
+                                                            :context (list :includeDeclaration t)))
+                                        (lambda (r) (setq got r)))
+                  (e2e-wait (lambda () (not (eq got 'none))) 20)
+                  (unless (vectorp got) (sleep-for 1))))
+              (e2e-note (and (vectorp got) (>= (length got) 2))
+                        (format "agentls/lsp forwards textDocument/references to eglot's gopls: %S" got))))
           (e2e-note (consp (agentls-tasks)) "agentls-tasks lists tasks")
           (agentls-shutdown))))
   (error (e2e-note nil (format "test error: %S" err))))
