@@ -113,16 +113,18 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	// Read before the task's first tool runs: the files the user had
-	// modified.
 	hr := h.hookRunner(ws, settings)
 	hlog := &hookLog{}
-	extra, err := h.promptHooks(ctx, hr, hlog, spec)
-	if err != nil {
-		h.logger().Warn("prompt refused by a hook", "error", err)
-		return nil, err
+	if spec.ResumeID == "" {
+		extra, err := h.promptHooks(ctx, hr, hlog, spec)
+		if err != nil {
+			h.logger().Warn("prompt refused by a hook", "error", err)
+			return nil, err
+		}
+		spec.Prompt += extra
 	}
-	spec.Prompt += extra
+	// Read before the task's first tool runs: the files the user had
+	// modified.
 	t := &Task{h: h, done: make(chan struct{}), hooks: hlog, git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
