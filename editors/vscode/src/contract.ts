@@ -158,6 +158,7 @@ export interface Settings {
   apiKeyEnv?: string;
   sandbox?: string;
   commandNetwork?: unknown;
+  hooks?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -172,6 +173,8 @@ export interface ServerSettings {
   apiKeyEnv: string;
   sandbox?: 'workspace-write' | 'off';
   commandNetwork?: boolean;
+  /** Claude Code's hooks format, passed through for the server to check. */
+  hooks?: Record<string, unknown>;
 }
 
 /**
@@ -192,6 +195,7 @@ export const userOnlySettings = [
   'checkCommand',
   'sandbox',
   'commandNetwork',
+  'hooks',
 ] as const;
 
 /** What WorkspaceConfiguration.inspect returns for one setting (the fields read here). */
@@ -241,6 +245,11 @@ export function serverSettings(s: Settings): ServerSettings {
   // Only an explicit "off" turns the sandbox off; anything else keeps it.
   if (str(s.sandbox) === 'off') out.sandbox = 'off';
   if (s.commandNetwork === true) out.commandNetwork = true;
+  // Hooks start programs: passed on only as an object with events (the
+  // server checks each entry and reports what it refuses).
+  if (s.hooks && typeof s.hooks === 'object' && !Array.isArray(s.hooks) && Object.keys(s.hooks).length > 0) {
+    out.hooks = s.hooks as Record<string, unknown>;
+  }
   return out;
 }
 

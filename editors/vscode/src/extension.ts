@@ -125,6 +125,7 @@ function readSettings() {
     apiKeyEnv: keyEnvName(),
     sandbox: userSetting<string>('sandbox'),
     commandNetwork: userSetting<unknown>('commandNetwork'),
+    hooks: userSetting<unknown>('hooks'),
   });
 }
 

@@ -372,6 +372,14 @@ test('serverSettings: sandbox and network only widen on explicit values', () => 
   assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
 });
 
+test('serverSettings: hooks pass as an object of events, nothing else', () => {
+  const hooks = { Stop: [{ hooks: [{ type: 'command', command: '~/bin/tests-pass.sh' }] }] };
+  assert.deepEqual(serverSettings({ hooks }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', hooks });
+  for (const bad of [{}, [], 'rm -rf /', null]) {
+    assert.deepEqual(serverSettings({ hooks: bad }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' }, JSON.stringify(bad));
+  }
+});
+
 // The answer preview's guard, on tokens as markdown-it makes them.
 function tok(type: string, content = '', attrs: [string, string][] | null = null, children: MdToken[] | null = null): MdToken {
   return { type, content, attrs, children };
