@@ -781,7 +781,8 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 			if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
 				repeated = true
 			}
-			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
+			text := o.res.Text + x.redactor().String(x.nestedInstructions(ctx, c, o.res))
+			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
 			x.recordToolCall(c, o.res)
 		}
 		if !parallel && j < len(calls) {
