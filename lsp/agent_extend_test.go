@@ -96,6 +96,11 @@ func TestAgentlsToolsListsEveryToolAndHook(t *testing.T) {
 			t.Errorf("tool %s: source %q; want listed as built-in (all: %v)", name, byName[name], byName)
 		}
 	}
+	for _, name := range []string{"definition", "references", "rename_symbol"} {
+		if byName[name] != "language-server" {
+			t.Errorf("tool %s: source %q; want listed as language-server (all: %v)", name, byName[name], byName)
+		}
+	}
 	if len(l.Hooks) != 1 || l.Hooks[0].Event != "PreToolUse" || l.Hooks[0].Command != "./check.sh" || l.Hooks[0].Timeout != "5s" {
 		t.Errorf("hooks = %+v; want the PreToolUse hook", l.Hooks)
 	}
