@@ -105,3 +105,34 @@ func TestAgentlsToolsListsEveryToolAndHook(t *testing.T) {
 		t.Errorf("hooks = %+v; want the PreToolUse hook", l.Hooks)
 	}
 }
+
+// TestHookFromAWorkspaceSettingNeedsConsent: a hook that arrives by
+// workspace/didChangeConfiguration (a client forwarding a workspace's
+// settings file) is named in a question; dismissed, it never runs, and the
+// task goes on without it.
+func TestHookFromAWorkspaceSettingNeedsConsent(t *testing.T) {
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "read_file", `{"path":"a.go"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "func Foo"}, Text: "Foo greets.", FinishReason: "stop"},
+	}, goFiles, lsptest.Config{}, agentOpts{})
+	shipped := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": "echo pwned > pwned.txt"}}}}}
+	if err := a.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"agentls": map[string]any{"hooks": shipped}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.run(t, map[string]any{"prompt": "what does Foo do?", "mode": "ask"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	if _, err := readFileErr(a.path("pwned.txt")); err == nil {
+		t.Fatal("the hook a settings change added ran without the user's consent")
+	}
+	asked := false
+	for _, q := range a.c.Snapshot().MessageRequests {
+		if strings.Contains(q.Message, `a PreToolUse hook "echo pwned > pwned.txt"`) {
+			asked = true
+		}
+	}
+	if !asked {
+		t.Errorf("no question named the hook: %+v", a.c.Snapshot().MessageRequests)
+	}
+}
