@@ -136,3 +136,22 @@ func TestHookFromAWorkspaceSettingNeedsConsent(t *testing.T) {
 		t.Errorf("no question named the hook: %+v", a.c.Snapshot().MessageRequests)
 	}
 }
+
+// TestToolHooksReachTheLanguageTools: hooks attach to every tool the task
+// has, not only the built-in ones: a PreToolUse hook on the language tools
+// blocks a definition call, and the model reads its reason.
+func TestToolHooksReachTheLanguageTools(t *testing.T) {
+	hooks := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "definition|references", "hooks": []any{
+		map[string]any{"type": "command", "command": `grep -q '"tool_name":"definition"' && { echo "definition is off here: use grep" >&2; exit 2; }; exit 0`}}}}}
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "definition", `{"file":"a.go","symbol":"Foo"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "definition is off here: use grep"}, Text: "Foo is in a.go.", FinishReason: "stop"},
+	}, goFiles, lsptest.Config{}, agentOpts{settings: map[string]any{"hooks": hooks}})
+	r, err := a.run(t, map[string]any{"prompt": "where is Foo defined?", "mode": "ask"})
+	if err != nil || r.Status != "completed" || r.Answer != "Foo is in a.go." {
+		t.Fatalf("reply = %+v, %v; want the model to have read the hook's reason", r, err)
+	}
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "| PreToolUse | definition |") {
+		t.Errorf("the report does not list the hook run on the language tool:\n%s", rep)
+	}
+}
