@@ -14,9 +14,9 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 

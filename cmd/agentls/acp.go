@@ -8,9 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp"
-	"github.com/agentls/agentls/acp"
 )
 
 // runACP serves the Agent Client Protocol over stdio on the same session
