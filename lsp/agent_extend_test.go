@@ -96,7 +96,62 @@ func TestAgentlsToolsListsEveryToolAndHook(t *testing.T) {
 			t.Errorf("tool %s: source %q; want listed as built-in (all: %v)", name, byName[name], byName)
 		}
 	}
+	for _, name := range []string{"definition", "references", "rename_symbol"} {
+		if byName[name] != "language-server" {
+			t.Errorf("tool %s: source %q; want listed as language-server (all: %v)", name, byName[name], byName)
+		}
+	}
 	if len(l.Hooks) != 1 || l.Hooks[0].Event != "PreToolUse" || l.Hooks[0].Command != "./check.sh" || l.Hooks[0].Timeout != "5s" {
 		t.Errorf("hooks = %+v; want the PreToolUse hook", l.Hooks)
+	}
+}
+
+// TestHookFromAWorkspaceSettingNeedsConsent: a hook that arrives by
+// workspace/didChangeConfiguration (a client forwarding a workspace's
+// settings file) is named in a question; dismissed, it never runs, and the
+// task goes on without it.
+func TestHookFromAWorkspaceSettingNeedsConsent(t *testing.T) {
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "read_file", `{"path":"a.go"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "func Foo"}, Text: "Foo greets.", FinishReason: "stop"},
+	}, goFiles, lsptest.Config{}, agentOpts{})
+	shipped := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": "echo pwned > pwned.txt"}}}}}
+	if err := a.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"agentls": map[string]any{"hooks": shipped}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := a.run(t, map[string]any{"prompt": "what does Foo do?", "mode": "ask"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	if _, err := readFileErr(a.path("pwned.txt")); err == nil {
+		t.Fatal("the hook a settings change added ran without the user's consent")
+	}
+	asked := false
+	for _, q := range a.c.Snapshot().MessageRequests {
+		if strings.Contains(q.Message, `a PreToolUse hook "echo pwned > pwned.txt"`) {
+			asked = true
+		}
+	}
+	if !asked {
+		t.Errorf("no question named the hook: %+v", a.c.Snapshot().MessageRequests)
+	}
+}
+
+// TestToolHooksReachTheLanguageTools: hooks attach to every tool the task
+// has, not only the built-in ones: a PreToolUse hook on the language tools
+// blocks a definition call, and the model reads its reason.
+func TestToolHooksReachTheLanguageTools(t *testing.T) {
+	hooks := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "definition|references", "hooks": []any{
+		map[string]any{"type": "command", "command": `grep -q '"tool_name":"definition"' && { echo "definition is off here: use grep" >&2; exit 2; }; exit 0`}}}}}
+	a := newAgentSession(t, []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "definition", `{"file":"a.go","symbol":"Foo"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "definition is off here: use grep"}, Text: "Foo is in a.go.", FinishReason: "stop"},
+	}, goFiles, lsptest.Config{}, agentOpts{settings: map[string]any{"hooks": hooks}})
+	r, err := a.run(t, map[string]any{"prompt": "where is Foo defined?", "mode": "ask"})
+	if err != nil || r.Status != "completed" || r.Answer != "Foo is in a.go." {
+		t.Fatalf("reply = %+v, %v; want the model to have read the hook's reason", r, err)
+	}
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "| PreToolUse | definition |") {
+		t.Errorf("the report does not list the hook run on the language tool:\n%s", rep)
 	}
 }

@@ -116,16 +116,18 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	// Read before the task's first tool runs: the files the user had
-	// modified.
 	hr := h.hookRunner(ws, settings)
 	hlog := &hookLog{}
-	extra, err := h.promptHooks(ctx, hr, hlog, spec)
-	if err != nil {
-		h.logger().Warn("prompt refused by a hook", "error", err)
-		return nil, err
+	if spec.ResumeID == "" {
+		extra, err := h.promptHooks(ctx, hr, hlog, spec)
+		if err != nil {
+			h.logger().Warn("prompt refused by a hook", "error", err)
+			return nil, err
+		}
+		spec.Prompt += extra
 	}
-	spec.Prompt += extra
+	// Read before the task's first tool runs: the files the user had
+	// modified.
 	t := &Task{h: h, done: make(chan struct{}), hooks: hlog, git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	if spec.Kind == agent.KindEdit || spec.ResumeID != "" {
 		// Only edit tasks get tools that act (ask and plan tasks read).

@@ -17,10 +17,20 @@ func (h *Host) taskTools(s Settings, forward func(context.Context, string, json.
 	reg := tools.New(env)
 	out := reg.Tools()
 	if ls := h.opts.LanguageServers; ls != nil {
-		out = append(out, ls.Tools(LanguageEnv{Workspace: env.Workspace, Editor: env.Editor, Approver: env.Approver, Settings: s, Forward: forward})...)
+		for _, t := range ls.Tools(LanguageEnv{Workspace: env.Workspace, Editor: env.Editor, Approver: env.Approver, Settings: s, Forward: forward}) {
+			out = append(out, sourced{Tool: t, source: "language-server"})
+		}
 	}
 	return out, func() { _ = reg.Close() }
 }
+
+// sourced is a tool that says where it comes from (ToolInfo.Source).
+type sourced struct {
+	tools.Tool
+	source string
+}
+
+func (t sourced) Source() string { return t.source }
 
 // ToolInfo is one tool the model has, for agentls.tools and /tools.
 type ToolInfo struct {

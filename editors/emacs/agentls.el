@@ -644,5 +644,49 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
     (display-buffer "*agentls tasks*")
     tasks))
 
+;;; Custom commands and the tools listing
+
+(defun agentls--prompts ()
+  "The custom commands (agentls.prompts): a list of plists."
+  (append (agentls--exec "agentls.prompts" nil 5) nil))
+
+(defun agentls-prompt (name args)
+  "Run the custom command NAME (a prompt file) with ARGS on the buffer.
+The region, when active, is the selection its $SELECTION takes.
+Interactively, pick NAME and give ARGS when the command has a hint."
+  (interactive
+   (let* ((ps (agentls--prompts))
+          (names (mapcar (lambda (p) (plist-get p :name)) ps))
+          (_ (unless names (user-error "agentls: no custom commands (add Markdown files to .agentls/commands/)")))
+          (name (completing-read "agentls command: /" names nil t))
+          (p (seq-find (lambda (p) (equal (plist-get p :name) name)) ps))
+          (hint (agentls--str (plist-get p :argumentHint))))
+     (list name (if (string-empty-p hint) "" (read-string (format "/%s %s: " name hint))))))
+  (let* ((p (seq-find (lambda (p) (equal (plist-get p :name) name)) (agentls--prompts)))
+         (mode (and p (agentls--str (plist-get p :mode)))))
+    (unless p (user-error "agentls: no custom command /%s" name))
+    (agentls-run (string-trim (format "/%s %s" name (or args "")))
+                 (unless (string-empty-p mode) mode))))
+
+(defun agentls-tools ()
+  "List every tool the model has, with its source, and every hook."
+  (interactive)
+  (let ((l (agentls--exec "agentls.tools" nil 10)))
+    (with-current-buffer (get-buffer-create "*agentls tools*")
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert "Tools the model has\n\n")
+        (seq-doseq (tl (plist-get l :tools))
+          (insert (format "%-16s %-16s %s\n" (plist-get tl :name) (plist-get tl :source)
+                          (agentls--one-line (agentls--str (plist-get tl :description)) 70))))
+        (insert "\nHooks\n\n")
+        (when (seq-empty-p (plist-get l :hooks)) (insert "none\n"))
+        (seq-doseq (h (plist-get l :hooks))
+          (insert (format "%s %s: %s (timeout %s)\n" (plist-get h :event) (agentls--str (plist-get h :matcher))
+                          (plist-get h :command) (plist-get h :timeout)))))
+      (special-mode))
+    (display-buffer "*agentls tools*")
+    l))
+
 (provide 'agentls)
 ;;; agentls.el ends here

@@ -85,7 +85,9 @@ local ok_main, err_main = xpcall(function()
   assert(cmd_json, 'AGENTLS_E2E_CMD is required')
   local cmd = vim.json.decode(cmd_json)
   local agentls = require('agentls')
-  agentls.setup({ cmd = cmd, show_answer = false, settings = { model = 'e2e-model', approval = 'auto', allowCommands = { 'go test' } } })
+  agentls.setup({ cmd = cmd, show_answer = false, settings = { model = 'e2e-model', approval = 'auto', allowCommands = { 'go test' },
+    -- A hook that matches no tool: :AgentTools must list it (prompts scenario).
+    hooks = { PreToolUse = { { matcher = 'no_such_tool', hooks = { { type = 'command', command = 'true', timeout = 5 } } } } } } })
   local bufnr = vim.api.nvim_get_current_buf()
   note(vim.api.nvim_buf_get_name(bufnr):match('main%.go$') ~= nil, 'fixture main.go is the current buffer')
   agentls.attach(bufnr)
@@ -288,6 +290,9 @@ local ok_main, err_main = xpcall(function()
       ':AgentTools lists the model\'s tools with their source: ' .. table.concat(names, ' '))
     local shown = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
     note(shown:find('# Hooks', 1, true) ~= nil, ':AgentTools shows the tools and hooks in a window')
+    local hk = (tools and tools.hooks and tools.hooks[1]) or {}
+    note(hk.event == 'PreToolUse' and hk.matcher == 'no_such_tool' and hk.command == 'true' and hk.timeout == '5s',
+      'the hooks setting reaches the server from setup() and :AgentTools lists it: ' .. vim.json.encode(tools and tools.hooks or {}))
     pcall(vim.cmd, 'close')
   end
 end, debug.traceback)

@@ -14,6 +14,8 @@ export const ServerCommand = {
   result: 'agentls.result',
   resume: 'agentls.resume',
   undo: 'agentls.undo',
+  prompts: 'agentls.prompts',
+  tools: 'agentls.tools',
 } as const;
 
 /** Requests the server sends to the editor beyond LSP's own. */
@@ -160,6 +162,7 @@ export interface Settings {
   sandbox?: string;
   commandNetwork?: unknown;
   mcpServers?: unknown;
+  hooks?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -176,6 +179,8 @@ export interface ServerSettings {
   commandNetwork?: boolean;
   /** Claude Code's .mcp.json shape: {"name": {"command", "args", "env"} | {"type": "http", "url", "headers"}}. */
   mcpServers?: Record<string, unknown>;
+  /** Claude Code's hooks format, passed through for the server to check. */
+  hooks?: Record<string, unknown>;
 }
 
 /**
@@ -197,6 +202,7 @@ export const userOnlySettings = [
   'sandbox',
   'commandNetwork',
   'mcpServers',
+  'hooks',
 ] as const;
 
 /** What WorkspaceConfiguration.inspect returns for one setting (the fields read here). */
@@ -249,6 +255,11 @@ export function serverSettings(s: Settings): ServerSettings {
   // The server checks each server's shape and names what it refuses.
   if (s.mcpServers && typeof s.mcpServers === 'object' && !Array.isArray(s.mcpServers) && Object.keys(s.mcpServers).length > 0) {
     out.mcpServers = s.mcpServers as Record<string, unknown>;
+  }
+  // Hooks start programs: passed on only as an object with events (the
+  // server checks each entry and reports what it refuses).
+  if (s.hooks && typeof s.hooks === 'object' && !Array.isArray(s.hooks) && Object.keys(s.hooks).length > 0) {
+    out.hooks = s.hooks as Record<string, unknown>;
   }
   return out;
 }
@@ -857,4 +868,67 @@ function inertInline(children: MdToken[]): void {
         break;
     }
   }
+}
+
+/** A custom command (a prompt file) as agentls.prompts lists it. */
+export interface PromptInfo {
+  name: string;
+  description: string;
+  argumentHint?: string;
+  mode?: Mode;
+  scope: string;
+  selection: boolean;
+}
+
+/** parsePrompts keeps the well-formed entries of the agentls.prompts reply. */
+export function parsePrompts(v: unknown): PromptInfo[] {
+  if (!Array.isArray(v)) return [];
+  const out: PromptInfo[] = [];
+  for (const e of v) {
+    if (!e || typeof e !== 'object') continue;
+    const o = e as Record<string, unknown>;
+    if (typeof o.name !== 'string' || o.name === '') continue;
+    const p: PromptInfo = {
+      name: o.name,
+      description: typeof o.description === 'string' ? o.description : '',
+      scope: typeof o.scope === 'string' ? o.scope : '',
+      selection: o.selection === true,
+    };
+    if (typeof o.argumentHint === 'string' && o.argumentHint !== '') p.argumentHint = o.argumentHint;
+    if (o.mode === 'ask' || o.mode === 'edit' || o.mode === 'plan') p.mode = o.mode;
+    out.push(p);
+  }
+  return out;
+}
+
+/**
+ * promptRunRequest is the agentls.run request of a custom command: the
+ * prompt "/name args" (the server substitutes the file's $ARGUMENTS), the
+ * command's mode, and the selection when there is one ($SELECTION).
+ */
+export function promptRunRequest(p: PromptInfo, args: string, ctx: { uri?: string; range?: Range; selected: string }): RunRequest {
+  const a = args.trim();
+  const req: RunRequest = { prompt: `/${p.name}${a ? ` ${a}` : ''}`, uri: ctx.uri };
+  if (p.mode) req.mode = p.mode;
+  if (ctx.selected.trim() !== '' && ctx.range) req.range = ctx.range;
+  return req;
+}
+
+/** toolsMarkdown renders the agentls.tools reply for people. */
+export function toolsMarkdown(v: unknown): string {
+  const o = (v && typeof v === 'object' ? v : {}) as { tools?: unknown; hooks?: unknown };
+  const lines = ['# Tools the model has', ''];
+  for (const t of Array.isArray(o.tools) ? o.tools : []) {
+    const x = t as { name?: string; source?: string; description?: string; readOnly?: boolean; effects?: string[] };
+    const access = x.readOnly ? 'read-only' : (x.effects ?? []).join(', ');
+    lines.push(`- \`${x.name}\` (${x.source}; ${access}): ${x.description ?? ''}`);
+  }
+  lines.push('', '# Hooks', '');
+  const hooks = Array.isArray(o.hooks) ? o.hooks : [];
+  if (hooks.length === 0) lines.push('None (the `agentls.hooks` setting is empty).');
+  for (const h of hooks) {
+    const x = h as { event?: string; matcher?: string; command?: string; timeout?: string };
+    lines.push(`- ${x.event}${x.matcher ? ` matching \`${x.matcher}\`` : ''}: \`${x.command}\` (timeout ${x.timeout})`);
+  }
+  return lines.join('\n') + '\n';
 }

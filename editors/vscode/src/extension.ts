@@ -51,9 +51,11 @@ import {
   isRunning,
   keyPromptNeeded,
   ownDiagnostic,
+  parsePrompts,
   parseResult,
   parseTasks,
   planItems,
+  promptRunRequest,
   reportTarget,
   resultView,
   serverEnv,
@@ -63,6 +65,7 @@ import {
   stderrLevel,
   taskTitle,
   toLspDiagnostic,
+  toolsMarkdown,
   uriList,
   userOnlySettings,
   userValue,
@@ -126,6 +129,7 @@ function readSettings() {
     sandbox: userSetting<string>('sandbox'),
     commandNetwork: userSetting<unknown>('commandNetwork'),
     mcpServers: userSetting<unknown>('mcpServers'),
+    hooks: userSetting<unknown>('hooks'),
   });
 }
 
@@ -790,6 +794,34 @@ async function promptAndRun(title: string, mode?: RunRequest['mode']): Promise<v
   await runTask({ prompt, mode, uri, range: selected.trim() !== '' ? range : undefined });
 }
 
+/** cmdRunCustomCommand picks a custom command (agentls.prompts), asks for its arguments when it takes some, and runs it. */
+async function cmdRunCustomCommand(): Promise<void> {
+  const list = parsePrompts(await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.prompts, arguments: [] }));
+  if (list.length === 0) {
+    vscode.window.showInformationMessage('agentls: no custom commands (add Markdown files to .agentls/commands/)');
+    return;
+  }
+  const item = await vscode.window.showQuickPick(
+    list.map((p) => ({ label: `/${p.name}`, description: p.argumentHint ?? '', detail: `${p.description} (${p.scope})`, prompt: p })),
+    { title: 'agentls: Run custom command', matchOnDetail: true },
+  );
+  if (!item) return;
+  let args = '';
+  if (item.prompt.argumentHint) {
+    const v = await vscode.window.showInputBox({ title: `agentls: /${item.prompt.name}`, prompt: item.prompt.argumentHint, ignoreFocusOut: true });
+    if (v === undefined) return;
+    args = v;
+  }
+  await runTask(promptRunRequest(item.prompt, args, editorContext()));
+}
+
+/** cmdShowTools shows every tool the model has and every hook (agentls.tools). */
+async function cmdShowTools(): Promise<void> {
+  const reply = await requireClient().sendRequest(ExecuteCommandRequest.type, { command: ServerCommand.tools, arguments: [] });
+  const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: toolsMarkdown(reply) });
+  await vscode.window.showTextDocument(doc, { preview: true });
+}
+
 async function cmdAskSelection(): Promise<void> {
   const ed = vscode.window.activeTextEditor;
   if (!ed) {
@@ -970,6 +1002,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ exte
     vscode.commands.registerCommand('agentls.planTask', guard(() => promptAndRun('Plan task', 'plan'))),
     vscode.commands.registerCommand('agentls.executePlan', guard(cmdExecutePlan)),
     vscode.commands.registerCommand('agentls.askSelection', guard(cmdAskSelection)),
+    vscode.commands.registerCommand('agentls.runCustomCommand', guard(cmdRunCustomCommand)),
+    vscode.commands.registerCommand('agentls.showTools', guard(cmdShowTools)),
     vscode.commands.registerCommand('agentls.cancelTask', guard(cmdCancelTask)),
     vscode.commands.registerCommand('agentls.undoTask', guard(cmdUndoTask)),
     vscode.commands.registerCommand('agentls.resumeTask', guard(cmdResumeTask)),

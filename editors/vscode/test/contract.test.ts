@@ -28,14 +28,17 @@ import {
   guessMode,
   isRunning,
   parsePlan,
+  parsePrompts,
   parseTasks,
   planItems,
+  promptRunRequest,
   redact,
   reportTarget,
   resultView,
   serverEnv,
   serverSettings,
   taskTitle,
+  toolsMarkdown,
   userOnlySettings,
   userValue,
 } from '../src/contract';
@@ -380,6 +383,14 @@ test('serverSettings: sandbox and network only widen on explicit values', () => 
   assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
 });
 
+test('serverSettings: hooks pass as an object of events, nothing else', () => {
+  const hooks = { Stop: [{ hooks: [{ type: 'command', command: '~/bin/tests-pass.sh' }] }] };
+  assert.deepEqual(serverSettings({ hooks }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', hooks });
+  for (const bad of [{}, [], 'rm -rf /', null]) {
+    assert.deepEqual(serverSettings({ hooks: bad }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' }, JSON.stringify(bad));
+  }
+});
+
 // The answer preview's guard, on tokens as markdown-it makes them.
 function tok(type: string, content = '', attrs: [string, string][] | null = null, children: MdToken[] | null = null): MdToken {
   return { type, content, attrs, children };
@@ -423,4 +434,35 @@ test('linkAllowed and localUrl: an allowlist', () => {
   assert.ok(isAgentlsDocument({ scheme: 'agentls-answer', path: '/answer-1.md' }));
   assert.ok(isAgentlsDocument({ scheme: 'file', path: '/ws/.agentls/tasks/3fa2b1c0-1.md' }));
   assert.ok(!isAgentlsDocument({ scheme: 'file', path: '/ws/README.md' }));
+});
+
+test('custom commands: parsePrompts keeps well-formed entries, promptRunRequest builds "/name args"', () => {
+  const ps = parsePrompts([
+    { name: 'review', description: 'Review files', argumentHint: '<files>', mode: 'ask', scope: 'workspace', selection: false, source: '/w/.agentls/commands/review.md' },
+    { name: 'doc', description: 'Document it', scope: 'user', selection: true, mode: 'bogus' },
+    { description: 'no name' },
+    'junk',
+  ]);
+  assert.deepEqual(ps, [
+    { name: 'review', description: 'Review files', argumentHint: '<files>', mode: 'ask', scope: 'workspace', selection: false },
+    { name: 'doc', description: 'Document it', scope: 'user', selection: true },
+  ]);
+  assert.deepEqual(parsePrompts({}), []);
+  const range = { start: { line: 1, character: 0 }, end: { line: 2, character: 0 } };
+  assert.deepEqual(promptRunRequest(ps[0], ' a.go b.go ', { uri: 'file:///w/a.go', range, selected: '' }),
+    { prompt: '/review a.go b.go', mode: 'ask', uri: 'file:///w/a.go' });
+  assert.deepEqual(promptRunRequest(ps[1], '', { uri: 'file:///w/a.go', range, selected: 'x := 1' }),
+    { prompt: '/doc', uri: 'file:///w/a.go', range });
+});
+
+test('toolsMarkdown: every tool with its source, every hook', () => {
+  const md = toolsMarkdown({
+    tools: [{ name: 'read_file', source: 'built-in', description: 'Read a file.', readOnly: true },
+      { name: 'run_command', source: 'built-in', description: 'Run a command.', readOnly: false, effects: ['runs programs'] }],
+    hooks: [{ event: 'PreToolUse', matcher: 'run_command', command: '~/bin/no-rm.sh', timeout: '10s' }],
+  });
+  assert.match(md, /- `read_file` \(built-in; read-only\): Read a file\./);
+  assert.match(md, /- `run_command` \(built-in; runs programs\)/);
+  assert.match(md, /- PreToolUse matching `run_command`: `~\/bin\/no-rm.sh` \(timeout 10s\)/);
+  assert.match(toolsMarkdown({ tools: [], hooks: [] }), /None/);
 });

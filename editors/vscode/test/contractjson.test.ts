@@ -48,6 +48,8 @@ const argKeysOf: Record<keyof typeof ServerCommand, string[]> = {
   result: Object.keys(taskIdArgKeys),
   resume: Object.keys(taskIdArgKeys),
   undo: Object.keys(taskIdArgKeys),
+  prompts: [],
+  tools: [],
 };
 
 /** extensionUse is what contract.ts declares and builds. */

@@ -30,6 +30,7 @@ local defaults = {
     approval = nil, -- 'ask' | 'auto' | 'deny'
     allowCommands = nil, -- e.g. { 'go test', 'go build' }
     checkCommand = nil,
+    hooks = nil, -- Claude Code's format: { Stop = { { hooks = { { type = 'command', command = '~/bin/x.sh' } } } } }
   },
   -- A command whose output is the API key (e.g. { 'pass', 'show', 'openai' }),
   -- given to the server as OPENAI_API_KEY. Without it the server inherits
@@ -93,6 +94,9 @@ function M.server_settings(s)
   local a = s.approval
   out.approval = (a == 'auto' or a == 'deny') and a or 'ask'
   if type(s.allowCommands) == 'table' and #s.allowCommands > 0 then out.allowCommands = s.allowCommands end
+  -- Claude Code's hooks format ({ PreToolUse = { { matcher = ..., hooks = { ... } } } });
+  -- the server checks it.
+  if type(s.hooks) == 'table' and next(s.hooks) ~= nil then out.hooks = s.hooks end
   return out
 end
 
