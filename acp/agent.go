@@ -169,6 +169,7 @@ func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
 		return h, a.buffers[root], nil
 	}
 	bufs := workspace.NewBuffers()
+	bufs.SetClientReader(a.readClient)
 	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath})
 	h.SetRoots([]string{root})
 	a.hosts[root], a.buffers[root] = h, bufs
@@ -416,7 +417,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 		}
 	}
-	a.syncBuffers(ctx, s, in)
+	a.syncBuffers(s, in)
+	ctx = withClientReads(ctx, s.id, false)
 
 	// A turn answered "cancelled" before its task ended: the follow-up
 	// waits for that task's end (a follow-up needs an ended task).
@@ -479,38 +481,18 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	return sdk.PromptResponse{StopReason: stopReason(res)}, nil
 }
 
-// syncBuffers keeps the host's view of the files the prompt names current
-// with the editor: embedded text is what the editor holds; with
-// fs/read_text_file the client is asked for the text of every file named
-// and every file already held. Only when the client can also write files
-// (so agentls's edits of them go through the editor) is that text put in
-// the host's buffers, which the tools read before the disk.
-func (a *Agent) syncBuffers(ctx context.Context, s *acpSession, in promptInput) {
+// syncBuffers puts the text the client embedded in the prompt into the
+// host's buffers, which the tools read before the disk, when the client
+// writes files (so agentls's edits of them go through the editor) but does
+// not answer reads: a client that answers fs/read_text_file is asked at
+// each read instead (clientfs.go), so nothing is held ahead of time.
+func (a *Agent) syncBuffers(s *acpSession, in promptInput) {
 	caps := a.capabilities().Fs
-	if !caps.WriteTextFile {
+	if !caps.WriteTextFile || caps.ReadTextFile {
 		return
 	}
-	files := map[string]bool{}
-	for _, f := range in.Files {
-		files[f] = true
-	}
-	for _, f := range s.bufs.Filenames() {
-		files[f] = true
-	}
-	for f := range files {
+	for f, text := range in.Embedded {
 		if _, ok := absPath(s.root, f); !ok {
-			continue
-		}
-		text, ok := in.Embedded[f]
-		if caps.ReadTextFile {
-			resp, err := a.peer().ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: f})
-			if err != nil {
-				a.log.Debug("fs/read_text_file failed", "path", f, "error", err)
-			} else {
-				text, ok = resp.Content, true
-			}
-		}
-		if !ok {
 			continue
 		}
 		if doc, held := s.bufs.Get(f); held {
@@ -538,7 +520,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 		if err != nil {
 			return "Undo failed: " + err.Error(), true
 		}
-		rep, err := s.host.Undo(ctx, last, newTurnPort(a, s).Editor(ws))
+		rep, err := s.host.Undo(withClientReads(ctx, s.id, true), last, newTurnPort(a, s).Editor(ws))
 		if err != nil {
 			return "Undo failed: " + err.Error(), true
 		}

@@ -97,6 +97,12 @@ func connect(t *testing.T, c *testClient) (*sdk.ClientSideConnection, string, sd
 // connectWithKey is connect with key as the API key of the environment.
 func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideConnection, string, sdk.SessionId) {
 	t.Helper()
+	return connectClient(t, c, key, sdk.ClientCapabilities{})
+}
+
+// connectClient is connect with any client and the capabilities it offers.
+func connectClient(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, string, sdk.SessionId) {
+	t.Helper()
 	script, err := fakemodel.LoadScript("testdata/model.json", "")
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +142,7 @@ func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideCon
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
-	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := conn.NewSession(tctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})

@@ -63,8 +63,12 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 			if _, err := e.p.a.peer().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: c.abs, Content: content}); err != nil {
 				return fmt.Errorf("fs/write_text_file %s: %w", c.abs, err)
 			}
-			// The editor holds the file now: later reads of the task see
-			// what was written, saved or not.
+			// A client that answers reads is asked again at the next
+			// read. One that does not: it holds the file now, and later
+			// reads of the task see what was written, saved or not.
+			if e.p.a.capabilities().Fs.ReadTextFile {
+				continue
+			}
 			if doc, ok := e.p.s.bufs.Get(c.abs); ok {
 				e.p.s.bufs.Open(c.abs, doc.LanguageID, doc.Version+1, c.new)
 			} else {
