@@ -14,9 +14,9 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -40,6 +40,9 @@ func (c *testClient) RequestPermission(_ context.Context, p sdk.RequestPermissio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.perms = append(c.perms, p)
+	if c.answer == "cancelled" {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(c.answer))}, nil
 }
 

@@ -79,7 +79,7 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 		return err
 	}
 	for _, c := range changes {
-		e.p.showDiff(c)
+		e.p.showDiff(ctx, c)
 	}
 	return nil
 }
@@ -91,27 +91,4 @@ func diffContent(c change) sdk.ToolCallContent {
 		return sdk.ToolDiffContent(c.abs, c.new)
 	}
 	return sdk.ToolDiffContent(c.abs, c.new, c.old)
-}
-
-// showDiff adds the diff of c to the tool call that is editing, or, for an
-// edit outside any call (an undo), reports it as a call of its own.
-func (p *turnPort) showDiff(c change) {
-	loc := []sdk.ToolCallLocation{{Path: c.abs}}
-	call, ok := p.currentCall("")
-	if !ok {
-		p.mu.Lock()
-		p.n++
-		id := fmt.Sprintf("%s-edit-%d", p.s.id, p.n)
-		p.mu.Unlock()
-		p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id),
-			Title: "Edit " + c.abs, Kind: sdk.ToolKindEdit, Status: sdk.ToolCallStatusCompleted,
-			Locations: loc, Content: []sdk.ToolCallContent{diffContent(c)}}})
-		return
-	}
-	p.mu.Lock()
-	p.diffs[call.id] = append(p.diffs[call.id], diffContent(c))
-	content := append([]sdk.ToolCallContent(nil), p.diffs[call.id]...)
-	p.mu.Unlock()
-	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(call.id),
-		Content: content, Locations: loc}})
 }

@@ -1,15 +1,14 @@
 package acp
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -30,17 +29,24 @@ type turnPort struct {
 	s *acpSession
 
 	mu    sync.Mutex
-	n     int        // tool calls started
+	n     int        // tool calls announced without a model call id
 	open  []openCall // started and not finished, oldest first
 	texts int        // agent_message_chunk updates sent
+	// apart: something happened since the last message chunk (a model
+	// call ended, a tool ran): the next model text is a new paragraph.
+	apart bool
+	last  string // the last message chunk sent
 	// checking: the task is validating; its model text is the check's
-	// verdict, not the answer.
+	// verdict, an internal step the user is not shown.
 	checking bool
 	diffs    map[string][]sdk.ToolCallContent // by tool call: the diffs of its edits
 }
 
+// openCall is a tool call the client was told about and not yet told the
+// end of: id is the model's call id (the ACP toolCallId).
 type openCall struct {
-	id, tool, args string
+	id, tool string
+	args     callArgs
 }
 
 var _ session.Port = (*turnPort)(nil)
@@ -55,6 +61,7 @@ func (p *turnPort) Event(e agent.Event) {
 	case agent.EventState:
 		p.mu.Lock()
 		p.checking = e.State == agent.StateValidating
+		p.apart = true
 		p.mu.Unlock()
 	case agent.EventText:
 		if e.Text == "" {
@@ -62,17 +69,31 @@ func (p *turnPort) Event(e agent.Event) {
 		}
 		p.mu.Lock()
 		checking := p.checking
+		text := e.Text
 		if !checking {
+			if p.apart && p.texts > 0 {
+				// The loop closes each response with a blank line; when
+				// the previous one did not end so, keep the turns apart.
+				switch {
+				case strings.HasSuffix(p.last, "\n\n"):
+				case strings.HasSuffix(p.last, "\n"):
+					text = "\n" + strings.TrimLeft(text, "\n")
+				default:
+					text = "\n\n" + strings.TrimLeft(text, "\n")
+				}
+			}
+			p.apart = false
 			p.texts++
+			p.last = text
 		}
 		p.mu.Unlock()
 		if checking {
-			// The independent check's verdict is the agent's own
-			// reasoning about its work, not part of the answer.
-			p.a.update(p.s.id, sdk.UpdateAgentThoughtText(e.Text))
+			// The independent check's verdict ("PASS", or what is
+			// missing) is an internal step: the loop acts on it, and
+			// what the agent does next is what the client sees.
 			return
 		}
-		p.a.update(p.s.id, sdk.UpdateAgentMessageText(e.Text))
+		p.a.update(p.s.id, sdk.UpdateAgentMessageText(text))
 	case agent.EventThought:
 		if e.Text != "" {
 			p.a.update(p.s.id, sdk.UpdateAgentThoughtText(e.Text))
@@ -82,12 +103,14 @@ func (p *turnPort) Event(e agent.Event) {
 			p.a.update(p.s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*e.Plan)}})
 		}
 	case agent.EventToolStarted:
+		p.setApart()
 		p.toolStarted(e)
 	case agent.EventToolFinished:
 		p.toolFinished(e)
 	case agent.EventUsage:
 		p.mu.Lock()
 		checking := p.checking
+		p.apart = true // one model call ended: its text is one paragraph
 		p.mu.Unlock()
 		if checking {
 			return // the check's own small context, not the session's
@@ -102,95 +125,10 @@ func (p *turnPort) Event(e agent.Event) {
 	}
 }
 
-// toolStarted opens a tool call. update_plan is shown as the plan itself,
-// not as a tool call.
-func (p *turnPort) toolStarted(e agent.Event) {
-	if e.Tool == "update_plan" {
-		return
-	}
-	args, raw := parseArgs(e.Args)
+func (p *turnPort) setApart() {
 	p.mu.Lock()
-	p.n++
-	id := fmt.Sprintf("%s-%d", e.TaskID, p.n)
-	p.open = append(p.open, openCall{id: id, tool: e.Tool, args: e.Args})
+	p.apart = true
 	p.mu.Unlock()
-	tc := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: toolTitle(e.Tool, args),
-		Kind: toolKind(e.Tool), Status: sdk.ToolCallStatusInProgress, Locations: p.locations(args)}
-	if raw != nil {
-		tc.RawInput = raw
-	}
-	p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: tc})
-}
-
-func (p *turnPort) locations(a callArgs) []sdk.ToolCallLocation {
-	abs, ok := absPath(p.s.root, a.Path)
-	if !ok {
-		return nil
-	}
-	loc := sdk.ToolCallLocation{Path: abs}
-	if a.Line > 0 {
-		line := a.Line
-		loc.Line = &line
-	}
-	return []sdk.ToolCallLocation{loc}
-}
-
-// toolFinished closes the oldest open call of the same tool and arguments
-// (the loop reports a call's start and end with the same summary).
-func (p *turnPort) toolFinished(e agent.Event) {
-	if e.Tool == "update_plan" {
-		return
-	}
-	p.mu.Lock()
-	id := ""
-	for i, c := range p.open {
-		if c.tool == e.Tool && c.args == e.Args {
-			id = c.id
-			p.open = append(p.open[:i], p.open[i+1:]...)
-			break
-		}
-	}
-	content := p.diffs[id]
-	delete(p.diffs, id)
-	p.mu.Unlock()
-	if id == "" {
-		return
-	}
-	status := sdk.ToolCallStatusCompleted
-	if e.IsError {
-		status = sdk.ToolCallStatusFailed
-	}
-	if e.Text != "" {
-		content = append(content, sdk.ToolContent(sdk.TextBlock(e.Text)))
-	}
-	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &status, Content: content}
-	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
-}
-
-// currentCall is the open call of tool: the newest one (calls that change
-// files or run commands run one at a time).
-func (p *turnPort) currentCall(tool string) (openCall, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i := len(p.open) - 1; i >= 0; i-- {
-		if p.open[i].tool == tool || tool == "" && (p.open[i].tool == "edit_file" || p.open[i].tool == "write_file") {
-			return p.open[i], true
-		}
-	}
-	return openCall{}, false
-}
-
-// closeCalls ends every call still open (a cancelled turn: the loop
-// publishes nothing after the cancel).
-func (p *turnPort) closeCalls(status sdk.ToolCallStatus) {
-	p.mu.Lock()
-	open := p.open
-	p.open = nil
-	p.mu.Unlock()
-	for _, c := range open {
-		st := status
-		p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(c.id), Status: &st}})
-	}
 }
 
 // finish ends a turn whose task ended by itself: the answer when it was
@@ -220,58 +158,4 @@ func (p *turnPort) finish(res *agent.Result) {
 // a diff on the tool call that made it.
 func (p *turnPort) Editor(ws *workspace.Workspace) workspace.Editor {
 	return &clientEditor{p: p, ws: ws}
-}
-
-// Ask implements session.Port with session/request_permission: allow once,
-// allow always (only when the host names a command prefix it may
-// remember), reject once, reject always (remembered for this session).
-func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision, error) {
-	key := q.Request.Tool + "\x00" + q.AlwaysPrefix
-	if q.AlwaysPrefix == "" {
-		key = q.Request.Tool + "\x00path:" + q.Request.Path
-	}
-	p.s.mu.Lock()
-	rejected := p.s.rejected[key]
-	p.s.mu.Unlock()
-	if rejected {
-		return tools.Deny, nil
-	}
-	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
-	if q.AlwaysPrefix != "" {
-		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow `" + q.AlwaysPrefix + "`", Kind: sdk.PermissionOptionKindAllowAlways})
-	}
-	opts = append(opts,
-		sdk.PermissionOption{OptionId: optRejectOnce, Name: "Reject", Kind: sdk.PermissionOptionKindRejectOnce},
-		sdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: sdk.PermissionOptionKindRejectAlways})
-	title := q.Request.Summary
-	tc := sdk.ToolCallUpdate{Title: &title}
-	if c, ok := p.currentCall(q.Request.Tool); ok {
-		tc.ToolCallId = sdk.ToolCallId(c.id)
-	} else {
-		// Not from a call the client has seen: announce one.
-		p.mu.Lock()
-		p.n++
-		id := fmt.Sprintf("%s-%d", q.TaskID, p.n)
-		p.mu.Unlock()
-		tc.ToolCallId = sdk.ToolCallId(id)
-		kind := toolKind(q.Request.Tool)
-		tc.Kind = &kind
-	}
-	resp, err := p.a.peer().RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: sdk.SessionId(p.s.id), ToolCall: tc, Options: opts})
-	if err != nil {
-		return tools.Deny, fmt.Errorf("permission request: %w", err)
-	}
-	if resp.Outcome.Selected == nil {
-		return tools.Deny, nil // cancelled
-	}
-	opt := string(resp.Outcome.Selected.OptionId)
-	if opt == optRejectAlways {
-		p.s.mu.Lock()
-		p.s.rejected[key] = true
-		p.s.mu.Unlock()
-	}
-	if opt == optAllowAlways && q.AlwaysPrefix == "" {
-		return tools.AllowOnce, nil
-	}
-	return decision(opt), nil
 }

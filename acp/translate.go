@@ -35,10 +35,12 @@ func toolKind(tool string) sdk.ToolKind {
 // callArgs are the arguments of a tool call that a face shows: what file,
 // what command, what pattern.
 type callArgs struct {
-	Path    string `json:"path"`
-	Command string `json:"command"`
-	Pattern string `json:"pattern"`
-	Line    int    `json:"line"`
+	Path    string   `json:"path"`
+	Command string   `json:"command"`
+	Argv    []string `json:"argv"`
+	Pattern string   `json:"pattern"`
+	Line    int      `json:"line"`
+	Offset  int      `json:"offset"`
 }
 
 // pathField finds "path":"..." in a summary that was cut before the end of
@@ -67,6 +69,8 @@ func toolTitle(tool string, a callArgs) string {
 	switch {
 	case a.Command != "":
 		return "Run `" + a.Command + "`"
+	case len(a.Argv) > 0:
+		return "Run `" + strings.Join(a.Argv, " ") + "`"
 	case tool == "grep" && a.Pattern != "":
 		return "Search `" + a.Pattern + "`"
 	case a.Path != "":
