@@ -70,12 +70,19 @@ type Agent struct {
 	// redactor hides the secrets of opts.Settings in every update.
 	redactor session.RedactorCache
 
-	mu       sync.Mutex
-	client   sdk.ClientCapabilities
-	hosts    map[string]*session.Host // by root
-	buffers  map[string]*workspace.Buffers
-	sessions map[string]*acpSession
-	closed   bool
+	mu     sync.Mutex
+	client sdk.ClientCapabilities
+	// initialized: initialize was answered; session methods wait for it.
+	initialized bool
+	hosts       map[string]*session.Host // by root
+	buffers     map[string]*workspace.Buffers
+	sessions    map[string]*acpSession
+	closed      bool
+
+	modelList modelList
+	// startMu serialises the start of tasks: a host's settings are set to
+	// the session's (model, effort) for the start of its task.
+	startMu sync.Mutex
 }
 
 // acpSession is one ACP session: a conversation of follow-up tasks in one
@@ -86,11 +93,16 @@ type acpSession struct {
 	host *session.Host
 	bufs *workspace.Buffers
 
-	mu       sync.Mutex
-	mode     string
-	lastTask string          // the last ended task: the next prompt follows it up
-	running  *session.Task   // the task of the turn in progress
-	rejected map[string]bool // "reject always" answers of this session
+	mu         sync.Mutex
+	mode       string
+	model      string          // the model of this session's tasks; "" is the settings'
+	effort     string          // the reasoning effort; "" is the model's default
+	title      string          // the first line of the first prompt
+	storeID    string          // the session store's ID, once a task ran ("" before)
+	lastTask   string          // the last ended task: the next prompt follows it up
+	lastPrompt string          // its prompt
+	running    *session.Task   // the task of the turn in progress
+	rejected   map[string]bool // "reject always" answers of this session
 }
 
 var (
@@ -119,7 +131,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	// stays closed until the logger is in place, so the reader never logs
 	// through a half-set connection (an immediate EOF used to race here).
 	logged := make(chan struct{})
-	a.conn = sdk.NewAgentSideConnection(a, w, heldReader{r: r, open: logged})
+	out := &lockedWriter{w: w}
+	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log), open: logged})
 	a.conn.SetLogger(a.log)
 	close(logged)
 	close(a.ready)
@@ -243,6 +256,7 @@ func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.client = p.ClientCapabilities
+	a.initialized = true
 	a.mu.Unlock()
 	a.log.Info("acp initialize", "clientProtocol", p.ProtocolVersion, "fsRead", p.ClientCapabilities.Fs.ReadTextFile,
 		"fsWrite", p.ClientCapabilities.Fs.WriteTextFile, "terminal", p.ClientCapabilities.Terminal)
@@ -251,18 +265,37 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: &title, Version: a.opts.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
-			LoadSession:         true,
-			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
+				Close: &sdk.SessionCloseCapabilities{}},
 		},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: a.authMethods(p.ClientCapabilities),
 	}, nil
 }
 
-// Authenticate implements sdk.Agent: agentls needs no login (the model's
-// key comes from the environment).
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, nil
+// Authenticate implements sdk.Agent: the API-key method succeeds when a
+// key is there (the environment, or one stored by agentls login); any
+// other method is unknown.
+func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	switch p.MethodId {
+	case authEnv, authTerminal:
+		if !a.haveKey() {
+			return sdk.AuthenticateResponse{}, a.authError()
+		}
+		return sdk.AuthenticateResponse{}, nil
+	}
+	return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("unknown auth method %q: use %q", p.MethodId, authEnv)}
+}
+
+// checkInitialized refuses session methods before initialize.
+func (a *Agent) checkInitialized() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.initialized {
+		return &sdk.RequestError{Code: -32600, Message: "initialize first: the connection has not been initialized"}
+	}
+	return nil
 }
 
 // rootOf checks a session's cwd: an absolute directory.
@@ -305,6 +338,9 @@ func modeState(current string) *sdk.SessionModeState {
 // NewSession implements sdk.Agent: cwd becomes the host's root. MCP servers
 // are accepted and not used (the reply's _meta says so).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := a.checkInitialized(); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	root, err := rootOf(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -320,9 +356,10 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.save(ctx, s)
 	a.log.Info("acp session new", "session", s.id, "root", root)
-	a.announceCommands(s.id)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), Meta: mcpNote(len(p.McpServers))}, nil
+	a.announce(s, false)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), ConfigOptions: a.configOptions(ctx, s), Meta: mcpNote(len(p.McpServers))}, nil
 }
 
 // slashCommands are the commands the face answers itself.
@@ -332,30 +369,17 @@ var slashCommands = []sdk.AvailableCommand{
 	{Name: "tasks", Description: "List the tasks of this workspace (from the editor faces and the command line too)"},
 }
 
-// announceCommands sends available_commands_update once the reply that
-// creates the session is on its way (a client drops updates of a session
-// it does not know yet).
-func (a *Agent) announceCommands(id string) {
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: slashCommands}})
-	}()
-}
-
 // SetSessionMode implements sdk.Agent: the mode applies from the next prompt.
-func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	switch string(p.ModeId) {
-	case ModeAsk, ModeEdit, ModePlan:
-	default:
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q: ask, edit or plan", p.ModeId)})
+	if err := a.setMode(s, string(p.ModeId)); err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
-	s.mu.Lock()
-	s.mode = string(p.ModeId)
-	s.mu.Unlock()
+	a.update(s.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: a.configOptions(ctx, s)}})
+	a.save(context.WithoutCancel(ctx), s)
 	return sdk.SetSessionModeResponse{}, nil
 }
 
@@ -386,16 +410,6 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ResumeSession implements sdk.Agent; the capability is not offered.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption implements sdk.Agent; no config options are offered.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
-}
-
 // Prompt implements sdk.Agent: one turn is one task of the host, a
 // follow-up of the session's previous task. Slash commands are answered by
 // the face.
@@ -404,9 +418,13 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	if n := promptSize(p.Prompt); n > maxPromptBytes {
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
+			"prompt too large: %d KiB, over the %d KiB limit; attach big files as resource links (agentls reads them) instead of pasting them", n>>10, maxPromptBytes>>10)}
+	}
 	in, err := readPrompt(p.Prompt, s.root)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: err.Error()}
 	}
 	if in.Text == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt"})
@@ -433,6 +451,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 	}
 
+	settings := a.taskSettings(ctx, s)
 	s.mu.Lock()
 	if s.running != nil {
 		s.mu.Unlock()
@@ -447,18 +466,22 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
 	port := newTurnPort(a, s)
+	a.startMu.Lock()
+	s.host.SetSettings(settings)
 	t, err := s.host.Start(ctx, spec, port)
+	a.startMu.Unlock()
 	if err != nil {
 		s.mu.Unlock()
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, a.startError(err)
 	}
 	s.running = t
 	s.mu.Unlock()
 	a.remember(ctx, s, t.SessionID())
+	a.setTitle(ctx, s, in.Text)
 	defer func() {
 		s.mu.Lock()
 		s.running = nil
-		s.lastTask = t.ID()
+		s.lastTask, s.lastPrompt = t.ID(), in.Text
 		s.mu.Unlock()
 	}()
 
@@ -513,24 +536,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 	s.mu.Unlock()
 	switch name {
 	case "undo":
-		if last == "" {
-			return "Nothing to undo: no task has run in this session yet.", true
-		}
-		ws, err := s.host.Workspace(ctx)
-		if err != nil {
-			return "Undo failed: " + err.Error(), true
-		}
-		rep, err := s.host.Undo(withClientReads(ctx, s.id, true), last, newTurnPort(a, s).Editor(ws))
-		if err != nil {
-			return "Undo failed: " + err.Error(), true
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "Undid task %s: %d file(s) reverted", rep.TaskID, len(rep.Reverted))
-		if len(rep.NotReverted) > 0 {
-			fmt.Fprintf(&b, ", %d not reverted", len(rep.NotReverted))
-		}
-		b.WriteString(".")
-		return b.String(), true
+		return a.undo(ctx, s), true
 	case "report":
 		if last == "" {
 			return "No report yet: no task has run in this session.", true
