@@ -22,6 +22,7 @@ install: deps build
 
 deps:
 	./scripts/setup
+	./scripts/setup-npm
 	$(GO) mod download
 
 # test: everything CI checks, in the order that fails fastest.
