@@ -21,6 +21,7 @@ var layers = map[string]int{
 	"redteam":   5, // tests only: the red-team suite drives the whole server
 	"lsp":       3, // the LSP face
 	"acp":       3, // the ACP face, a sibling of lsp
+	"eval":      3, // the eval harness: runs tasks through the session host, like a face
 	"cmd":       4,
 }
 

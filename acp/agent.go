@@ -564,7 +564,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 		}
 		return b.String(), true
 	}
-	return "", false
+	return a.extensionSlash(ctx, s, name)
 }
 
 // decision maps a permission option onto the host's decision.

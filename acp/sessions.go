@@ -312,7 +312,7 @@ func (a *Agent) announce(s *acpSession, known bool) {
 		s.mu.Lock()
 		mode, title := s.mode, s.title
 		s.mu.Unlock()
-		a.update(s.id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: slashCommands}})
+		a.update(s.id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: a.commandsFor(context.Background(), s.id)}})
 		a.update(s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(mode)}})
 		if title != "" {
 			a.update(s.id, sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: &title}})

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent"
@@ -83,6 +84,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// sessionStarted: the SessionStart hooks ran (at the first task).
+	sessionStarted atomic.Bool
+	prompts        promptCache // the custom commands, for code actions
 }
 
 // New returns a host with the given settings and no roots yet.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 	"github.com/bmatcuk/doublestar/v4"
@@ -82,6 +83,9 @@ type Settings struct {
 	// Prices per model name, in US dollars per million tokens, for the cost
 	// figure of results and reports. A model without a price gets none.
 	Prices map[string]Price `json:"prices"`
+	// Hooks are the user's hooks, in Claude Code's format (tools/hooks). A
+	// user-level setting: a later change that adds one needs consent.
+	Hooks hooks.Config `json:"hooks"`
 	// Models a face offers to choose from (the ACP model picker), with
 	// what each accepts; empty: the service's /models list.
 	Models []ModelInfo `json:"models"`
@@ -496,6 +500,19 @@ var table = []field{
 			}
 			return nil
 		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Models)) }),
+	{
+		name: "hooks",
+		set: func(c *Settings, raw json.RawMessage) error {
+			v, err := hooks.Decode(raw)
+			if err != nil {
+				return err
+			}
+			c.Hooks = v
+			return nil
+		},
+		value: func(c Settings) any { return c.Hooks },
+		show:  func(c Settings) any { return fmt.Sprintf("%d hook(s)", len(c.Hooks.Entries())) },
+	},
 }
 
 func withShow(f field, show func(Settings) any) field {

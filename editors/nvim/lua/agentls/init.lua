@@ -12,6 +12,8 @@ M.commands = {
   result = 'agentls.result',
   undo = 'agentls.undo',
   resume = 'agentls.resume',
+  prompts = 'agentls.prompts',
+  tools = 'agentls.tools',
 }
 
 local defaults = {
