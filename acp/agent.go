@@ -405,8 +405,12 @@ func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	_ = a.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
 	a.mu.Lock()
+	s := a.sessions[string(p.SessionId)]
 	delete(a.sessions, string(p.SessionId))
 	a.mu.Unlock()
+	if s != nil {
+		a.forgetIfEmpty(ctx, s)
+	}
 	return sdk.CloseSessionResponse{}, nil
 }
 

@@ -87,17 +87,49 @@ func (a *Agent) save(ctx context.Context, s *acpSession) {
 		f.Sessions[s.id] = storeID
 	}
 	f.State[s.id] = st
-	b, _ := json.MarshalIndent(f, "", "  ")
-	path := filepath.Join(ws.StateDir(), SessionsFileName)
-	tmp := path + ".tmp"
-	if err := os.MkdirAll(ws.StateDir(), 0o755); err == nil {
-		if err = os.WriteFile(tmp, append(b, '\n'), 0o644); err == nil {
-			err = os.Rename(tmp, path)
-		}
-		if err != nil {
-			a.log.Warn("acp session not remembered", "session", s.id, "error", err)
-		}
+	if err := writeSessions(ws.StateDir(), f); err != nil {
+		a.log.Warn("acp session not remembered", "session", s.id, "error", err)
 	}
+}
+
+// forgetIfEmpty drops a closed session that never ran a task from the
+// sessions file: nothing of it is worth listing.
+func (a *Agent) forgetIfEmpty(ctx context.Context, s *acpSession) {
+	s.mu.Lock()
+	empty := s.storeID == "" && s.lastTask == ""
+	s.mu.Unlock()
+	if !empty {
+		return
+	}
+	ws, err := s.host.Workspace(ctx)
+	if err != nil {
+		return
+	}
+	sessionsMu.Lock()
+	defer sessionsMu.Unlock()
+	f, err := readSessions(ws.StateDir())
+	if err != nil || f.Sessions[s.id] != "" {
+		return
+	}
+	delete(f.Sessions, s.id)
+	delete(f.State, s.id)
+	if err := writeSessions(ws.StateDir(), f); err != nil {
+		a.log.Warn("acp sessions not written", "error", err)
+	}
+}
+
+// writeSessions replaces the sessions file atomically; sessionsMu is held.
+func writeSessions(stateDir string, f sessionsFile) error {
+	b, _ := json.MarshalIndent(f, "", "  ")
+	path := filepath.Join(stateDir, SessionsFileName)
+	tmp := path + ".tmp"
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // remember records that ACP session s is store session storeID.

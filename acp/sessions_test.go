@@ -162,6 +162,23 @@ func TestSessionLivesFromNewAndRestoresItsMode(t *testing.T) {
 	if rs.Modes == nil || rs.Modes.CurrentModeId != "ask" {
 		t.Errorf("resumed modes %+v", rs.Modes)
 	}
+	// A session closed before any task is forgotten; one with tasks stays.
+	empty, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: w.root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []sdk.SessionId{empty.SessionId, ns.SessionId} {
+		if _, err := conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: id}); err != nil {
+			t.Fatalf("session/close: %v", err)
+		}
+	}
+	list, err = conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != ns.SessionId {
+		t.Errorf("after closing: %+v; want only the session that ran tasks", list.Sessions)
+	}
 	ups, _ = c3.snapshot()
 	for _, u := range ups {
 		if u.UserMessageChunk != nil || u.AgentMessageChunk != nil {
