@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -183,7 +184,8 @@ func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
 	}
 	bufs := workspace.NewBuffers()
 	bufs.SetClientReader(a.readClient)
-	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath})
+	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath,
+		LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
 	a.hosts[root], a.buffers[root] = h, bufs
 	return h, bufs, nil

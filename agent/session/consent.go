@@ -78,6 +78,7 @@ func widenings(base, s Settings) []string {
 	if s.CommandNetwork && !base.CommandNetwork {
 		out = append(out, "commandNetwork true")
 	}
+	out = append(out, languageServerWidenings(base, s)...)
 	for _, e := range newHooks(base, s) {
 		out = append(out, fmt.Sprintf("a %s hook %q", e.Event, e.Command))
 	}

@@ -48,6 +48,10 @@ type Options struct {
 	// DrainTimeout bounds the wait, in Close, for cancelled tasks to end
 	// (their pending writes finish first). Default 5 s.
 	DrainTimeout time.Duration
+	// LanguageServers give tasks the language tools (definition,
+	// references, rename_symbol, ...) and diagnostics where the editor
+	// shares none; nil: no language tools. Closed by Close.
+	LanguageServers LanguageServers
 }
 
 // Host is the agent of one workspace: one value per editor connection or
@@ -323,6 +327,9 @@ func (h *Host) Close() {
 	case <-done:
 	case <-time.After(h.opts.DrainTimeout):
 		h.logger().Warn("tasks still running at exit", "after", h.opts.DrainTimeout)
+	}
+	if h.opts.LanguageServers != nil {
+		_ = h.opts.LanguageServers.Close()
 	}
 	h.syncMu.Lock()
 	if h.index != nil {

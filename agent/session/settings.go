@@ -86,6 +86,13 @@ type Settings struct {
 	// Hooks are the user's hooks, in Claude Code's format (tools/hooks). A
 	// user-level setting: a later change that adds one needs consent.
 	Hooks hooks.Config `json:"hooks"`
+	// LanguageServers replace, per language ("go", "python",
+	// "typescript", "rust", "c"), the language server agentls starts for
+	// its language tools when the editor does not forward to its own
+	// (default: gopls, basedpyright or pyright, typescript-language-server,
+	// rust-analyzer, clangd, when on PATH). User-level: a change after
+	// start needs consent (it names a program to run).
+	LanguageServers map[string]LanguageServer `json:"languageServers"`
 	// Models a face offers to choose from (the ACP model picker), with
 	// what each accepts; empty: the service's /models list.
 	Models []ModelInfo `json:"models"`
@@ -481,6 +488,9 @@ var table = []field{
 			return *c.Azure
 		},
 	},
+	withShow(setting("languageServers", `an object of languages to {"command": string, "args"?: [string], "initializationOptions"?: object}`,
+		func(c *Settings) *map[string]LanguageServer { return &c.LanguageServers }, checkLanguageServers),
+		func(c Settings) any { return fmt.Sprintf("%d language(s)", len(c.LanguageServers)) }),
 	setting("recordings", "true or false", func(c *Settings) *bool { return &c.Recordings }, nil),
 	withShow(setting("prices", `an object of model names to {"input": number, "output": number, "cached"?: number} (US dollars per million tokens)`,
 		func(c *Settings) *map[string]Price { return &c.Prices }, func(v *map[string]Price) error {

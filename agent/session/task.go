@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -138,7 +139,11 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
 		cfg.Check = t.check
 	}
-	diags := newDiagnostics(port, ws)
+	var fallback DiagnosticsSource
+	if h.opts.LanguageServers != nil {
+		fallback = serverDiagnostics{ls: h.opts.LanguageServers, env: LanguageEnv{Workspace: ws, Settings: settings}}
+	}
+	diags := newDiagnostics(port, ws, fallback)
 	t.diags = diags
 	if c := spec.Context; diags != nil && spec.Kind == agent.KindEdit && c.File != "" && len(c.Diagnostics) > 0 {
 		// "Fix with agent": done only when the editor no longer reports it.
@@ -263,7 +268,11 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
-		out, closeTools := h.taskTools(s, tools.Env{
+		var forward func(context.Context, string, json.RawMessage) (json.RawMessage, error)
+		if f, ok := port.(LSPForwarder); ok {
+			forward = f.ForwardLSP
+		}
+		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
 			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),

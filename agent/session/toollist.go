@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 
 	"github.com/agentls/agentls/tools"
@@ -12,9 +13,13 @@ import (
 // wraps them (toolSet), and what closes them when the task ends. Every
 // source of tools adds its tools here, so the listing (ToolList) shows
 // exactly what the model is given.
-func (h *Host) taskTools(s Settings, env tools.Env) ([]tools.Tool, func()) {
+func (h *Host) taskTools(s Settings, forward func(context.Context, string, json.RawMessage) (json.RawMessage, error), env tools.Env) ([]tools.Tool, func()) {
 	reg := tools.New(env)
-	return reg.Tools(), func() { _ = reg.Close() }
+	out := reg.Tools()
+	if ls := h.opts.LanguageServers; ls != nil {
+		out = append(out, ls.Tools(LanguageEnv{Workspace: env.Workspace, Editor: env.Editor, Approver: env.Approver, Settings: s, Forward: forward})...)
+	}
+	return out, func() { _ = reg.Close() }
 }
 
 // ToolInfo is one tool the model has, for agentls.tools and /tools.
@@ -59,7 +64,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	h.syncMu.Lock()
 	idx := h.index
 	h.syncMu.Unlock()
-	list, closeTools := h.taskTools(s, tools.Env{Workspace: ws, Index: idx, Commands: h.commands,
+	list, closeTools := h.taskTools(s, nil, tools.Env{Workspace: ws, Index: idx, Commands: h.commands,
 		SecretEnv: []string{s.APIKeyEnv}, Sandbox: s.Sandbox, Network: s.CommandNetwork})
 	defer closeTools()
 	out := &ToolList{Tools: []ToolInfo{}, Hooks: []HookInfo{}}

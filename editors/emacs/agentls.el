@@ -263,6 +263,7 @@ returns (:result X), (:error E) or nil (answer nothing)."
          '(:success :json-false))))
     ('agentls/saveDocuments (agentls--save-documents params))
     ('agentls/diagnostics (agentls--diagnostics params))
+    ('agentls/lsp (agentls--forward-lsp conn params))
     (_ (signal 'jsonrpc-error `((jsonrpc-error-code . -32601) (jsonrpc-error-message . ,(format "%s not handled" method)))))))
 
 (defun agentls--one-line (s &optional max)
@@ -392,6 +393,39 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
                                                 :message (flymake-diagnostic-text d)))
                                         (and (bound-and-true-p flymake-mode) (flymake-diagnostics)))))))
              bufs))))
+
+;;; Forwarding to the buffer's own language server
+
+(defvar agentls--lsp-unsupported (make-hash-table :test #'equal)
+  "(SERVER-NAME . METHOD) pairs that answered MethodNotFound: not asked again.")
+
+(defun agentls--forward-lsp (conn params)
+  "Answer agentls/lsp later: send PARAMS' request to the eglot server of
+its document (visiting the file when no buffer does) and answer with its
+result, or null when no server serves it."
+  (let* ((id agentls--request-id)
+         (method (plist-get params :method))
+         (p (plist-get params :params))
+         (uri (plist-get (plist-get p :textDocument) :uri))
+         (buf (and uri (let ((path (agentls--path uri)))
+                         (and (file-exists-p path) (find-file-noselect path)))))
+         (server (and buf (with-current-buffer buf (eglot-current-server))))
+         (key (and server (cons (jsonrpc-name server) method)))
+         (answer (lambda (result)
+                   (when (jsonrpc-running-p conn) (jsonrpc--reply conn id :result result)))))
+    (push id agentls--deferred)
+    (if (or (null server) (gethash key agentls--lsp-unsupported))
+        (run-at-time 0 nil answer nil)
+      (jsonrpc-async-request
+       server (intern (concat ":" method)) p
+       :success-fn answer
+       :error-fn (lambda (err)
+                   (when (eql (plist-get err :code) -32601)
+                     (puthash key t agentls--lsp-unsupported))
+                   (funcall answer nil))
+       :timeout-fn (lambda () (funcall answer nil))
+       :timeout 10))
+    nil))
 
 ;;; Progress
 
