@@ -50,7 +50,7 @@ const transcript = [];
 
 // run one acpx invocation; returns its exit code, the messages in order
 // (each marked from: "agent" or "client") and stderr.
-function acpx(args, { timeout = 60000 } = {}) {
+function acpx(args, { timeout = 180000 } = {}) {
   const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });
   return { status: r.status, ...classify(r.stdout || ""), stderr: r.stderr || "", stdout: r.stdout || "" };
 }
