@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -73,12 +74,16 @@ type Agent struct {
 
 	mu     sync.Mutex
 	client sdk.ClientCapabilities
-	// initialized: initialize was answered; session methods wait for it.
-	initialized bool
-	hosts       map[string]*session.Host // by root
-	buffers     map[string]*workspace.Buffers
-	sessions    map[string]*acpSession
-	closed      bool
+	// initSeen: an initialize request arrived (in the order of the
+	// input); initDone is closed once it was handled. Session methods that
+	// arrive before it are refused, those after it wait for it.
+	initSeen atomic.Bool
+	initDone chan struct{}
+	initOnce sync.Once
+	hosts    map[string]*session.Host // by root
+	buffers  map[string]*workspace.Buffers
+	sessions map[string]*acpSession
+	closed   bool
 
 	modelList modelList
 	// startMu serialises the start of tasks: a host's settings are set to
@@ -120,7 +125,7 @@ func New(opts Options) *Agent {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Agent{opts: opts, log: opts.Logger, ready: make(chan struct{}), hosts: map[string]*session.Host{},
-		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}}
+		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}, initDone: make(chan struct{})}
 }
 
 // Serve speaks ACP on r/w until the client disconnects or ctx ends, then
@@ -133,7 +138,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	// through a half-set connection (an immediate EOF used to race here).
 	logged := make(chan struct{})
 	out := &lockedWriter{w: w}
-	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log), open: logged})
+	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log, a.arrived), open: logged})
 	a.conn.SetLogger(a.log)
 	close(logged)
 	close(a.ready)
@@ -258,8 +263,9 @@ func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.client = p.ClientCapabilities
-	a.initialized = true
 	a.mu.Unlock()
+	a.initSeen.Store(true) // a caller that bypasses the input filter (tests)
+	a.initOnce.Do(func() { close(a.initDone) })
 	a.log.Info("acp initialize", "clientProtocol", p.ProtocolVersion, "fsRead", p.ClientCapabilities.Fs.ReadTextFile,
 		"fsWrite", p.ClientCapabilities.Fs.WriteTextFile, "terminal", p.ClientCapabilities.Terminal)
 	title := "agentls"
@@ -290,14 +296,25 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("unknown auth method %q: use %q", p.MethodId, authEnv)}
 }
 
-// checkInitialized refuses session methods before initialize.
-func (a *Agent) checkInitialized() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.initialized {
+// arrived notes a message's method as it arrives.
+func (a *Agent) arrived(method string) {
+	if method == sdk.AgentMethodInitialize {
+		a.initSeen.Store(true)
+	}
+}
+
+// checkInitialized refuses a session method that arrived before
+// initialize, and lets one that arrived after it wait for its answer.
+func (a *Agent) checkInitialized(ctx context.Context) error {
+	if !a.initSeen.Load() {
 		return &sdk.RequestError{Code: -32600, Message: "initialize first: the connection has not been initialized"}
 	}
-	return nil
+	select {
+	case <-a.initDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // rootOf checks a session's cwd: an absolute directory.
@@ -340,7 +357,7 @@ func modeState(current string) *sdk.SessionModeState {
 // NewSession implements sdk.Agent: cwd becomes the host's root. MCP servers
 // are accepted and not used (the reply's _meta says so).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if err := a.checkInitialized(); err != nil {
+	if err := a.checkInitialized(ctx); err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	root, err := rootOf(p.Cwd)

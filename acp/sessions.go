@@ -173,7 +173,7 @@ func (a *Agent) savedSessions(ctx context.Context, h *session.Host) (f sessionsF
 // sessions that have no task yet. An ACP session keeps the ID the client
 // was given.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	if err := a.checkInitialized(); err != nil {
+	if err := a.checkInitialized(ctx); err != nil {
 		return sdk.ListSessionsResponse{}, err
 	}
 	cwd := ""
@@ -278,7 +278,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // open makes stored session id of cwd the connection's, replaying its
 // tasks when replay is set.
 func (a *Agent) open(ctx context.Context, id, cwd string, replay bool) (*acpSession, error) {
-	if err := a.checkInitialized(); err != nil {
+	if err := a.checkInitialized(ctx); err != nil {
 		return nil, err
 	}
 	root, err := rootOf(cwd)

@@ -41,7 +41,11 @@ func errorReply(code int, message string) []byte {
 // every other non-blank line is answered on w (-32700 for a line that is
 // not JSON, -32600 for JSON that is not a request object, or a line over
 // maxLine) and dropped.
-func filterLines(r io.Reader, w io.Writer, log *slog.Logger) io.Reader {
+//
+// seen is called with the method of each request or notification passed
+// on, before the SDK reads it: the order messages arrived in, which the
+// SDK's concurrent handlers do not keep.
+func filterLines(r io.Reader, w io.Writer, log *slog.Logger, seen func(method string)) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReaderSize(r, 64<<10)
@@ -58,6 +62,12 @@ func filterLines(r io.Reader, w io.Writer, log *slog.Logger) io.Reader {
 				case t[0] != '{':
 					_, _ = w.Write(errorReply(-32600, "Invalid Request: a message must be a JSON object (batches are not supported)"))
 				default:
+					var m struct {
+						Method string `json:"method"`
+					}
+					if json.Unmarshal(t, &m) == nil && m.Method != "" && seen != nil {
+						seen(m.Method)
+					}
 					if _, werr := pw.Write(append(t, '\n')); werr != nil {
 						return
 					}
