@@ -101,14 +101,13 @@ type acpSession struct {
 
 	mu         sync.Mutex
 	mode       string
-	model      string          // the model of this session's tasks; "" is the settings'
-	effort     string          // the reasoning effort; "" is the model's default
-	title      string          // the first line of the first prompt
-	storeID    string          // the session store's ID, once a task ran ("" before)
-	lastTask   string          // the last ended task: the next prompt follows it up
-	lastPrompt string          // its prompt
-	running    *session.Task   // the task of the turn in progress
-	rejected   map[string]bool // "reject always" answers of this session
+	model      string        // the model of this session's tasks; "" is the settings'
+	effort     string        // the reasoning effort; "" is the model's default
+	title      string        // the first line of the first prompt
+	storeID    string        // the session store's ID, once a task ran ("" before)
+	lastTask   string        // the last ended task: the next prompt follows it up
+	lastPrompt string        // its prompt
+	running    *session.Task // the task of the turn in progress
 }
 
 var (
@@ -371,7 +370,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(p.McpServers) > 0 {
 		a.log.Warn("MCP servers offered by the client are not used", "count", len(p.McpServers))
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -597,6 +596,8 @@ func decision(option string) tools.Decision {
 		return tools.AllowOnce
 	case optAllowAlways:
 		return tools.AllowAlways
+	case optRejectAlways:
+		return tools.DenyAlways
 	}
 	return tools.Deny
 }

@@ -21,23 +21,14 @@ var errPermissionCancelled = errors.New("the client cancelled the permission req
 
 // Ask implements session.Port with session/request_permission: allow once,
 // allow always (only when the host names a command prefix it may
-// remember), reject once, reject always (remembered for this session).
+// remember), reject once, reject always (the host's approval policy
+// remembers it for the conversation).
 //
 // The request names the tool call the client already shows (its title is
 // kept) and carries what the user is asked to allow: the whole command, or
 // the diff of the edit (the file's text as the client holds it, and the
 // text after the change).
 func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision, error) {
-	key := q.Request.Tool + "\x00" + q.AlwaysPrefix
-	if q.AlwaysPrefix == "" {
-		key = q.Request.Tool + "\x00path:" + q.Request.Path
-	}
-	p.s.mu.Lock()
-	rejected := p.s.rejected[key]
-	p.s.mu.Unlock()
-	if rejected {
-		return tools.Deny, nil
-	}
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if q.AlwaysPrefix != "" {
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow `" + q.AlwaysPrefix + "`", Kind: sdk.PermissionOptionKindAllowAlways})
@@ -73,11 +64,6 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		return tools.Deny, errPermissionCancelled
 	}
 	opt := string(resp.Outcome.Selected.OptionId)
-	if opt == optRejectAlways {
-		p.s.mu.Lock()
-		p.s.rejected[key] = true
-		p.s.mu.Unlock()
-	}
 	if opt == optAllowAlways && q.AlwaysPrefix == "" {
 		return tools.AllowOnce, nil
 	}

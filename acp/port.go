@@ -25,6 +25,8 @@ const (
 // session/request_permission, its edits fs/write_text_file (or disk writes)
 // with a diff on the tool call that made them.
 type turnPort struct {
+	session.Unsupported // no buffers to save, no editor diagnostics
+
 	a *Agent
 	s *acpSession
 

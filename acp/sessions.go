@@ -304,7 +304,7 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool) (*acpSess
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
 	st := saved.State[id]
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{},
+	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit,
 		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title}
 	switch st.Mode {
 	case ModeAsk, ModeEdit, ModePlan:

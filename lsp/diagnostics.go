@@ -1,14 +1,6 @@
 package lsp
 
-import (
-	"context"
-	"errors"
-	"time"
-
-	"go.lsp.dev/uri"
-
-	"github.com/agentls/agentls/agent/session"
-)
+import "time"
 
 // MethodDiagnostics is the server-to-client request for the diagnostics the
 // editor's language servers publish (docs/lsp.md): params {"uris":
@@ -32,54 +24,4 @@ type documentDiagnostics struct {
 	URI         string          `json:"uri"`
 	Version     *int32          `json:"version,omitempty"`
 	Diagnostics []DiagnosticArg `json:"diagnostics"`
-}
-
-// Diagnostics implements session.DiagnosticsSource with agentls/diagnostics.
-// A client that does not know the request, or does not answer it, is not
-// asked again.
-func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
-	svc := p.svc
-	ws, err := svc.Host().Workspace(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	params := diagnosticsParams{URIs: []string{}}
-	for _, rel := range paths {
-		if wp, err := ws.Resolve(rel); err == nil {
-			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
-		}
-	}
-	docs, err := DiagnosticsRequest.ask(ctx, svc, params, diagnosticsTimeout, &svc.diagnostics)
-	if err != nil {
-		if errors.Is(err, errNotAnswered) {
-			return nil, nil, session.ErrNoDiagnostics
-		}
-		return nil, nil, err
-	}
-	var out []session.Diagnostic
-	versions := map[string]int32{}
-	for _, doc := range docs {
-		name, err := filenameOf(uri.URI(doc.URI))
-		if err != nil {
-			continue
-		}
-		wp, err := ws.Resolve(name)
-		if err != nil {
-			continue
-		}
-		if doc.Version != nil {
-			versions[wp.String()] = *doc.Version
-		}
-		for _, d := range doc.Diagnostics {
-			if d.Source == "agentls" {
-				continue
-			}
-			sev := d.Severity
-			if sev == 0 {
-				sev = 1
-			}
-			out = append(out, session.Diagnostic{Path: wp.String(), Line: int(d.Range.Start.Line) + 1, Severity: sev, Message: d.Text(), Source: d.Source})
-		}
-	}
-	return out, versions, nil
 }
