@@ -82,7 +82,7 @@ type client struct {
 	exitErr  error
 	docs     map[uri.URI]doc
 	diags    map[uri.URI]published
-	diagWait chan struct{} // closed and replaced at every publishDiagnostics
+	diagWait chan struct{}   // closed and replaced at every publishDiagnostics
 	lastUse  time.Time       // the end of the last request (its start while one runs)
 	inflight int             // requests waiting for an answer: not idle
 	caps     json.RawMessage // the server's capabilities from initialize

@@ -124,9 +124,12 @@ type lineDFA struct {
 	s0row     int32
 	skipTried bool
 	esc       [256]bool
-	resets    int
-	failed    bool // gave up: see maxDFAResets
-	threads   int  // len(pcs) summed over states
+	// runes caches the transitions on runes from 0x80 up, which the
+	// table has no room for: by state index and rune.
+	runes   map[uint64]int32
+	resets  int
+	failed  bool // gave up: see maxDFAResets
+	threads int  // len(pcs) summed over states
 
 	// scratch
 	set      sparseSet
@@ -145,6 +148,7 @@ func (p *dfaProg) newLineDFA() *lineDFA {
 func (d *lineDFA) reset() {
 	d.states = d.states[:0]
 	d.threads = 0
+	clear(d.runes)
 	d.trans = append(d.trans[:0], make([]int32, 256)...) // row 0: unused
 	d.index = map[string]int32{}
 	d.s0row, d.skipTried = 0, false
@@ -297,10 +301,28 @@ func (d *lineDFA) step(i int32, r rune) int32 {
 	return d.keep(i, r, d.code(d.intern(next)))
 }
 
-// keep stores code nx in the table for state i and r when r is an ASCII
-// byte other than '\n', and returns nx.
+// maxRuneCache bounds lineDFA.runes; it is emptied when full.
+const maxRuneCache = 1 << 16
+
+// stepRune is step for a rune from 0x80 up, through the rune cache.
+func (d *lineDFA) stepRune(i int32, r rune) int32 {
+	if nx, ok := d.runes[uint64(i)<<32|uint64(r)]; ok {
+		return nx
+	}
+	return d.step(i, r)
+}
+
+// keep stores code nx for state i and r (in the table when r is an ASCII
+// byte other than '\n', in the rune cache from 0x80 up), and returns nx.
 func (d *lineDFA) keep(i int32, r rune, nx int32) int32 {
-	if r < utf8.RuneSelf && r != '\n' {
+	if r >= utf8.RuneSelf {
+		if d.runes == nil || len(d.runes) >= maxRuneCache {
+			d.runes = map[uint64]int32{}
+		}
+		d.runes[uint64(i)<<32|uint64(r)] = nx
+		return nx
+	}
+	if r != '\n' {
 		if nx == d.s0row && nx != 0 {
 			d.trans[int(i+1)<<8|int(r)] = tSkip
 		} else {
@@ -454,7 +476,7 @@ func (d *lineDFA) matchLine1(line []byte) bool {
 			i++
 		} else {
 			r, w := utf8.DecodeRune(line[i:])
-			nx = d.step(st>>8-1, r)
+			nx = d.stepRune(st>>8-1, r)
 			i += w
 		}
 		st = nx
@@ -511,7 +533,7 @@ func (d *lineDFA) scan(content []byte, add func(ls, le int) bool) bool {
 						i++
 					} else {
 						r, w := utf8.DecodeRune(content[i:])
-						nx = d.step(st>>8-1, r)
+						nx = d.stepRune(st>>8-1, r)
 						i += w
 					}
 					if d.failed {
