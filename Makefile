@@ -22,6 +22,7 @@ install: deps build
 
 deps:
 	./scripts/setup
+	./scripts/setup-npm
 	$(GO) mod download
 	# The npm MCP server the tools/mcp tests run (package-lock.json pins it).
 	npm ci --ignore-scripts --no-audit --no-fund --prefix editors/testing/mcp >/dev/null

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -72,12 +73,23 @@ type Agent struct {
 	// redactor hides the secrets of opts.Settings in every update.
 	redactor session.RedactorCache
 
-	mu       sync.Mutex
-	client   sdk.ClientCapabilities
+	mu     sync.Mutex
+	client sdk.ClientCapabilities
+	// initSeen: an initialize request arrived (in the order of the
+	// input); initDone is closed once it was handled. Session methods that
+	// arrive before it are refused, those after it wait for it.
+	initSeen atomic.Bool
+	initDone chan struct{}
+	initOnce sync.Once
 	hosts    map[string]*session.Host // by root
 	buffers  map[string]*workspace.Buffers
 	sessions map[string]*acpSession
 	closed   bool
+
+	modelList modelList
+	// startMu serialises the start of tasks: a host's settings are set to
+	// the session's (model, effort) for the start of its task.
+	startMu sync.Mutex
 }
 
 // acpSession is one ACP session: a conversation of follow-up tasks in one
@@ -88,11 +100,16 @@ type acpSession struct {
 	host *session.Host
 	bufs *workspace.Buffers
 
-	mu       sync.Mutex
-	mode     string
-	lastTask string             // the last ended task: the next prompt follows it up
-	running  *session.Task      // the task of the turn in progress
-	mcp      []mcp.ServerConfig // the MCP servers the client gave the session; set once, at creation
+	mu         sync.Mutex
+	mode       string
+	model      string             // the model of this session's tasks; "" is the settings'
+	effort     string             // the reasoning effort; "" is the model's default
+	title      string             // the first line of the first prompt
+	storeID    string             // the session store's ID, once a task ran ("" before)
+	lastTask   string             // the last ended task: the next prompt follows it up
+	lastPrompt string             // its prompt
+	running    *session.Task      // the task of the turn in progress
+	mcp        []mcp.ServerConfig // the MCP servers the client gave the session; set at creation or load
 }
 
 var (
@@ -109,7 +126,7 @@ func New(opts Options) *Agent {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Agent{opts: opts, log: opts.Logger, ready: make(chan struct{}), hosts: map[string]*session.Host{},
-		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}}
+		buffers: map[string]*workspace.Buffers{}, sessions: map[string]*acpSession{}, initDone: make(chan struct{})}
 }
 
 // Serve speaks ACP on r/w until the client disconnects or ctx ends, then
@@ -121,7 +138,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	// stays closed until the logger is in place, so the reader never logs
 	// through a half-set connection (an immediate EOF used to race here).
 	logged := make(chan struct{})
-	a.conn = sdk.NewAgentSideConnection(a, w, heldReader{r: r, open: logged})
+	out := &lockedWriter{w: w}
+	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log, a.arrived), open: logged})
 	a.conn.SetLogger(a.log)
 	close(logged)
 	close(a.ready)
@@ -171,6 +189,7 @@ func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
 		return h, a.buffers[root], nil
 	}
 	bufs := workspace.NewBuffers()
+	bufs.SetClientReader(a.readClient)
 	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath,
 		LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
@@ -246,6 +265,8 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 	a.mu.Lock()
 	a.client = p.ClientCapabilities
 	a.mu.Unlock()
+	a.initSeen.Store(true) // a caller that bypasses the input filter (tests)
+	a.initOnce.Do(func() { close(a.initDone) })
 	a.log.Info("acp initialize", "clientProtocol", p.ProtocolVersion, "fsRead", p.ClientCapabilities.Fs.ReadTextFile,
 		"fsWrite", p.ClientCapabilities.Fs.WriteTextFile, "terminal", p.ClientCapabilities.Terminal)
 	title := "agentls"
@@ -253,19 +274,49 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: &title, Version: a.opts.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
-			LoadSession:         true,
-			PromptCapabilities:  sdk.PromptCapabilities{EmbeddedContext: true},
-			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}},
-			McpCapabilities:     sdk.McpCapabilities{Http: true, Sse: true},
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
+				Close: &sdk.SessionCloseCapabilities{}},
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 		},
-		AuthMethods: []sdk.AuthMethod{},
+		AuthMethods: a.authMethods(p.ClientCapabilities),
 	}, nil
 }
 
-// Authenticate implements sdk.Agent: agentls needs no login (the model's
-// key comes from the environment).
-func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	return sdk.AuthenticateResponse{}, nil
+// Authenticate implements sdk.Agent: the API-key method succeeds when a
+// key is there (the environment, or one stored by agentls login); any
+// other method is unknown.
+func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	switch p.MethodId {
+	case authEnv, authTerminal:
+		if !a.haveKey() {
+			return sdk.AuthenticateResponse{}, a.authError()
+		}
+		return sdk.AuthenticateResponse{}, nil
+	}
+	return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("unknown auth method %q: use %q", p.MethodId, authEnv)}
+}
+
+// arrived notes a message's method as it arrives.
+func (a *Agent) arrived(method string) {
+	if method == sdk.AgentMethodInitialize {
+		a.initSeen.Store(true)
+	}
+}
+
+// checkInitialized refuses a session method that arrived before
+// initialize, and lets one that arrived after it wait for its answer.
+func (a *Agent) checkInitialized(ctx context.Context) error {
+	if !a.initSeen.Load() {
+		return &sdk.RequestError{Code: -32600, Message: "initialize first: the connection has not been initialized"}
+	}
+	select {
+	case <-a.initDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // rootOf checks a session's cwd: an absolute directory.
@@ -301,6 +352,9 @@ func modeState(current string) *sdk.SessionModeState {
 // NewSession implements sdk.Agent: cwd becomes the host's root. The
 // client's MCP servers give the session's tasks their tools (acp/mcp.go).
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := a.checkInitialized(ctx); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	root, err := rootOf(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -317,9 +371,10 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
+	a.save(ctx, s)
 	a.log.Info("acp session new", "session", s.id, "root", root)
-	a.announceCommands(s.id)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), Meta: mcpNote(servers, notes)}, nil
+	a.announce(s, false)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: modeState(ModeEdit), ConfigOptions: a.configOptions(ctx, s), Meta: mcpNote(servers, notes)}, nil
 }
 
 // slashCommands are the commands the face answers itself.
@@ -329,30 +384,17 @@ var slashCommands = []sdk.AvailableCommand{
 	{Name: "tasks", Description: "List the tasks of this workspace (from the editor faces and the command line too)"},
 }
 
-// announceCommands sends available_commands_update once the reply that
-// creates the session is on its way (a client drops updates of a session
-// it does not know yet).
-func (a *Agent) announceCommands(id string) {
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: a.commandsFor(context.Background(), id)}})
-	}()
-}
-
 // SetSessionMode implements sdk.Agent: the mode applies from the next prompt.
-func (a *Agent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	switch string(p.ModeId) {
-	case ModeAsk, ModeEdit, ModePlan:
-	default:
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown mode %q: ask, edit or plan", p.ModeId)})
+	if err := a.setMode(s, string(p.ModeId)); err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
-	s.mu.Lock()
-	s.mode = string(p.ModeId)
-	s.mu.Unlock()
+	a.update(s.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: a.configOptions(ctx, s)}})
+	a.save(context.WithoutCancel(ctx), s)
 	return sdk.SetSessionModeResponse{}, nil
 }
 
@@ -378,19 +420,13 @@ func (a *Agent) Cancel(_ context.Context, p sdk.CancelNotification) error {
 func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	_ = a.Cancel(ctx, sdk.CancelNotification{SessionId: p.SessionId})
 	a.mu.Lock()
+	s := a.sessions[string(p.SessionId)]
 	delete(a.sessions, string(p.SessionId))
 	a.mu.Unlock()
+	if s != nil {
+		a.forgetIfEmpty(ctx, s)
+	}
 	return sdk.CloseSessionResponse{}, nil
-}
-
-// ResumeSession implements sdk.Agent; the capability is not offered.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption implements sdk.Agent; no config options are offered.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 
 // Prompt implements sdk.Agent: one turn is one task of the host, a
@@ -401,9 +437,13 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	if n := promptSize(p.Prompt); n > maxPromptBytes {
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
+			"prompt too large: %d KiB, over the %d KiB limit; attach big files as resource links (agentls reads them) instead of pasting them", n>>10, maxPromptBytes>>10)}
+	}
 	in, err := readPrompt(p.Prompt, s.root)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: err.Error()}
 	}
 	if in.Text == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt"})
@@ -414,7 +454,8 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 		}
 	}
-	a.syncBuffers(ctx, s, in)
+	a.syncBuffers(s, in)
+	ctx = withClientReads(ctx, s.id, false)
 
 	// A turn answered "cancelled" before its task ended: the follow-up
 	// waits for that task's end (a follow-up needs an ended task).
@@ -429,6 +470,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 	}
 
+	settings := a.taskSettings(ctx, s)
 	s.mu.Lock()
 	if s.running != nil {
 		s.mu.Unlock()
@@ -443,18 +485,22 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
 	port := newTurnPort(a, s)
+	a.startMu.Lock()
+	s.host.SetSettings(settings)
 	t, err := s.host.Start(ctx, spec, port)
+	a.startMu.Unlock()
 	if err != nil {
 		s.mu.Unlock()
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.PromptResponse{}, a.startError(err)
 	}
 	s.running = t
 	s.mu.Unlock()
 	a.remember(ctx, s, t.SessionID())
+	a.setTitle(ctx, s, in.Text)
 	defer func() {
 		s.mu.Lock()
 		s.running = nil
-		s.lastTask = t.ID()
+		s.lastTask, s.lastPrompt = t.ID(), in.Text
 		s.mu.Unlock()
 	}()
 
@@ -477,38 +523,18 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	return sdk.PromptResponse{StopReason: stopReason(res)}, nil
 }
 
-// syncBuffers keeps the host's view of the files the prompt names current
-// with the editor: embedded text is what the editor holds; with
-// fs/read_text_file the client is asked for the text of every file named
-// and every file already held. Only when the client can also write files
-// (so agentls's edits of them go through the editor) is that text put in
-// the host's buffers, which the tools read before the disk.
-func (a *Agent) syncBuffers(ctx context.Context, s *acpSession, in promptInput) {
+// syncBuffers puts the text the client embedded in the prompt into the
+// host's buffers, which the tools read before the disk, when the client
+// writes files (so agentls's edits of them go through the editor) but does
+// not answer reads: a client that answers fs/read_text_file is asked at
+// each read instead (clientfs.go), so nothing is held ahead of time.
+func (a *Agent) syncBuffers(s *acpSession, in promptInput) {
 	caps := a.capabilities().Fs
-	if !caps.WriteTextFile {
+	if !caps.WriteTextFile || caps.ReadTextFile {
 		return
 	}
-	files := map[string]bool{}
-	for _, f := range in.Files {
-		files[f] = true
-	}
-	for _, f := range s.bufs.Filenames() {
-		files[f] = true
-	}
-	for f := range files {
+	for f, text := range in.Embedded {
 		if _, ok := absPath(s.root, f); !ok {
-			continue
-		}
-		text, ok := in.Embedded[f]
-		if caps.ReadTextFile {
-			resp, err := a.peer().ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: f})
-			if err != nil {
-				a.log.Debug("fs/read_text_file failed", "path", f, "error", err)
-			} else {
-				text, ok = resp.Content, true
-			}
-		}
-		if !ok {
 			continue
 		}
 		if doc, held := s.bufs.Get(f); held {
@@ -529,24 +555,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 	s.mu.Unlock()
 	switch name {
 	case "undo":
-		if last == "" {
-			return "Nothing to undo: no task has run in this session yet.", true
-		}
-		ws, err := s.host.Workspace(ctx)
-		if err != nil {
-			return "Undo failed: " + err.Error(), true
-		}
-		rep, err := s.host.Undo(ctx, last, newTurnPort(a, s).Editor(ws))
-		if err != nil {
-			return "Undo failed: " + err.Error(), true
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "Undid task %s: %d file(s) reverted", rep.TaskID, len(rep.Reverted))
-		if len(rep.NotReverted) > 0 {
-			fmt.Fprintf(&b, ", %d not reverted", len(rep.NotReverted))
-		}
-		b.WriteString(".")
-		return b.String(), true
+		return a.undo(ctx, s), true
 	case "report":
 		if last == "" {
 			return "No report yet: no task has run in this session.", true

@@ -40,6 +40,9 @@ func (c *testClient) RequestPermission(_ context.Context, p sdk.RequestPermissio
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.perms = append(c.perms, p)
+	if c.answer == "cancelled" {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(sdk.PermissionOptionId(c.answer))}, nil
 }
 
@@ -97,6 +100,12 @@ func connect(t *testing.T, c *testClient) (*sdk.ClientSideConnection, string, sd
 // connectWithKey is connect with key as the API key of the environment.
 func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideConnection, string, sdk.SessionId) {
 	t.Helper()
+	return connectClient(t, c, key, sdk.ClientCapabilities{})
+}
+
+// connectClient is connect with any client and the capabilities it offers.
+func connectClient(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, string, sdk.SessionId) {
+	t.Helper()
 	script, err := fakemodel.LoadScript("testdata/model.json", "")
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +145,7 @@ func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideCon
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
-	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := conn.NewSession(tctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})

@@ -6,7 +6,6 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -64,8 +63,12 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 			if _, err := e.p.a.peer().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: c.abs, Content: content}); err != nil {
 				return fmt.Errorf("fs/write_text_file %s: %w", c.abs, err)
 			}
-			// The editor holds the file now: later reads of the task see
-			// what was written, saved or not.
+			// A client that answers reads is asked again at the next
+			// read. One that does not: it holds the file now, and later
+			// reads of the task see what was written, saved or not.
+			if e.p.a.capabilities().Fs.ReadTextFile {
+				continue
+			}
 			if doc, ok := e.p.s.bufs.Get(c.abs); ok {
 				e.p.s.bufs.Open(c.abs, doc.LanguageID, doc.Version+1, c.new)
 			} else {
@@ -75,9 +78,8 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 	} else if err := e.ws.DiskEditor().Apply(ctx, label, edits); err != nil {
 		return err
 	}
-	call, _ := tools.CallFrom(ctx)
 	for _, c := range changes {
-		e.p.showDiff(call.ID, c)
+		e.p.showDiff(ctx, c)
 	}
 	return nil
 }
@@ -89,23 +91,4 @@ func diffContent(c change) sdk.ToolCallContent {
 		return sdk.ToolDiffContent(c.abs, c.new)
 	}
 	return sdk.ToolDiffContent(c.abs, c.new, c.old)
-}
-
-// showDiff adds the diff of c to the tool call callID that made it, or,
-// for an edit outside any call the client was shown (an undo), reports it
-// as a call of its own.
-func (p *turnPort) showDiff(callID string, c change) {
-	loc := []sdk.ToolCallLocation{{Path: c.abs}}
-	if !p.isOpen(callID) {
-		p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(p.ownCallID("edit")),
-			Title: "Edit " + c.abs, Kind: sdk.ToolKindEdit, Status: sdk.ToolCallStatusCompleted,
-			Locations: loc, Content: []sdk.ToolCallContent{diffContent(c)}}})
-		return
-	}
-	p.mu.Lock()
-	p.diffs[callID] = append(p.diffs[callID], diffContent(c))
-	content := append([]sdk.ToolCallContent(nil), p.diffs[callID]...)
-	p.mu.Unlock()
-	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(callID),
-		Content: content, Locations: loc}})
 }

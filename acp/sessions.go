@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // SessionsFileName, in the workspace's state folder (.agentls/), maps ACP
@@ -24,13 +27,26 @@ const SessionsFileName = "acp-sessions.json"
 
 // sessionsFile is the content of SessionsFileName.
 type sessionsFile struct {
-	Sessions map[string]string `json:"sessions"` // ACP session ID -> store session ID
+	// Sessions maps an ACP session ID to the store's ("" until the
+	// session's first task: it exists from session/new).
+	Sessions map[string]string `json:"sessions"`
+	// State is what a session/load or session/resume restores.
+	State map[string]savedSession `json:"state,omitempty"`
+}
+
+// savedSession is the state of an ACP session that outlives the process.
+type savedSession struct {
+	Mode    string `json:"mode,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Effort  string `json:"effort,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Updated string `json:"updated,omitempty"` // RFC 3339
 }
 
 var sessionsMu sync.Mutex // serialises reads and writes of sessions files
 
 func readSessions(stateDir string) (sessionsFile, error) {
-	f := sessionsFile{Sessions: map[string]string{}}
+	f := sessionsFile{Sessions: map[string]string{}, State: map[string]savedSession{}}
 	b, err := os.ReadFile(filepath.Join(stateDir, SessionsFileName))
 	if errors.Is(err, os.ErrNotExist) {
 		return f, nil
@@ -44,15 +60,23 @@ func readSessions(stateDir string) (sessionsFile, error) {
 	if f.Sessions == nil {
 		f.Sessions = map[string]string{}
 	}
+	if f.State == nil {
+		f.State = map[string]savedSession{}
+	}
 	return f, nil
 }
 
-// remember records that ACP session s is store session storeID.
-func (a *Agent) remember(ctx context.Context, s *acpSession, storeID string) {
+// save records session s: its store ID (once it has one) and the state a
+// load restores.
+func (a *Agent) save(ctx context.Context, s *acpSession) {
 	ws, err := s.host.Workspace(ctx)
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	storeID := s.storeID
+	st := savedSession{Mode: s.mode, Model: s.model, Effort: s.effort, Title: s.title, Updated: time.Now().UTC().Format(time.RFC3339)}
+	s.mu.Unlock()
 	sessionsMu.Lock()
 	defer sessionsMu.Unlock()
 	f, err := readSessions(ws.StateDir())
@@ -60,48 +84,99 @@ func (a *Agent) remember(ctx context.Context, s *acpSession, storeID string) {
 		a.log.Warn("acp sessions not read", "error", err)
 		return
 	}
-	if f.Sessions[s.id] == storeID {
-		return
+	if storeID != "" || f.Sessions[s.id] == "" {
+		f.Sessions[s.id] = storeID
 	}
-	f.Sessions[s.id] = storeID
-	b, _ := json.MarshalIndent(f, "", "  ")
-	path := filepath.Join(ws.StateDir(), SessionsFileName)
-	tmp := path + ".tmp"
-	if err := os.MkdirAll(ws.StateDir(), 0o755); err == nil {
-		if err = os.WriteFile(tmp, append(b, '\n'), 0o644); err == nil {
-			err = os.Rename(tmp, path)
-		}
-		if err != nil {
-			a.log.Warn("acp session not remembered", "session", s.id, "error", err)
-		}
+	f.State[s.id] = st
+	if err := writeSessions(ws.StateDir(), f); err != nil {
+		a.log.Warn("acp session not remembered", "session", s.id, "error", err)
 	}
 }
 
-// storeIDs maps the ACP session IDs of a workspace both ways.
-func (a *Agent) storeIDs(ctx context.Context, h *session.Host) (acpToStore, storeToACP map[string]string) {
-	acpToStore, storeToACP = map[string]string{}, map[string]string{}
+// forgetIfEmpty drops a closed session that never ran a task from the
+// sessions file: nothing of it is worth listing.
+func (a *Agent) forgetIfEmpty(ctx context.Context, s *acpSession) {
+	s.mu.Lock()
+	empty := s.storeID == "" && s.lastTask == ""
+	s.mu.Unlock()
+	if !empty {
+		return
+	}
+	ws, err := s.host.Workspace(ctx)
+	if err != nil {
+		return
+	}
+	sessionsMu.Lock()
+	defer sessionsMu.Unlock()
+	f, err := readSessions(ws.StateDir())
+	if err != nil || f.Sessions[s.id] != "" {
+		return
+	}
+	delete(f.Sessions, s.id)
+	delete(f.State, s.id)
+	if err := writeSessions(ws.StateDir(), f); err != nil {
+		a.log.Warn("acp sessions not written", "error", err)
+	}
+}
+
+// writeSessions replaces the sessions file atomically; sessionsMu is held.
+func writeSessions(stateDir string, f sessionsFile) error {
+	b, _ := json.MarshalIndent(f, "", "  ")
+	path := filepath.Join(stateDir, SessionsFileName)
+	tmp := path + ".tmp"
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// remember records that ACP session s is store session storeID.
+func (a *Agent) remember(ctx context.Context, s *acpSession, storeID string) {
+	s.mu.Lock()
+	same := s.storeID == storeID
+	s.storeID = storeID
+	s.mu.Unlock()
+	if !same {
+		a.save(ctx, s)
+	}
+}
+
+// savedSessions is the sessions file of a workspace, and its ACP sessions
+// by store ID (those that have one).
+func (a *Agent) savedSessions(ctx context.Context, h *session.Host) (f sessionsFile, storeToACP map[string]string) {
+	f = sessionsFile{Sessions: map[string]string{}, State: map[string]savedSession{}}
+	storeToACP = map[string]string{}
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return
 	}
 	sessionsMu.Lock()
-	f, err := readSessions(ws.StateDir())
+	got, err := readSessions(ws.StateDir())
 	sessionsMu.Unlock()
 	if err != nil {
 		a.log.Warn("acp sessions not read", "error", err)
+		return
 	}
-	for k, v := range f.Sessions {
-		acpToStore[k] = v
-		storeToACP[v] = k
+	for k, v := range got.Sessions {
+		if v != "" {
+			storeToACP[v] = k
+		}
 	}
-	return
+	return got, storeToACP
 }
 
 // ListSessions implements sdk.Agent: the sessions of the session store of
 // cwd (default: the process's working directory), most recent first, the
-// ones started from the LSP side or the command line included. An ACP
-// session keeps the ID the client was given.
+// ones started from the LSP side or the command line included, and the ACP
+// sessions that have no task yet. An ACP session keeps the ID the client
+// was given.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	if err := a.checkInitialized(ctx); err != nil {
+		return sdk.ListSessionsResponse{}, err
+	}
 	cwd := ""
 	if p.Cwd != nil {
 		cwd = *p.Cwd
@@ -120,7 +195,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	_, toACP := a.storeIDs(ctx, h)
+	saved, toACP := a.savedSessions(ctx, h)
 	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
 	for _, ss := range sessions {
 		id := ss.ID
@@ -128,7 +203,11 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			id = acpID
 		}
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
-		if title := ss.Title; title != "" {
+		title := ss.Title
+		if t := saved.State[id].Title; t != "" {
+			title = t
+		}
+		if title != "" {
 			info.Title = &title
 		}
 		if !ss.UpdatedAt.IsZero() {
@@ -137,53 +216,166 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		}
 		out.Sessions = append(out.Sessions, info)
 	}
+	// Sessions created and not yet prompted, newest first.
+	var fresh []sdk.SessionInfo
+	for id, storeID := range saved.Sessions {
+		if storeID != "" {
+			continue
+		}
+		st := saved.State[id]
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
+		if st.Title != "" {
+			title := st.Title
+			info.Title = &title
+		}
+		if st.Updated != "" {
+			at := st.Updated
+			info.UpdatedAt = &at
+		}
+		fresh = append(fresh, info)
+	}
+	slices.SortFunc(fresh, func(x, y sdk.SessionInfo) int {
+		return strings.Compare(deref(y.UpdatedAt), deref(x.UpdatedAt))
+	})
+	out.Sessions = append(fresh, out.Sessions...)
 	return out, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // LoadSession implements sdk.AgentLoader: the session's tasks are replayed
 // from the store as session/update (each prompt, its plan, its tool calls,
 // its edits as diffs, its answer) before the reply; the next prompt follows up the last
 // task that ended, with the earlier prompts and answers in the model's
-// context.
+// context. A session that has had no task yet loads empty. Its mode,
+// model and title are restored and announced.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	root, err := rootOf(p.Cwd)
+	servers, notes := mcpServers(p.McpServers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, true, servers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
+	}
+	a.log.Info("acp session loaded", "session", s.id, "store", s.storeID, "followUp", s.lastTask)
+	a.announce(s, true)
+	return sdk.LoadSessionResponse{Modes: modeState(s.mode), ConfigOptions: a.configOptions(ctx, s), Meta: mcpNote(servers, notes)}, nil
+}
+
+// ResumeSession implements sdk.Agent: session/load without the replay of
+// the history (the client keeps its own).
+func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	servers, notes := mcpServers(p.McpServers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, false, servers)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	a.log.Info("acp session resumed", "session", s.id, "store", s.storeID, "followUp", s.lastTask)
+	a.announce(s, true)
+	return sdk.ResumeSessionResponse{Modes: modeState(s.mode), ConfigOptions: a.configOptions(ctx, s), Meta: mcpNote(servers, notes)}, nil
+}
+
+// open makes stored session id of cwd the connection's, replaying its
+// tasks when replay is set; servers are the MCP servers the client gave.
+func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers []mcp.ServerConfig) (*acpSession, error) {
+	if err := a.checkInitialized(ctx); err != nil {
+		return nil, err
+	}
+	root, err := rootOf(cwd)
+	if err != nil {
+		return nil, err
 	}
 	h, bufs, err := a.host(root)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, err
+		return nil, err
 	}
-	id := string(p.SessionId)
-	storeID := id
-	if sid, ok := func() (string, bool) { m, _ := a.storeIDs(ctx, h); v, ok := m[id]; return v, ok }(); ok {
-		storeID = sid
+	saved, _ := a.savedSessions(ctx, h)
+	storeID, known := saved.Sessions[id]
+	if !known {
+		storeID = id // a session of another face: its store ID
 	}
-	tasks, err := h.Replay(ctx, storeID)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	var tasks []session.ReplayTask
+	if storeID != "" {
+		if tasks, err = h.Replay(ctx, storeID); err != nil {
+			return nil, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
 	}
-	if len(tasks) == 0 {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
+	if len(tasks) == 0 && !known {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
-	servers, notes := mcpServers(p.McpServers)
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
+	st := saved.State[id]
+	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit,
+		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title, mcp: servers}
+	switch st.Mode {
+	case ModeAsk, ModeEdit, ModePlan:
+		s.mode = st.Mode
+	}
+	a.mu.Lock()
+	if old, ok := a.sessions[id]; ok {
+		old.mu.Lock()
+		running := old.running != nil
+		old.mu.Unlock()
+		if running {
+			a.mu.Unlock()
+			return nil, sdk.NewInvalidParams(map[string]any{"error": "the session is running a turn"})
+		}
+	}
+	a.mu.Unlock()
 	for _, t := range tasks {
-		a.replay(s, t)
+		if replay {
+			a.replay(s, t)
+		}
 		if t.Ended {
-			s.lastTask = t.ID
+			s.lastTask, s.lastPrompt = t.ID, t.Prompt
 		}
 	}
 	a.mu.Lock()
-	if old, ok := a.sessions[id]; ok && old.running != nil {
-		a.mu.Unlock()
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "the session is running a turn"})
-	}
 	a.sessions[id] = s
 	a.mu.Unlock()
-	a.log.Info("acp session loaded", "session", id, "store", storeID, "tasks", len(tasks), "followUp", s.lastTask)
-	a.announceCommands(id)
-	return sdk.LoadSessionResponse{Modes: modeState(ModeEdit), Meta: mcpNote(servers, notes)}, nil
+	return s, nil
+}
+
+// announce tells the client what the session is now: its commands, its
+// mode, its config options and its title. A session the client already
+// knows (load, resume) is told before the reply; a new one just after it
+// (a client drops updates of a session it does not know yet).
+func (a *Agent) announce(s *acpSession, known bool) {
+	send := func() {
+		s.mu.Lock()
+		mode, title := s.mode, s.title
+		s.mu.Unlock()
+		a.update(s.id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: a.commandsFor(context.Background(), s.id)}})
+		a.update(s.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(mode)}})
+		if title != "" {
+			a.update(s.id, sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: &title}})
+		}
+	}
+	if known {
+		send()
+		return
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		send()
+	}()
+}
+
+// setTitle names a session after its first prompt and tells the client.
+func (a *Agent) setTitle(ctx context.Context, s *acpSession, prompt string) {
+	s.mu.Lock()
+	if s.title != "" {
+		s.mu.Unlock()
+		return
+	}
+	s.title = session.FirstLine(prompt, 80)
+	title := s.title
+	s.mu.Unlock()
+	a.save(ctx, s)
+	at := time.Now().UTC().Format(time.RFC3339)
+	a.update(s.id, sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: &title, UpdatedAt: &at}})
 }
 
 // replay sends one stored task as the updates a client shows for history.

@@ -35,10 +35,12 @@ func toolKind(tool string) sdk.ToolKind {
 // callArgs are the arguments of a tool call that a face shows: what file,
 // what command, what pattern.
 type callArgs struct {
-	Path    string `json:"path"`
-	Command string `json:"command"`
-	Pattern string `json:"pattern"`
-	Line    int    `json:"line"`
+	Path    string   `json:"path"`
+	Command string   `json:"command"`
+	Argv    []string `json:"argv"`
+	Pattern string   `json:"pattern"`
+	Line    int      `json:"line"`
+	Offset  int      `json:"offset"`
 }
 
 // pathField finds "path":"..." in a summary that was cut before the end of
@@ -67,6 +69,8 @@ func toolTitle(tool string, a callArgs) string {
 	switch {
 	case a.Command != "":
 		return "Run `" + a.Command + "`"
+	case len(a.Argv) > 0:
+		return "Run `" + strings.Join(a.Argv, " ") + "`"
 	case tool == "grep" && a.Pattern != "":
 		return "Search `" + a.Pattern + "`"
 	case a.Path != "":
@@ -218,7 +222,7 @@ func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 			}
 			refs = append(refs, fmt.Sprintf("- %s:\n```\n%s\n```", name, strings.TrimRight(res.Text, "\n")))
 		case b.Image != nil:
-			return in, fmt.Errorf("images are not supported by agentls")
+			return in, fmt.Errorf("images are not supported by agentls: its model connection sends text only; describe the image, or attach the file it shows as a resource link")
 		case b.Audio != nil:
 			return in, fmt.Errorf("audio is not supported by agentls")
 		}
@@ -229,4 +233,33 @@ func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 		in.Text = strings.TrimSpace(in.Text)
 	}
 	return in, nil
+}
+
+// maxPromptBytes bounds one prompt's content (its text, embedded resources
+// and any binary data): a bigger prompt is refused with -32602.
+const maxPromptBytes = 256 << 10
+
+// promptSize is the size of a prompt's content in bytes.
+func promptSize(blocks []sdk.ContentBlock) int {
+	n := 0
+	for _, b := range blocks {
+		switch {
+		case b.Text != nil:
+			n += len(b.Text.Text)
+		case b.ResourceLink != nil:
+			n += len(b.ResourceLink.Uri)
+		case b.Resource != nil:
+			if t := b.Resource.Resource.TextResourceContents; t != nil {
+				n += len(t.Text)
+			}
+			if bl := b.Resource.Resource.BlobResourceContents; bl != nil {
+				n += len(bl.Blob)
+			}
+		case b.Image != nil:
+			n += len(b.Image.Data)
+		case b.Audio != nil:
+			n += len(b.Audio.Data)
+		}
+	}
+	return n
 }

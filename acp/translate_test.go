@@ -36,7 +36,7 @@ func TestParseArgsReadsCutSummaries(t *testing.T) {
 		{`not json`, callArgs{}, false},
 	} {
 		got, raw := parseArgs(tc.summary)
-		if got != tc.want || (raw != nil) != tc.raw {
+		if !reflect.DeepEqual(got, tc.want) || (raw != nil) != tc.raw {
 			t.Errorf("parseArgs(%q) = %+v, raw %v; want %+v, raw %v", tc.summary, got, raw != nil, tc.want, tc.raw)
 		}
 	}

@@ -49,7 +49,7 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 		return errorf("cannot write %s: %v", p, err), nil
 	}
 	content := a.Content
-	if !create && f.FromBuffer && !a.OverwriteUnsaved && r.unsaved(p, f) {
+	if !create && (f.FromBuffer || f.FromClient) && !a.OverwriteUnsaved && r.unsaved(p, f) {
 		return errorf("%s is open in the editor with unsaved changes; write_file would discard them. Use edit_file for targeted changes, or set overwrite_unsaved: true to replace them. Nothing was written", p), nil
 	}
 	if !create {

@@ -49,6 +49,10 @@ type File struct {
 	Path       Path
 	Text       string // BOM stripped; line endings as stored
 	FromBuffer bool   // read from the editor's unsaved buffer
+	// FromClient: the text the editor answered for (Buffers.SetClientReader),
+	// saved or not; FromBuffer stays false (the editor holds no document
+	// agentls tracks, and writes ask as writes to disk do).
+	FromClient bool
 	Version    int32  // the editor's version when FromBuffer
 	Hash       string // of Text: what a later edit is checked against
 	BOM, CRLF  bool

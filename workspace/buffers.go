@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
@@ -37,6 +38,33 @@ type Buffers struct {
 	docs map[string]*Document // by Filename
 	// onChange, when set, is called after every successful change, outside mu.
 	onChange func(filename string, version int32)
+	// client, when set, asks the editor for a file's text (see SetClientReader).
+	client ClientReader
+}
+
+// ClientReader asks the editor for the text it holds of filename (absolute),
+// saved or not; ok is false when the editor was not asked (not the kind of
+// read it answers) or could not answer, and the disk is read instead.
+type ClientReader func(ctx context.Context, filename string) (text string, ok bool)
+
+// SetClientReader makes Workspace.ReadFile ask f first for a file no open
+// document holds: an editor that answers reads on demand (the Agent Client
+// Protocol's fs/read_text_file) instead of announcing every open buffer.
+func (b *Buffers) SetClientReader(f ClientReader) {
+	b.mu.Lock()
+	b.client = f
+	b.mu.Unlock()
+}
+
+// readClient is the editor's text of filename, when a ClientReader answers.
+func (b *Buffers) readClient(ctx context.Context, filename string) (string, bool) {
+	b.mu.RLock()
+	f := b.client
+	b.mu.RUnlock()
+	if f == nil {
+		return "", false
+	}
+	return f(ctx, filename)
 }
 
 // NewBuffers returns an empty store.

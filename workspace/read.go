@@ -28,6 +28,10 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // (a command, git, a formatter), the disk is returned, as a file read from
 // disk (FromBuffer false). A buffer with the user's unsaved text always
 // wins.
+//
+// A file no open document holds is asked of the editor first when it
+// answers reads on demand (Buffers.SetClientReader): its text, saved or
+// not, is the file's (FromClient).
 func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 	if p.IsZero() {
 		return nil, fmt.Errorf("read: empty path: %w", ErrInvalidPath)
@@ -38,6 +42,15 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 	abs := w.Abs(p)
 	doc, ok := w.buffers.Get(abs)
 	if !ok {
+		if text, asked := w.buffers.readClient(ctx, abs); asked {
+			bom := strings.HasPrefix(text, "\ufeff")
+			text = strings.TrimPrefix(text, "\ufeff")
+			if int64(len(text)) > w.maxSize {
+				return nil, fmt.Errorf("read %s: %w: the editor's text is %s, over the %s limit", p, ErrTooLarge, humanSize(int64(len(text))), humanSize(w.maxSize))
+			}
+			return &File{Path: p, Text: text, FromClient: true, Hash: hashText(text), BOM: bom,
+				CRLF: strings.Contains(text, "\r\n"), Size: int64(len(text))}, nil
+		}
 		// The cursor is taken before the read: a change recorded after it,
 		// even one made before the read, makes the snapshot count as stale.
 		seq := w.Seq()

@@ -98,6 +98,27 @@ type Settings struct {
 	// MCPServers are the user's MCP servers, in Claude Code's .mcp.json
 	// shape (setting "mcpServers"; see package tools/mcp), sorted by name.
 	MCPServers []mcp.ServerConfig `json:"-"`
+	// Models a face offers to choose from (the ACP model picker), with
+	// what each accepts; empty: the service's /models list.
+	Models []ModelInfo `json:"models"`
+}
+
+// ModelInfo declares one model of the "models" setting.
+type ModelInfo struct {
+	Name string `json:"name"`
+	// ReasoningEfforts are the values the model takes as reasoning_effort
+	// ("low", "medium", "high"); empty: it takes none.
+	ReasoningEfforts []string `json:"reasoningEfforts,omitempty"`
+}
+
+// ModelInfo is the declared model named name, if the models setting has it.
+func (c Settings) ModelInfo(name string) (ModelInfo, bool) {
+	for _, m := range c.Models {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return ModelInfo{}, false
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens.
@@ -486,6 +507,15 @@ var table = []field{
 			}
 			return nil
 		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Prices)) }),
+	withShow(setting("models", `a list of {"name": string, "reasoningEfforts"?: [string]}`,
+		func(c *Settings) *[]ModelInfo { return &c.Models }, func(v *[]ModelInfo) error {
+			for i, m := range *v {
+				if (*v)[i].Name = strings.TrimSpace(m.Name); (*v)[i].Name == "" {
+					return fmt.Errorf("entry %d has no name", i)
+				}
+			}
+			return nil
+		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Models)) }),
 	{
 		name: "hooks",
 		set: func(c *Settings, raw json.RawMessage) error {

@@ -19,14 +19,23 @@ import (
 // command and write asks (approval "ask"). stdout carries only the
 // protocol; logs go to stderr (warnings) and the log file.
 func runACP(ctx context.Context, io stdio, args []string) error {
+	if len(args) == 1 && args[0] == "login" {
+		// The terminal auth method of ACP clients: the agent's command
+		// with "login" appended.
+		return runLogin(ctx, io, nil)
+	}
 	if len(args) > 0 {
 		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-			fmt.Fprintf(io.err, "Usage: agentls acp\n\nServe the Agent Client Protocol over stdin/stdout (Zed, JetBrains, agent-shell, ...).\nNo flags: the model is configured by the environment.\n%s", envHelp)
+			fmt.Fprintf(io.err, "Usage: agentls acp [login]\n\nServe the Agent Client Protocol over stdin/stdout (Zed, JetBrains, agent-shell, ...).\nNo flags: the model is configured by the environment.\n%s", envHelp)
 			return nil
 		}
 		return &exitError{code: 2, err: fmt.Errorf("agentls acp takes no arguments (got %q); configure it with the environment", args)}
 	}
 	settings, problems := session.FromEnv(os.Getenv)
+	settings, more := session.UserSettings(settings)
+	problems = append(problems, more...)
+	// The key: its environment variable, else the one agentls login stored.
+	getenv := session.WithStoredKey(os.Getenv, func() string { return settings.APIKeyEnv })
 	// See runServe: a closed pipe must fail a write, not kill the process
 	// before its tasks' writes drain.
 	signal.Ignore(syscall.SIGPIPE)
@@ -44,5 +53,5 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 	for _, p := range problems {
 		logger.Warn("setting ignored", "problem", p.String())
 	}
-	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: settings, Logger: logger, Version: version})
+	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: settings, Getenv: getenv, Logger: logger, Version: version})
 }

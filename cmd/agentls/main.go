@@ -54,6 +54,7 @@ var subcommands = map[string]subcommand{
 	"replay":     {"turn a flight recording into a fake-model script", runReplay},
 	"stats":      {"print task statistics of a workspace", runStats},
 	"undo":       {"revert every edit of one task (from the session store)", runUndo},
+	"login":      {"store the model service's API key in the user's configuration folder", runLogin},
 	"version":    {"print the version", runVersion},
 	"help":       {"print this help", nil}, // set in init: it lists subcommands
 }

@@ -36,6 +36,8 @@ const requestParams = { "session/request_permission": "RequestPermissionRequest"
 const responseResult = {
   initialize: "InitializeResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
   "session/list": "ListSessionsResponse", "session/prompt": "PromptResponse", "session/set_mode": "SetSessionModeResponse",
+  "session/resume": "ResumeSessionResponse", "session/close": "CloseSessionResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
+  authenticate: "AuthenticateResponse",
 };
 const validation = { checked: 0, invalid: [] };
 function validateFromServer(msg, sentMethods) {
@@ -309,13 +311,19 @@ test("an edit task streams its plan and a diff and writes through the client", a
   assert.equal(done.status, "completed");
   const usage = ups.filter((u) => u.sessionUpdate === "usage_update");
   assert.ok(usage.length > 0 && usage.every((u) => u.size > 0 && u.used > 0), "usage_update with the context in use and its size");
+  const ask = permissions.find((p) => p.sessionId === session1 && p.toolCall.toolCallId === call.toolCallId);
+  assert.ok(ask, "the edit asked permission, naming its tool call");
+  assert.equal(ask.toolCall.title, undefined, "the permission keeps the call's title");
+  const askDiff = (ask.toolCall.content || []).find((c) => c.type === "diff");
+  assert.ok(askDiff && askDiff.path === MAIN && askDiff.oldText.startsWith(UNSAVED) && askDiff.newText === diff.newText, "the permission carries the diff");
   const w = writes.find((x) => x.path === MAIN);
   assert.ok(w, "fs/write_text_file for main.go");
+  assert.ok(w.content.startsWith(UNSAVED), "the unsaved line survives the edit");
   assert.equal(w.content, diff.newText);
   assert.equal(fs.readFileSync(MAIN, "utf8"), diff.newText);
   assert.match(textOf(session1, "agent_message_chunk", from), /Added a package comment/);
   assert.doesNotMatch(textOf(session1, "agent_message_chunk", from), /PASS/, "the check's verdict is not part of the answer");
-  assert.match(textOf(session1, "agent_thought_chunk", from), /PASS/, "the check's verdict is a thought");
+  assert.doesNotMatch(textOf(session1, "agent_thought_chunk", from), /PASS/, "the check's verdict is an internal step, not a thought");
 });
 
 test("slash commands /tasks and /report are answered by the face; /tasks lists the command line's tasks too", async () => {
@@ -344,7 +352,24 @@ test("a command that asks permission runs when granted once", async () => {
   assert.deepEqual(q.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
   const call = of(sessionId).find((u) => u.sessionUpdate === "tool_call" && u.toolCallId === q.toolCall.toolCallId);
   assert.equal(call?.kind, "execute", "the question names the execute tool call the client was shown");
+  assert.ok((q.toolCall.content || []).some((c) => c.type === "content" && /\$ .*echo/.test(c.content.text)), "the permission shows the whole command");
+  const out = of(sessionId).filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === call.toolCallId).flatMap((u) => u.content || []);
+  assert.ok(out.some((c) => c.type === "content" && /granted-output-42/.test(c.content.text)), "the tool call shows the command's output");
   assert.match(textOf(sessionId), /The command printed granted-output-42\./);
+});
+
+test("the model and the mode are config options a client switches", async () => {
+  const r = await server.agent.request(acp.methods.agent.session.new, { cwd: WS, mcpServers: [] });
+  const model = r.configOptions.find((o) => o.id === "model");
+  const mode = r.configOptions.find((o) => o.id === "mode");
+  assert.ok(model && mode, "model and mode options");
+  assert.equal(model.category, "model");
+  assert.ok(model.options.some((o) => o.value === "fake"), "the service's /models list is offered");
+  const res = await server.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: r.sessionId, configId: "model", value: "fake" });
+  assert.equal(res.configOptions.find((o) => o.id === "model").currentValue, "fake");
+  const res2 = await server.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: r.sessionId, configId: "mode", value: "ask" });
+  assert.equal(res2.configOptions.find((o) => o.id === "mode").currentValue, "ask");
+  await waitFor("current_mode_update", () => of(r.sessionId).find((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "ask"));
 });
 
 test("a command rejected once does not run", async () => {

