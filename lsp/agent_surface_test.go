@@ -128,7 +128,8 @@ func TestWriteToAFileNotOpenAsks(t *testing.T) {
 		{ToolCalls: []fakemodel.ToolCall{call("c1", "write_file", `{"path":"new.go","content":"package a\n"}`)}},
 		{Text: "Could not write it.", FinishReason: "stop", Times: -1},
 	}, goFiles, lsptest.Config{ShowMessageRequest: answer(lsp.ActionDeny)}, agentOpts{settings: map[string]any{"approval": "ask"}})
-	if r, err := a.run(t, map[string]any{"prompt": "create new.go", "mode": "edit"}); err != nil || r.Status != "completed" {
+	r, err := a.run(t, map[string]any{"prompt": "create new.go", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
 		t.Fatalf("%+v, %v", r, err)
 	}
 	st := a.c.Snapshot()
@@ -137,6 +138,10 @@ func TestWriteToAFileNotOpenAsks(t *testing.T) {
 	}
 	if _, err := os.Stat(a.path("new.go")); err == nil {
 		t.Errorf("new.go was written after a denial")
+	}
+	// The task ends "completed" (the model answered), and says what was refused.
+	if !strings.Contains(r.Summary, "(denied: create new.go") {
+		t.Errorf("summary %q does not say the write was denied", r.Summary)
 	}
 }
 

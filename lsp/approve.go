@@ -65,6 +65,10 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	}
 	actx, cancel := context.WithTimeout(ctx, svc.opts.ApprovalTimeout)
 	defer cancel()
+	// While the question is open the task waits for the user, not for the
+	// command (which has not started): say so, then go back.
+	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Request.Summary, 80))
+	defer p.sink.setActivity(prev)
 	item, err := srv.showMessageRequest(actx, &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: srv.redact(msg), Actions: actions,
 	})

@@ -3,6 +3,8 @@ package lsp
 import (
 	"context"
 	"errors"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"go.lsp.dev/uri"
@@ -32,7 +34,42 @@ type documentDiagnostics struct {
 	URI         string          `json:"uri"`
 	Version     *int32          `json:"version,omitempty"`
 	Diagnostics []DiagnosticArg `json:"diagnostics"`
+	// Checked says whether a language server reports diagnostics for the
+	// document (the plugin knows which servers are attached); absent when
+	// the plugin cannot tell, and the server learns it from edits.
+	Checked *bool `json:"checked,omitempty"`
 }
+
+// uncheckedLanguages remembers, per client, the file extensions for which
+// an edit's wait saw no diagnostics at all: later edits do not wait, until
+// the client reports something for that language.
+type uncheckedLanguages struct {
+	mu   sync.Mutex // guards exts
+	exts map[string]bool
+}
+
+func (u *uncheckedLanguages) set(path string, none bool) {
+	ext := filepath.Ext(path)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.exts == nil {
+		u.exts = map[string]bool{}
+	}
+	if none {
+		u.exts[ext] = true
+	} else {
+		delete(u.exts, ext)
+	}
+}
+
+func (u *uncheckedLanguages) has(path string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.exts[filepath.Ext(path)]
+}
+
+// NothingReported implements session.UncheckedLearner.
+func (p *taskPort) NothingReported(path string) { p.svc.unchecked.set(path, true) }
 
 // Diagnostics implements session.DiagnosticsSource with agentls/diagnostics.
 // A client that does not know the request, or does not answer it, is not
@@ -69,6 +106,15 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 		}
 		if doc.Version != nil {
 			versions[wp.String()] = *doc.Version
+		}
+		switch {
+		case doc.Checked != nil && !*doc.Checked:
+			versions[wp.String()] = session.VersionUnchecked
+		case doc.Checked != nil || doc.Version != nil || len(doc.Diagnostics) > 0:
+			// Something checks it: forget what an earlier wait learned.
+			svc.unchecked.set(wp.String(), false)
+		case svc.unchecked.has(wp.String()):
+			versions[wp.String()] = session.VersionUnchecked
 		}
 		for _, d := range doc.Diagnostics {
 			if d.Source == "agentls" {

@@ -48,6 +48,9 @@ type Service struct {
 	// saveDocs and diagnostics are what the client showed of the agentls
 	// requests its plugin answers (save.go, diagnostics.go).
 	saveDocs, diagnostics pluginRequest
+	// unchecked: the languages (file extensions) nothing checks for this
+	// client, learned from edits (diagnostics.go).
+	unchecked uncheckedLanguages
 }
 
 // NewService returns a service; pass its Options to New.

@@ -26,9 +26,16 @@ type progressSink struct {
 	mu       sync.Mutex // guards the fields below
 	activity string
 	plan     tools.Plan
-	turns    int // model calls so far
-	tokens   int // input and output tokens so far
+	turns    int    // model calls so far
+	tokens   int    // input and output tokens so far
+	seq      uint64 // counts activity changes, so a late idle timer knows it is stale
 }
+
+// idleAfterTool is how long a finished tool call's label stays before the
+// progress says the model is thinking: long enough for a fast call to be
+// seen (reports are throttled), short enough never to name a finished step
+// for long.
+const idleAfterTool = time.Second
 
 func newProgressSink(wd *WorkDone, maxTurns int) *progressSink {
 	return &progressSink{wd: wd, maxTurns: maxTurns, start: time.Now(), activity: "starting"}
@@ -57,9 +64,23 @@ func (p *progressSink) Event(e agent.Event) {
 	case agent.EventToolStarted:
 		p.activity = Activity(e.Tool, e.Args)
 	case agent.EventToolFinished:
-		// Keep showing the call until the agent does the next thing: a
-		// fast call would otherwise be replaced within its throttle slot.
+		// The call is over: unless the agent does the next thing within
+		// idleAfterTool, the model is thinking. (Not at once: a fast call
+		// would be replaced within its throttle slot and never seen.)
 		changed = false
+		seq := p.seq
+		time.AfterFunc(idleAfterTool, func() {
+			p.mu.Lock()
+			if p.seq != seq {
+				p.mu.Unlock()
+				return
+			}
+			p.activity = "thinking"
+			p.seq++
+			msg, pct := p.render()
+			p.mu.Unlock()
+			p.wd.Report(msg, pct)
+		})
 	case agent.EventRetry:
 		if e.Retry != nil {
 			p.activity = retryText(e.Retry.Wait, e.Retry.Status, e.Retry.Err)
@@ -80,6 +101,7 @@ func (p *progressSink) Event(e agent.Event) {
 	var msg string
 	pct := -1
 	if changed {
+		p.seq++
 		msg, pct = p.render()
 	}
 	p.mu.Unlock()
@@ -107,11 +129,19 @@ func (p *progressSink) governor() string {
 
 // setActivity shows what the task waits for now, until its next event.
 func (p *progressSink) setActivity(text string) {
+	p.swapActivity(text)
+}
+
+// swapActivity is setActivity, returning the activity it replaced.
+func (p *progressSink) swapActivity(text string) (prev string) {
 	p.mu.Lock()
+	prev = p.activity
 	p.activity = text
+	p.seq++
 	msg, pct := p.render()
 	p.mu.Unlock()
 	p.wd.Report(msg, pct)
+	return prev
 }
 
 // render is the report: the activity, then one line per plan item.

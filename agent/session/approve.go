@@ -43,10 +43,19 @@ type approver struct {
 	settings Settings
 	policy   *shellpolicy.Policy
 	task     func() (id, prompt string)
+	denied   func(what string) // told of each refusal (for the task's summary); may be nil
 }
 
-// Approve implements tools.Approver.
+// Approve implements tools.Approver: decide, and note a refusal.
 func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	d, err := a.decide(ctx, req)
+	if d == tools.Deny && a.denied != nil && ctx.Err() == nil {
+		a.denied(req.Summary)
+	}
+	return d, err
+}
+
+func (a *approver) decide(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	switch {
 	case a.settings.Approval == "deny":
 		return tools.Deny, nil

@@ -80,6 +80,13 @@ func Summary(res *agent.Result) string {
 			if answer := FirstLine(res.Answer, 120); answer != "" {
 				what += ": " + answer
 			}
+		} else if res.Kind == agent.KindPlan {
+			// "plan ready in 1.4s (2 steps): add Farewell, ..." rather than
+			// "completed in 1.4s: Plan: ...".
+			what = fmt.Sprintf("plan ready in %s (%d step%s)", took, len(res.Plan.Items), plural(len(res.Plan.Items), "", "s"))
+			if answer := strings.TrimSpace(strings.TrimPrefix(FirstLine(res.Answer, 120), "Plan:")); answer != "" {
+				what += ": " + answer
+			}
 		} else if res.Kind == agent.KindEdit {
 			what = fmt.Sprintf("completed in %s, no file changed: %s", took, FirstLine(res.Answer, 120))
 		} else {

@@ -485,12 +485,19 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
                  (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
                              (buffer-list)))))
     (vconcat
+     ;; A listed file no buffer visits: nothing in this Emacs checks it.
+     (mapcan (lambda (u) (unless (find-buffer-visiting (agentls--path u))
+                           (list (list :uri u :checked :json-false :diagnostics []))))
+             uris)
      (mapcar (lambda (b)
                (with-current-buffer b
                  ;; No :version: flymake does not say which text its
                  ;; diagnostics are for, and the buffer's version would tell
                  ;; the server they are current before the backend ran.
                  (list :uri (agentls--uri buffer-file-name)
+                       ;; Nothing checks a buffer without a running flymake
+                       ;; backend (eglot's, ...): the server does not wait.
+                       :checked (if (and (bound-and-true-p flymake-mode) (flymake-running-backends)) t :json-false)
                        :diagnostics
                        (vconcat (mapcar (lambda (d)
                                           (list :range (list :start (agentls--lsp-position (flymake-diagnostic-beg d))
@@ -524,12 +531,22 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
                              :token (plist-get params :token) :conn conn :start (float-time))))
       ("end" (setq p nil))
       (_ (when (and p (plist-get v :message)) (setq p (plist-put p :message (plist-get v :message))))))
+    ;; The phase (the activity without the server's counters) and when it
+    ;; began, for "running go vet ./... (9 s)".
+    (when p
+      (let ((phase (agentls--phase-of (plist-get p :message))))
+        (unless (equal phase (plist-get p :phase))
+          (setq p (plist-put (plist-put p :phase phase) :phase-start (float-time))))))
     (if p (puthash token p agentls--progress) (remhash token agentls--progress))
     ;; A question left open when every task has ended is withdrawn (for a
     ;; server that does not send $/cancelRequest).
     (when (and agentls--question (= 0 (hash-table-count agentls--progress)))
       (agentls--withdraw))
     (agentls--progress-changed)))
+
+(defun agentls--phase-of (message)
+  "The activity of a progress MESSAGE: its first line without counters."
+  (replace-regexp-in-string " · turn .*\\'" "" (car (split-string (or message "") "\n"))))
 
 (defun agentls--elapsed (start)
   (let ((s (floor (- (float-time) start))))
@@ -544,7 +561,10 @@ time since each began (ticking every second)."
                       (items (seq-filter (lambda (l) (string-match-p "^\\s-*\\[[x >-]\\]" l)) lines))
                       (done (seq-count (lambda (l) (string-match-p "^\\s-*\\[[x-]\\]" l)) items))
                       ;; The server's own " · N s" is as old as its last report.
-                      (activity (replace-regexp-in-string " · [0-9]+ s\\'" "" (or (car lines) (plist-get p :title) ""))))
+                      (phase (or (plist-get p :phase) ""))
+                      (secs (floor (- (float-time) (or (plist-get p :phase-start) (float-time)))))
+                      (activity (if (string-empty-p phase) (or (plist-get p :title) "")
+                                  (if (>= secs 2) (format "%s (%d s)" phase secs) phase))))
                  (push (concat "agentls" (if items (format " %d/%d" done (length items)) "")
                                ": " (agentls--one-line activity 50)
                                " · " (agentls--elapsed (plist-get p :start)))

@@ -123,7 +123,9 @@ try:
 
     # 5. A question withdrawn: the task is cancelled while it asks.
     ex("AgentRun Check formatting of the files")
-    t.note(t.wait_for(r"gofmt -l \.", 15) is not None, "second approval shows")
+    # The progress names the command before the picker opens: wait for the
+    # picker itself, as a user would, before answering it.
+    t.note(t.wait_for(r"gofmt -l \.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "second approval shows")
     t.send("c")
     t.note(t.wait_for(r"cancel", 15) is not None, "the task is cancelled from the picker")
     time.sleep(1)
@@ -205,7 +207,7 @@ try:
     # of the user is never saved by agentls.
     ex("write")
     ex("AgentRun Update Greet to end with a bang, then run the tests")
-    t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None, "the go test approval shows")
+    t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "the go test approval shows")
     t.send("Enter")  # Allow once
     t.note(t.wait_for(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
            "go test ./... passed after the edit (its result had exit code 0)")
@@ -242,6 +244,13 @@ try:
     # server and finishes the task.
     ex("AgentRun crash test: explain main")
     t.note(t.wait_for(r"\[agentls", 10) is not None, "the task to be killed shows in the statusline")
+    # The model takes 60 s and the server reports nothing meanwhile: the
+    # time on screen still moves every second, and says the model thinks.
+    s1 = lua_probe("return require'agentls'.status()")
+    time.sleep(2.2)
+    s2 = lua_probe("return require'agentls'.status()")
+    t.note(bool(s1) and bool(s2) and s1 != s2 and "thinking" in s2,
+           "the statusline ticks between the server's reports and names the phase: %r then %r" % (s1, s2))
     pid = lua_probe("return require'agentls'.client().rpc.pid")
     t.note(isinstance(pid, int) and pid > 0, "the server's pid: %r" % pid)
     if isinstance(pid, int) and pid > 0:

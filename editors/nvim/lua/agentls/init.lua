@@ -123,6 +123,21 @@ function M.activity(doing)
   return (doing:gsub(' · %d+ s$', ''))
 end
 
+-- phase_text(p): the activity, with how long it has lasted once that is 2 s
+-- or more: "running go vet ./... (9 s)", "thinking (4 s)".
+function M.phase_text(p, doing)
+  local text = M.activity(doing)
+  if p.phase_start and p.phase then
+    local s = math.floor((vim.loop.now() - p.phase_start) / 1000)
+    if s >= 2 then
+      local head, rest = text:match('^(.-)( · turn .*)$')
+      if head then return head .. ' (' .. s .. ' s)' .. rest end
+      return text .. ' (' .. s .. ' s)'
+    end
+  end
+  return text
+end
+
 -- A timer redraws the progress window and the statusline every second while
 -- a task runs, so the time moves between the server's reports.
 local tick_timer = nil
@@ -163,7 +178,7 @@ function M.status()
       local s = 'agentls'
       if #plan > 0 then s = s .. string.format(' %d/%d', done, #plan) end
       if p.percentage then s = s .. string.format(' %d%%', p.percentage) end
-      if doing ~= '' then s = s .. ': ' .. M.activity(doing) end
+      if doing ~= '' then s = s .. ': ' .. M.phase_text(p, doing) end
       table.insert(parts, s .. ' · ' .. M.elapsed_text(p.start))
     end
   end
@@ -191,7 +206,7 @@ function M.progress_lines()
     if not p.done then
       local doing, plan = M.parse_plan(p.message)
       table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task'):gsub('^agentls: ', '') .. (p.percentage and string.format(' %d%%', p.percentage) or '') .. ' · ' .. M.elapsed_text(p.start), 70))
-      if doing ~= '' then table.insert(lines, ui.one_line('  ' .. M.activity(doing), 70)) end
+      if doing ~= '' then table.insert(lines, ui.one_line('  ' .. M.phase_text(p, doing), 70)) end
       for _, it in ipairs(plan) do
         local mark = ({ done = 'x', todo = ' ', skipped = '-', active = '>' })[it.state]
         table.insert(lines, ui.one_line(string.format('  [%s] %s', mark, it.text), 70))
@@ -232,6 +247,10 @@ local function on_progress(result, ctx)
   if v.percentage then p.percentage = v.percentage end
   local old_plan = p.plan_text
   if v.message then
+    -- The phase (the activity line without the server's counters) and
+    -- when it began, for "running go vet ./... (9 s)".
+    local phase = M.activity((v.message:match('^[^\n]*') or ''):gsub(' · turn .*$', ''))
+    if phase ~= p.phase then p.phase, p.phase_start = phase, vim.loop.now() end
     p.message = v.message
     local _, plan = M.parse_plan(v.message)
     local lines = {}
@@ -417,6 +436,7 @@ local function editor_diagnostics(_, params, ctx)
     end
   end
   local bufs = {}
+  local unopened = {} -- no buffer: no language server of this editor checks it
   local uris = type(params) == 'table' and params.uris or {}
   if #uris == 0 then
     local seen = {}
@@ -426,7 +446,7 @@ local function editor_diagnostics(_, params, ctx)
   else
     for _, uri in ipairs(uris) do
       local b = vim.fn.bufnr(vim.uri_to_fname(uri))
-      if b > 0 then table.insert(bufs, b) end
+      if b > 0 then table.insert(bufs, b) else table.insert(unopened, uri) end
     end
   end
   local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
@@ -439,8 +459,17 @@ local function editor_diagnostics(_, params, ctx)
     end
     local item = { uri = vim.uri_from_bufnr(b), diagnostics = list }
     item.version = diagnostics_version(item.uri)
+    -- Whether a language server other than agentls is attached to the
+    -- buffer: without one nothing checks it, and the server does not wait
+    -- for diagnostics after an edit.
+    local checked = false
+    for _, other in pairs(get_clients({ bufnr = b })) do
+      if other.name ~= 'agentls' then checked = true end
+    end
+    item.checked = checked
     table.insert(out, item)
   end
+  for _, uri in ipairs(unopened) do table.insert(out, { uri = uri, diagnostics = {}, checked = false }) end
   return out
 end
 
