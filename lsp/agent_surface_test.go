@@ -401,3 +401,21 @@ func TestUnansweredApprovalDeniesLaterQuestionsAtOnce(t *testing.T) {
 		t.Errorf("%d messages about the unanswered question; want 1: %+v", n, st.ShowMessages)
 	}
 }
+
+// TestWrongModelSummaryKeepsTheServiceWords: a wrong model name fails the
+// task; the summary the editors show carries the service's own message
+// (not only the report) and the fix.
+func TestWrongModelSummaryKeepsTheServiceWords(t *testing.T) {
+	a := newAgentSession(t, []fakemodel.Turn{
+		{Status: 404, Body: `{"error": {"message": "The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}`, Times: -1},
+	}, goFiles, lsptest.Config{}, agentOpts{})
+	r, err := a.run(t, map[string]any{"prompt": "what is Foo?", "mode": "ask"})
+	if err != nil || r.Status != "failed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	for _, want := range []string{"does not exist or you do not have access", "check agentls.model"} {
+		if !strings.Contains(r.Summary, want) {
+			t.Errorf("summary %q lacks %q", r.Summary, want)
+		}
+	}
+}

@@ -100,7 +100,9 @@ func Summary(res *agent.Result) string {
 	default:
 		what = fmt.Sprintf("failed (%s) after %s", res.StopReason, took)
 		if res.Error != "" {
-			what += ": " + FirstLine(res.Error, 160)
+			// Whole (up to 600 characters): the model service's own words
+			// ("does not exist or you do not have access") and the fix.
+			what += ": " + FirstLine(res.Error, 600)
 		}
 	}
 	what += programFilesNote(res)
