@@ -398,7 +398,11 @@ not loaded); t asks; nil not."
 (defun agentls--show-after-reply (msg deadline)
   (if (and agentls--pending (< (float-time) deadline))
       (run-at-time 0.2 nil #'agentls--show-after-reply msg deadline)
-    (unless (member msg agentls--shown) (message "%s" msg))))
+    ;; Shown once: not again when a result already said it (the server's
+    ;; message repeats the summary after the task's prompt).
+    (unless (or (member msg agentls--shown)
+                (seq-some (lambda (shown) (string-search (string-remove-prefix "agentls: " shown) msg)) agentls--shown))
+      (message "%s" msg))))
 
 (defun agentls--withdraw ()
   "Close the open approval question without an answer."
@@ -596,7 +600,11 @@ overwrite it."
          (summary (agentls--str (plist-get r :summary)))
          (answer (agentls--str (plist-get r :answer)))
          (plan (plist-get r :plan)))
-    (let ((msg (format "agentls: %s" (agentls--one-line (if (string-empty-p summary) status summary)))))
+    ;; A failure is said whole (the echo area grows to its lines): the
+    ;; service's words and the fix must be readable.
+    (let ((msg (format "agentls: %s" (if (equal status "failed")
+                                         (string-trim (if (string-empty-p summary) status summary))
+                                       (agentls--one-line (if (string-empty-p summary) status summary))))))
       (push msg agentls--shown)
       (setq agentls--shown (seq-take agentls--shown 10))
       (message "%s" msg))
