@@ -8,7 +8,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 FUZZTIME ?= 10s
 
-.PHONY: all build install deps test unit redteam lint fuzz bench e2e vscode clean
+.PHONY: all build install deps test unit redteam lint fuzz eval bench e2e vscode clean
 
 all: build
 
@@ -25,7 +25,7 @@ deps:
 	$(GO) mod download
 
 # test: everything CI checks, in the order that fails fastest.
-test: lint unit redteam fuzz e2e
+test: lint unit redteam fuzz eval e2e
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /redteam$$)
@@ -41,6 +41,15 @@ lint:
 # fuzz: each fuzz target for a short, bounded time (FUZZTIME each).
 fuzz:
 	./scripts/fuzz $(FUZZTIME)
+
+# eval: the task suite (README "Evaluating with your model") against each
+# task's scripted model, which tests the harness: every task must be solved
+# at its minimum calls. EVAL_FLAGS adds flags (e.g. --run go-); without
+# --scripted, `bin/agentls eval` runs the suite against the model the
+# environment configures.
+EVAL_FLAGS ?=
+eval: build
+	$(BIN) eval --scripted --parallel 2 --out bin/eval-scripted.json $(EVAL_FLAGS)
 
 # bench: speed and memory figures (see README "Performance").
 bench:

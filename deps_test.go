@@ -21,7 +21,11 @@ var layers = map[string]int{
 	"redteam":   5, // tests only: the red-team suite drives the whole server
 	"lsp":       3, // the LSP face
 	"acp":       3, // the ACP face, a sibling of lsp
-	"cmd":       4,
+	"eval":      3, // the eval harness: runs tasks through the session host, like a face
+	// agentls's own LSP client and the tools over language servers: it
+	// speaks go.lsp.dev, so the host gets it from the faces (Options).
+	"langserver": 3,
+	"cmd":        4,
 }
 
 // editorFree are the layers that must run without any LSP library, so the
@@ -124,6 +128,8 @@ var importRules = []struct {
 		why: "the faces are siblings on the host: ACP is not an LSP extension"},
 	{pkg: "lsp/...", never: []string{"acp"},
 		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
+	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
+		why: "the language-server client serves every face and knows none of them"},
 }
 
 // importerRules name who may import a package directly: only the packages
@@ -332,6 +338,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "lsp/lsptest", Imports: []string{"tools/grep"}},
 		{Path: "acp", Imports: []string{"lsp", "agent/session"}},
 		{Path: "lsp", Imports: []string{"acp"}},
+		{Path: "langserver", Imports: []string{"lsp"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
 	for _, want := range []string{
@@ -343,6 +350,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		"lsp/lsptest imports tools/grep",
 		"acp imports lsp",
 		"lsp imports acp",
+		"langserver imports lsp",
 	} {
 		if !strings.Contains(got, want+";") {
 			t.Errorf("violations do not report %q:\n%s", want, got)
@@ -353,8 +361,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 			t.Errorf("violations report %q, which the rules allow:\n%s", clean, got)
 		}
 	}
-	if n := strings.Count(got, "\n") + 1; n != 8 {
-		t.Errorf("%d violations; want 8:\n%s", n, got)
+	if n := strings.Count(got, "\n") + 1; n != 9 {
+		t.Errorf("%d violations; want 9:\n%s", n, got)
 	}
 
 	// A rule that matches no package is reported, not passed.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -169,7 +170,8 @@ func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
 		return h, a.buffers[root], nil
 	}
 	bufs := workspace.NewBuffers()
-	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath})
+	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath,
+		LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
 	a.hosts[root], a.buffers[root] = h, bufs
 	return h, bufs, nil
@@ -337,7 +339,7 @@ var slashCommands = []sdk.AvailableCommand{
 func (a *Agent) announceCommands(id string) {
 	go func() {
 		time.Sleep(20 * time.Millisecond)
-		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: slashCommands}})
+		a.update(id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: a.commandsFor(context.Background(), id)}})
 	}()
 }
 
@@ -576,7 +578,7 @@ func (a *Agent) slash(ctx context.Context, s *acpSession, name string) (reply st
 		}
 		return b.String(), true
 	}
-	return "", false
+	return a.extensionSlash(ctx, s, name)
 }
 
 // decision maps a permission option onto the host's decision.

@@ -31,6 +31,10 @@ type InstructionFile struct {
 	Bytes int    `json:"bytes"` // its size
 	// Cut is true when only part of it was given (a cap was reached).
 	Cut bool `json:"cut,omitempty"`
+	// After names the tool call after whose result the file was given
+	// ("read_file pkg/cart/cart.go"): a file of a folder the task touched
+	// (nested.go). Empty for the files of the system prompt.
+	After string `json:"after,omitempty"`
 }
 
 // instructions are the project instruction files of a task and the text
@@ -38,6 +42,10 @@ type InstructionFile struct {
 type instructions struct {
 	files []InstructionFile
 	text  string
+	// left is what the caps leave for the files of folders the task
+	// touches later (nested.go); given are the paths given so far.
+	left  int
+	given map[string]bool
 }
 
 // instructionPaths are the files that apply to a task whose editor context
@@ -68,7 +76,7 @@ func loadInstructions(ctx context.Context, files Files, root string, spec TaskSp
 	if files == nil && root == "" {
 		return instructions{}
 	}
-	var ins instructions
+	ins := instructions{left: MaxInstructionsBytes, given: map[string]bool{}}
 	var body strings.Builder
 	left := MaxInstructionsBytes
 	for _, p := range instructionPaths(spec.Context.File) {
@@ -95,6 +103,10 @@ func loadInstructions(ctx context.Context, files Files, root string, spec TaskSp
 			fmt.Fprintf(&body, "[cut: %s is %.1f KiB; only its first %.1f KiB are shown]\n", p, float64(len(text))/1024, float64(len(shown))/1024)
 		}
 		ins.files = append(ins.files, f)
+	}
+	ins.left = left
+	for _, f := range ins.files {
+		ins.given[f.Path] = true
 	}
 	if len(ins.files) == 0 {
 		return ins

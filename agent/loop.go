@@ -87,6 +87,10 @@ type Config struct {
 	// from the flight recorder (the host's redactor's), besides secrets of
 	// a known shape; nil means only those.
 	Secrets func() []string
+	// StopHook, when set, is asked when the task would complete with
+	// answer (every gate passed): a non-empty reply sends the model back
+	// with that text, once per task; active is true once it has been.
+	StopHook func(ctx context.Context, taskID, answer string, active bool) string
 }
 
 func (c Config) withDefaults() Config {
@@ -316,6 +320,8 @@ type run struct {
 	// noChangeAsked: the model of an edit task that changed no file was
 	// asked once whether it meant to.
 	noChangeAsked bool
+	// stopHooked: a Stop hook sent the model back once (Config.StopHook).
+	stopHooked bool
 
 	// Persistence (Config.Store).
 	seq     int               // Seq of the task's next stored message
@@ -522,6 +528,16 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		}
 		x.lastAnswer = norm
 		status, reason, gerr, nudge := x.gate(ctx, answer)
+		if nudge == "" && status == StateCompleted && x.cfg.StopHook != nil {
+			if msg := x.cfg.StopHook(ctx, x.t.id, answer, x.stopHooked); msg != "" && !x.stopHooked && ctx.Err() == nil {
+				x.stopHooked = true
+				if err := x.t.transition(StateExecuting); err != nil {
+					return StateFailed, reason, answer, err
+				}
+				x.inject(msg)
+				continue
+			}
+		}
 		if nudge == "" {
 			return status, reason, answer, gerr
 		}
@@ -780,7 +796,8 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 			if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
 				repeated = true
 			}
-			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: o.res.Text}, msgMeta{}, nil)
+			text := o.res.Text + x.redactor().String(x.nestedInstructions(ctx, c, o.res))
+			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
 			x.recordToolCall(c, o.res)
 		}
 		if !parallel && j < len(calls) {

@@ -33,6 +33,9 @@ func (r *Result) Report() string {
 			if f.Cut {
 				names[i] += " (cut)"
 			}
+			if f.After != "" {
+				names[i] += " (after " + f.After + ")"
+			}
 		}
 		fmt.Fprintf(&b, "instructions used: %s\n\n", strings.Join(names, ", "))
 	}

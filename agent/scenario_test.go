@@ -99,6 +99,11 @@ type reqExpect struct {
 	// message alone.
 	SystemContains    []string `json:"systemContains"`
 	SystemNotContains []string `json:"systemNotContains"`
+	// ContainsOnce: the messages together hold each exactly once.
+	ContainsOnce []string `json:"containsOnce"`
+	// ExtendsPrevious: the request starts with every message of the
+	// previous request, byte for byte (the cached prefix is unchanged).
+	ExtendsPrevious bool `json:"extendsPrevious"`
 }
 
 // figureRow is one line of the per-task figures table.
@@ -403,6 +408,9 @@ func runScenario(t *testing.T, name, path string) {
 				if f.Cut {
 					name += " (cut)"
 				}
+				if f.After != "" {
+					name += " (after " + f.After + ")"
+				}
 				got = append(got, name)
 			}
 			if strings.Join(got, ",") != strings.Join(e.Instructions, ",") {
@@ -415,6 +423,24 @@ func runScenario(t *testing.T, name, path string) {
 				continue
 			}
 			checkRequest(t, fmt.Sprintf("%s request %d", label, rq.N), mine[rq.N-1].Chat, rq)
+			if rq.ExtendsPrevious {
+				if rq.N < 2 {
+					t.Errorf("%s: request %d has no previous request", label, rq.N)
+					continue
+				}
+				prev, cur := mine[rq.N-2].Chat.Messages, mine[rq.N-1].Chat.Messages
+				if len(cur) <= len(prev) {
+					t.Errorf("%s request %d: %d messages; want more than the previous request's %d", label, rq.N, len(cur), len(prev))
+					continue
+				}
+				for i := range prev {
+					a, _ := json.Marshal(prev[i])
+					b, _ := json.Marshal(cur[i])
+					if string(a) != string(b) {
+						t.Errorf("%s request %d: message %d differs from the previous request's:\n%s\nwas:\n%s", label, rq.N, i, b, a)
+					}
+				}
+			}
 		}
 	}
 }
@@ -428,6 +454,11 @@ func checkRequest(t *testing.T, label string, c openai.ChatCompletionRequest, rq
 	for _, s := range rq.Contains {
 		if !strings.Contains(all, s) {
 			t.Errorf("%s: no message contains %q", label, s)
+		}
+	}
+	for _, s := range rq.ContainsOnce {
+		if n := strings.Count(all, s); n != 1 {
+			t.Errorf("%s: the messages hold %q %d times; want once", label, s, n)
 		}
 	}
 	for _, s := range rq.NotContains {

@@ -245,7 +245,7 @@ var (
 
 // Commands returns the service's commands, each bound to its handler.
 func (s *Service) Commands() []CommandHandler {
-	return []CommandHandler{
+	return append([]CommandHandler{
 		bind(RunCommand, s.runCommand),
 		bind(CancelCommand, s.cancelCommand),
 		bind(TasksCommand, s.tasksCommand),
@@ -254,7 +254,7 @@ func (s *Service) Commands() []CommandHandler {
 		bind(ResumeCommand, s.resumeCommand),
 		bind(UndoCommand, s.undoCommand),
 		bind(StatsCommand, s.statsCommand),
-	}
+	}, s.extensionCommands()...)
 }
 
 // bind is the declaration c with run as its handler.

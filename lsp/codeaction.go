@@ -25,7 +25,8 @@ const (
 // codeActions answers textDocument/codeAction from the open buffer only:
 // no model call, no disk read. It offers "Ask agent about `SYMBOL`" for the
 // identifier at the cursor (or the selected identifier), "Explain selection
-// with agent" for a non-empty range, and one "Fix with agent: MESSAGE"
+// with agent" and the custom commands that use the selection
+// (promptActions) for a non-empty range, and one "Fix with agent: MESSAGE"
 // quick fix per diagnostic of the request's context.
 func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
 	out := []protocol.CommandOrCodeAction{}
@@ -90,6 +91,9 @@ func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeAc
 				Prompt: "Explain the selected code: what it does and why.",
 				Mode:   "ask", URI: u, Range: &rr,
 			}, nil)
+			for _, a := range s.promptActions(u, r) {
+				add(a.title, protocol.CodeActionKindEmpty, a.args, nil)
+			}
 		}
 	}
 	for _, d := range p.Context.Diagnostics {

@@ -39,7 +39,7 @@ func (r ClientRequest[P, R]) ask(ctx context.Context, svc *Service, params P, ti
 }
 
 // clientRequests are the agentls/* requests, for the contract.
-var clientRequests = []interface{ contract() ContractRequest }{SaveDocumentsRequest, DiagnosticsRequest}
+var clientRequests = []interface{ contract() ContractRequest }{SaveDocumentsRequest, DiagnosticsRequest, LSPRequest}
 
 // Contract is the editor contract.
 type Contract struct {

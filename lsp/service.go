@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 )
 
 // ServiceOptions configure NewService. Zero fields mean their defaults.
@@ -45,9 +46,10 @@ type Service struct {
 	// clientMute once a client that never answered let one time out
 	// (approve.go).
 	clientAnswered, clientMute atomic.Bool
-	// saveDocs and diagnostics are what the client showed of the agentls
-	// requests its plugin answers (save.go, diagnostics.go).
-	saveDocs, diagnostics pluginRequest
+	// saveDocs, diagnostics and forwardLSP are what the client showed of
+	// the agentls requests its plugin answers (save.go, diagnostics.go,
+	// forward.go).
+	saveDocs, diagnostics, forwardLSP pluginRequest
 	// unchecked: the languages (file extensions) nothing checks for this
 	// client, learned from edits (diagnostics.go).
 	unchecked uncheckedLanguages
@@ -96,6 +98,9 @@ func (s *Service) Host() *session.Host {
 			Buffers:      s.srv.Buffers(),
 			Watch:        true,
 			DrainTimeout: s.opts.DrainTimeout,
+			// definition, references, rename_symbol, ...: the editor's
+			// servers through the plugin, else agentls's own.
+			LanguageServers: langserver.NewServers(),
 		})
 	})
 	return s.host

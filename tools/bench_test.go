@@ -53,6 +53,15 @@ var benchQueries = []struct {
 	{"selective_literal", `{"pattern":"hashMightPanic","literal":true,"limit":1000}`, []string{"-F", "hashMightPanic"}},
 	{"selective_regex", `{"pattern":"func \\(\\w+ \\*Reader\\) ReadRune","limit":1000}`, []string{`func \(\w+ \*Reader\) ReadRune`}},
 	{"selective_ignore_case", `{"pattern":"maxbacktrack","ignore_case":true,"limit":1000}`, []string{"-i", "maxbacktrack"}},
+	// A case-insensitive literal with no match: every byte is searched.
+	{"ignore_case_literal", `{"pattern":"WorkDoneProgress","literal":true,"ignore_case":true,"limit":1000}`, []string{"-i", "-F", "WorkDoneProgress"}},
+	{"ignore_case_regex", `{"pattern":"(?i)unexpected eof","limit":1000}`, []string{"(?i)unexpected eof"}},
+	// Regexes whose required text is common ("err != nil {") or short ("_", "(").
+	{"common_literal_regex", `{"pattern":"err != nil \\{\\s*return","limit":1000}`, []string{`err != nil \{\s*return`}},
+	{"short_literal_regex", `{"pattern":"\\w+_\\d{3}\\(","limit":1000}`, []string{`\w+_\d{3}\(`}},
+	// Regexes with no literal at all.
+	{"no_literal_blank", `{"pattern":"^[ \\t]+$","limit":1000}`, []string{`^[ \t]+$`}},
+	{"no_literal_digits", `{"pattern":"^\\s*\\d{6,}\\s*$","limit":1000}`, []string{`^\s*\d{6,}\s*$`}},
 }
 
 // BenchmarkGrep runs the grep tool over a 53,000-file tree side by side

@@ -184,6 +184,15 @@ type tool[A any] struct {
 	run     func(ctx context.Context, a *A) (Result, error)
 }
 
+// Define makes a Tool outside this package (the language-server tools)
+// the way the built-in tools are made: its schema derived from A, its
+// arguments decoded strictly (a bad argument is a Result the model can
+// correct), desc as its description.
+func Define[A any](name string, effects Effect, desc string, run func(ctx context.Context, a *A) (Result, error)) Tool {
+	var zero A
+	return &tool[A]{name: name, effects: effects, schema: schemaOf(&zero), desc: desc, run: run}
+}
+
 func newTool[A any](name string, effects Effect, run func(ctx context.Context, a *A) (Result, error)) *tool[A] {
 	var zero A
 	return &tool[A]{name: name, effects: effects, schema: schemaOf(&zero), desc: description(name), run: run}
@@ -240,13 +249,21 @@ func (r *Registry) resolve(input string) (workspace.Path, *Result) {
 // approve asks the Approver, when there is one. A denial is an error
 // Result telling the model to go on without it.
 func (r *Registry) approve(ctx context.Context, req ApprovalRequest) (*Result, error) {
-	if r.env.Approver == nil {
+	return Approve(ctx, r.env.Approver, req)
+}
+
+// Approve asks ap (nil: allowed) for req, filling the call's identity from
+// ctx. It returns nil when the tool may go on, else the Result to return
+// (denied, or the user could not be asked); a Go error only when ctx ended.
+// Tools defined outside this package (Define) ask through it too.
+func Approve(ctx context.Context, ap Approver, req ApprovalRequest) (*Result, error) {
+	if ap == nil {
 		return nil, nil
 	}
 	if c, ok := CallFrom(ctx); ok && req.CallID == "" {
 		req.CallID, req.Args = c.ID, c.Args
 	}
-	d, err := r.env.Approver.Approve(ctx, req)
+	d, err := ap.Approve(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,6 +34,10 @@ type SandboxOptions struct {
 	// never run unconfined: where the sandbox is off or unavailable, Run
 	// returns ErrNotConfined without starting it.
 	ReadOnly bool
+	// RootsReadOnly keeps the roots visible but not writable while the
+	// caches (CacheDirs) stay writable: for programs the server runs for
+	// itself that read the workspace and keep caches (a language server).
+	RootsReadOnly bool
 }
 
 // ErrNotConfined is the error of a ReadOnly Run that could not be confined:
@@ -43,9 +48,23 @@ var ErrNotConfined = errors.New("the program was not started: it runs only in th
 type RunSpec struct {
 	Argv []string // program and arguments (e.g. sh -c LINE)
 	Dir  string
+	// Stdin is the program's standard input; nil: Input, or /dev/null. A
+	// long-lived program that speaks a protocol (a language server, an MCP
+	// server) gets the read end of an os.Pipe here and its Stdout is the
+	// other direction.
+	Stdin io.Reader
+	// Input is written whole to the standard input of a one-shot program
+	// (a hook's JSON) when Stdin is nil; bytes rather than a reader, so a
+	// start that is retried without namespaces sends it whole again.
+	Input []byte
 	// Env is the base environment (nil: this process's); Run passes it
 	// through CommandEnv with SecretEnv.
 	Env, SecretEnv []string
+	// ExtraEnv are variables added as they are after CommandEnv filtered
+	// the base: what the server or the user's own settings give this one
+	// program (a hook's project folder, an MCP server's "env", which may
+	// hold its token). Never from the workspace.
+	ExtraEnv []string
 	// Stdout and Stderr receive the output; they may be the same writer
 	// only when it is safe for concurrent use.
 	Stdout, Stderr io.Writer
@@ -96,7 +115,8 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		base = os.Environ()
 	}
 	runID := randHex(8)
-	env := append(CommandEnv(base, spec.SecretEnv), runMarker+"="+runID)
+	env := append(CommandEnv(base, spec.SecretEnv), spec.ExtraEnv...)
+	env = append(env, runMarker+"="+runID)
 	res = RunResult{ExitCode: -1}
 
 	argv := slices.Clone(spec.Argv)
@@ -124,6 +144,14 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		policy.Writable, policy.Network = nil, false
 		policy.WritableFiles = []string{"/dev/null"}
 	}
+	if spec.Sandbox.RootsReadOnly && policy.Landlock {
+		policy.Writable = slices.DeleteFunc(slices.Clone(policy.Writable), func(d string) bool {
+			return slices.Contains(spec.Sandbox.Roots, d)
+		})
+		// A root inside a writable cache folder (a workspace under /tmp)
+		// is bound read-only where namespaces work.
+		policy.ReadOnly = append(slices.Clone(policy.ReadOnly), spec.Sandbox.Roots...)
+	}
 	var statusR, statusW *os.File
 	build := func(ns bool) (*exec.Cmd, error) {
 		var cmd *exec.Cmd
@@ -139,7 +167,10 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		} else {
 			cmd = exec.Command(argv[0], argv[1:]...)
 		}
-		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, nil
+		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, spec.Stdin
+		if spec.Stdin == nil && spec.Input != nil {
+			cmd.Stdin = bytes.NewReader(spec.Input)
+		}
 		setProcAttr(cmd, supervised, supervised && ns, newNet(policy))
 		return cmd, nil
 	}

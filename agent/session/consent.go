@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/hooks"
 )
 
 // Settings that change at run time (workspace/didChangeConfiguration) may
@@ -77,7 +78,32 @@ func widenings(base, s Settings) []string {
 	if s.CommandNetwork && !base.CommandNetwork {
 		out = append(out, "commandNetwork true")
 	}
+	out = append(out, languageServerWidenings(base, s)...)
+	for _, e := range newHooks(base, s) {
+		out = append(out, fmt.Sprintf("a %s hook %q", e.Event, e.Command))
+	}
 	return out
+}
+
+// newHooks are the hooks of s that base does not have: a hook runs a
+// program, so a new one widens what happens.
+func newHooks(base, s Settings) []hooks.Entry {
+	known := hookKeys(base)
+	var out []hooks.Entry
+	for _, e := range s.Hooks.Entries() {
+		if !known[e.Key()] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func hookKeys(s Settings) map[string]bool {
+	m := map[string]bool{}
+	for _, e := range s.Hooks.Entries() {
+		m[e.Key()] = true
+	}
+	return m
 }
 
 // narrowed is s with every field that widens base set back to base's.
@@ -96,6 +122,10 @@ func narrowed(base, s Settings) Settings {
 	}
 	if s.CommandNetwork && !base.CommandNetwork {
 		s.CommandNetwork = false
+	}
+	if len(newHooks(base, s)) > 0 {
+		known := hookKeys(base)
+		s.Hooks = s.Hooks.Only(func(e hooks.Entry) bool { return known[e.Key()] })
 	}
 	return s
 }

@@ -85,22 +85,28 @@ const (
 // diagnostics keeps one task's view of the editor's errors: a baseline per
 // file taken before the task's first edit of it, and the latest after.
 type diagnostics struct {
-	src DiagnosticsSource
-	ws  *workspace.Workspace
+	ws *workspace.Workspace
 
 	mu        sync.Mutex // guards the fields below
-	off       bool       // the editor shares none: stop asking
+	src       DiagnosticsSource
+	fallback  DiagnosticsSource // agentls's own servers, once src shares none; nil: none
+	off       bool              // neither shares any: stop asking
 	baseline  map[string][]Diagnostic
 	latest    map[string][]Diagnostic
 	unchecked map[string]bool // edited files nothing checks
 }
 
-func newDiagnostics(port Port, ws *workspace.Workspace) *diagnostics {
+// newDiagnostics follows the editor's diagnostics, or fallback's (agentls's
+// own language servers) when the port shares none; nil without either.
+func newDiagnostics(port Port, ws *workspace.Workspace, fallback DiagnosticsSource) *diagnostics {
 	src, ok := port.(DiagnosticsSource)
 	if !ok {
+		src, fallback = fallback, nil
+	}
+	if src == nil {
 		return nil
 	}
-	return &diagnostics{src: src, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}, unchecked: map[string]bool{}}
+	return &diagnostics{src: src, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}, unchecked: map[string]bool{}}
 }
 
 func errorsOnly(ds []Diagnostic) []Diagnostic {
@@ -128,15 +134,21 @@ func (d *diagnostics) fetchWithAll(ctx context.Context, path string) (errs []Dia
 // fetchAll asks the editor for every diagnostic of path.
 func (d *diagnostics) fetchAll(ctx context.Context, path string) ([]Diagnostic, int32, bool) {
 	d.mu.Lock()
-	off := d.off
+	off, src := d.off, d.src
 	d.mu.Unlock()
 	if off {
 		return nil, 0, false
 	}
-	ds, versions, err := d.src.Diagnostics(ctx, []string{path})
+	ds, versions, err := src.Diagnostics(ctx, []string{path})
 	if err != nil {
 		if errors.Is(err, ErrNoDiagnostics) {
 			d.mu.Lock()
+			if d.fallback != nil {
+				// A plain client: agentls's own servers instead.
+				d.src, d.fallback = d.fallback, nil
+				d.mu.Unlock()
+				return d.fetchAll(ctx, path)
+			}
 			d.off = true
 			d.mu.Unlock()
 		}
@@ -194,6 +206,12 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 			return nil
 		}
 		last = ds
+		d.mu.Lock()
+		f, isFresh := d.src.(interface{ fresh() bool })
+		d.mu.Unlock()
+		if isFresh && f.fresh() {
+			break // the answer is for the new text already
+		}
 		// The language server has answered for the new text when it names
 		// the version, or, without versions, when what it reports changed.
 		if want > 0 && version >= want || version == 0 && !sameKeys(ds, d.latestOr(path, base)) {
@@ -203,7 +221,10 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 			// Nothing at all, no version, no change: probably nothing
 			// checks this language; the source may remember that.
 			if ctx.Err() == nil && version == 0 && len(all) == 0 && len(base) == 0 {
-				if l, ok := d.src.(UncheckedLearner); ok {
+				d.mu.Lock()
+				l, learns := d.src.(UncheckedLearner)
+				d.mu.Unlock()
+				if learns {
 					l.NothingReported(path)
 				}
 				d.mu.Lock()

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent"
@@ -47,6 +48,10 @@ type Options struct {
 	// DrainTimeout bounds the wait, in Close, for cancelled tasks to end
 	// (their pending writes finish first). Default 5 s.
 	DrainTimeout time.Duration
+	// LanguageServers give tasks the language tools (definition,
+	// references, rename_symbol, ...) and diagnostics where the editor
+	// shares none; nil: no language tools. Closed by Close.
+	LanguageServers LanguageServers
 }
 
 // Host is the agent of one workspace: one value per editor connection or
@@ -83,6 +88,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// sessionStarted: the SessionStart hooks ran (at the first task).
+	sessionStarted atomic.Bool
+	prompts        promptCache // the custom commands, for code actions
 }
 
 // New returns a host with the given settings and no roots yet.
@@ -323,6 +331,9 @@ func (h *Host) Close() {
 	case <-done:
 	case <-time.After(h.opts.DrainTimeout):
 		h.logger().Warn("tasks still running at exit", "after", h.opts.DrainTimeout)
+	}
+	if h.opts.LanguageServers != nil {
+		_ = h.opts.LanguageServers.Close()
 	}
 	h.syncMu.Lock()
 	if h.index != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
 	"github.com/bmatcuk/doublestar/v4"
@@ -82,6 +83,16 @@ type Settings struct {
 	// Prices per model name, in US dollars per million tokens, for the cost
 	// figure of results and reports. A model without a price gets none.
 	Prices map[string]Price `json:"prices"`
+	// Hooks are the user's hooks, in Claude Code's format (tools/hooks). A
+	// user-level setting: a later change that adds one needs consent.
+	Hooks hooks.Config `json:"hooks"`
+	// LanguageServers replace, per language ("go", "python",
+	// "typescript", "rust", "c"), the language server agentls starts for
+	// its language tools when the editor does not forward to its own
+	// (default: gopls, basedpyright or pyright, typescript-language-server,
+	// rust-analyzer, clangd, when on PATH). User-level: a change after
+	// start needs consent (it names a program to run).
+	LanguageServers map[string]LanguageServer `json:"languageServers"`
 }
 
 // Price is what a model's tokens cost, in US dollars per million tokens.
@@ -456,6 +467,9 @@ var table = []field{
 			return *c.Azure
 		},
 	},
+	withShow(setting("languageServers", `an object of languages to {"command": string, "args"?: [string], "initializationOptions"?: object}`,
+		func(c *Settings) *map[string]LanguageServer { return &c.LanguageServers }, checkLanguageServers),
+		func(c Settings) any { return fmt.Sprintf("%d language(s)", len(c.LanguageServers)) }),
 	setting("recordings", "true or false", func(c *Settings) *bool { return &c.Recordings }, nil),
 	withShow(setting("prices", `an object of model names to {"input": number, "output": number, "cached"?: number} (US dollars per million tokens)`,
 		func(c *Settings) *map[string]Price { return &c.Prices }, func(v *map[string]Price) error {
@@ -466,6 +480,19 @@ var table = []field{
 			}
 			return nil
 		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Prices)) }),
+	{
+		name: "hooks",
+		set: func(c *Settings, raw json.RawMessage) error {
+			v, err := hooks.Decode(raw)
+			if err != nil {
+				return err
+			}
+			c.Hooks = v
+			return nil
+		},
+		value: func(c Settings) any { return c.Hooks },
+		show:  func(c Settings) any { return fmt.Sprintf("%d hook(s)", len(c.Hooks.Entries())) },
+	},
 }
 
 func withShow(f field, show func(Settings) any) field {

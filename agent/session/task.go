@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -27,6 +29,7 @@ type Task struct {
 	git   *taskGit       // the workspace's git state before and after the task
 	diags *diagnostics   // the editor's errors before and after the task's edits; nil without them
 	check *checkBaseline // the check command before the first edit and after; nil without one
+	hooks *hookLog       // the hooks that ran for the task
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -130,12 +133,21 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if err != nil {
 		return nil, err
 	}
+	spec = h.expandCommand(ws, spec)
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
 	// Read before the task's first tool runs: the files the user had
 	// modified.
-	t := &Task{h: h, done: make(chan struct{}), git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
+	hr := h.hookRunner(ws, settings)
+	hlog := &hookLog{}
+	extra, err := h.promptHooks(ctx, hr, hlog, spec)
+	if err != nil {
+		h.logger().Warn("prompt refused by a hook", "error", err)
+		return nil, err
+	}
+	spec.Prompt += extra
+	t := &Task{h: h, done: make(chan struct{}), hooks: hlog, git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
 	sync := func(ctx context.Context) string {
 		g := guard.Load()
@@ -145,17 +157,22 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		return h.syncBuffers(ctx, ws, port, g.Changes())
 	}
 	cfg := h.agentConfig(ctx, ws, settings)
+	cfg.StopHook = stopHook(h, hr, hlog)
 	if cfg.Check != nil {
 		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
 		cfg.Check = t.check
 	}
-	diags := newDiagnostics(port, ws)
+	var fallback DiagnosticsSource
+	if h.opts.LanguageServers != nil {
+		fallback = serverDiagnostics{ls: h.opts.LanguageServers, env: LanguageEnv{Workspace: ws, Settings: settings}}
+	}
+	diags := newDiagnostics(port, ws, fallback)
 	t.diags = diags
 	if c := spec.Context; diags != nil && spec.Kind == agent.KindEdit && c.File != "" && len(c.Diagnostics) > 0 {
 		// "Fix with agent": done only when the editor no longer reports it.
 		cfg.Check = fixCheck{next: cfg.Check, d: diags, path: c.File, target: c.Diagnostics[0]}
 	}
-	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, guard.Store, sync))
+	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, hr, guard.Store, sync))
 	at, err := runner.Start(ctx, spec, port)
 	if err != nil {
 		return nil, err
@@ -256,7 +273,7 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 // toolSet builds the tools of task t: edits through the port's editor,
 // approvals through the host's policy and the port, the shared search
 // index and command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
 	return func(g *agent.Guard) []tools.Tool {
 		onGuard(g)
 		h.syncMu.Lock()
@@ -274,7 +291,11 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, denied: t.noteDenied, task: func() (string, string) {
 			return g.TaskID(), t.Spec().Prompt
 		}}
-		reg := tools.New(tools.Env{
+		var forward func(context.Context, string, json.RawMessage) (json.RawMessage, error)
+		if f, ok := port.(LSPForwarder); ok {
+			forward = f.ForwardLSP
+		}
+		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
 			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),
@@ -284,8 +305,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			Sandbox:   s.Sandbox,
 			Network:   s.CommandNetwork,
 		})
-		g.OnDone(func() { _ = reg.Close() })
-		out := reg.Tools()
+		g.OnDone(closeTools)
 		// Behaviour attaches by what a tool does, never by its name: a
 		// program sees the task's buffers on disk; a write is followed by
 		// the editor's diagnostics and preceded by the check's baseline.
@@ -302,7 +322,12 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 					tool = baselineTool{Tool: tool, check: t.check}
 				}
 			}
-			out[i] = gitReadyTool{Tool: tool, git: t.git}
+			tool = gitReadyTool{Tool: tool, git: t.git}
+			if hr.Has(hooks.PreToolUse) || hr.Has(hooks.PostToolUse) {
+				// Outermost: a blocked call does nothing at all.
+				tool = hookTool{Tool: tool, r: hr, log: t.hooks, ws: ws, guard: g, sync: sync, h: h}
+			}
+			out[i] = tool
 		}
 		return out
 	}
@@ -341,7 +366,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

@@ -48,6 +48,7 @@ var subcommands = map[string]subcommand{
 	"serve":      {"serve LSP over stdio (the default)", runServe},
 	"acp":        {"serve the Agent Client Protocol over stdio (Zed, JetBrains, agent-shell)", runACP},
 	"run":        {"run one agent task from the command line", runRun},
+	"eval":       {"run the eval suite against the configured model and score it", runEval},
 	"tool":       {"run one tool and print what the model would read", runTool},
 	"fake-model": {"serve a scripted OpenAI-compatible model (for tests)", runFakeModel},
 	"replay":     {"turn a flight recording into a fake-model script", runReplay},

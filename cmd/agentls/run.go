@@ -16,6 +16,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -95,7 +96,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	protect(io)
-	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second})
+	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
 	// Close drains every pending write before exit, even after Ctrl+C.
 	defer h.Close()

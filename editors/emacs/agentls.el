@@ -356,7 +356,7 @@ not loaded); t asks; nil not."
                          (when (and reply (jsonrpc-running-p conn))
                            (apply #'jsonrpc-connection-send conn :id id reply)))))))))
 
-(defun agentls--handle-request (_conn method params)
+(defun agentls--handle-request (conn method params)
   (pcase method
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
@@ -370,6 +370,7 @@ not loaded); t asks; nil not."
          '(:success :json-false))))
     ('agentls/saveDocuments (agentls--save-documents params))
     ('agentls/diagnostics (agentls--diagnostics params))
+    ('agentls/lsp (agentls--forward-lsp conn params))
     (_ (signal 'jsonrpc-error `((jsonrpc-error-code . -32601) (jsonrpc-error-message . ,(format "%s not handled" method)))))))
 
 (defun agentls--one-line (s &optional max)
@@ -482,35 +483,70 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
     (cond ((string-match-p "error" n) 1) ((string-match-p "warning" n) 2) ((string-match-p "note" n) 3) (t 4))))
 
 (defun agentls--diagnostics (params)
-  "Flymake's diagnostics of the listed documents (all for none)."
+  "Flymake's diagnostics of the listed documents (all for none).
+A listed file no buffer visits is answered empty and unchecked: nothing
+in this Emacs checks it."
   (let* ((uris (append (plist-get params :uris) nil))
-         (bufs (if uris
-                   (delq nil (mapcar (lambda (u) (find-buffer-visiting (agentls--path u))) uris))
-                 (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
-                             (buffer-list)))))
+         (targets (if uris
+                      (mapcar (lambda (u) (or (find-buffer-visiting (agentls--path u)) u)) uris)
+                    (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
+                                (buffer-list)))))
     (vconcat
-     ;; A listed file no buffer visits: nothing in this Emacs checks it.
-     (mapcan (lambda (u) (unless (find-buffer-visiting (agentls--path u))
-                           (list (list :uri u :checked :json-false :diagnostics []))))
-             uris)
-     (mapcar (lambda (b)
-               (with-current-buffer b
-                 ;; No :version: flymake does not say which text its
-                 ;; diagnostics are for, and the buffer's version would tell
-                 ;; the server they are current before the backend ran.
-                 (list :uri (agentls--uri buffer-file-name)
-                       ;; Nothing checks a buffer without a running flymake
-                       ;; backend (eglot's, ...): the server does not wait.
-                       :checked (if (and (bound-and-true-p flymake-mode) (flymake-running-backends)) t :json-false)
-                       :diagnostics
-                       (vconcat (mapcar (lambda (d)
-                                          (list :range (list :start (agentls--lsp-position (flymake-diagnostic-beg d))
-                                                             :end (agentls--lsp-position (flymake-diagnostic-end d)))
-                                                :severity (agentls--severity (flymake-diagnostic-type d))
-                                                :source (format "%s" (flymake-diagnostic-backend d))
-                                                :message (flymake-diagnostic-text d)))
-                                        (and (bound-and-true-p flymake-mode) (flymake-diagnostics)))))))
-             bufs))))
+     (mapcar (lambda (target)
+               (with-current-buffer (if (bufferp target) target (current-buffer))
+                 (let ((b (and (bufferp target) target)))
+                   ;; No :version: flymake does not say which text its
+                   ;; diagnostics are for, and the buffer's version would tell
+                   ;; the server they are current before the backend ran.
+                   (list :uri (if b (agentls--uri buffer-file-name) target)
+                         ;; Nothing checks a buffer without a running flymake
+                         ;; backend (eglot's, ...): the server does not wait.
+                         :checked (if (and b (bound-and-true-p flymake-mode) (flymake-running-backends)) t :json-false)
+                         :diagnostics
+                         (vconcat (mapcar (lambda (d)
+                                            (list :range (list :start (agentls--lsp-position (flymake-diagnostic-beg d))
+                                                               :end (agentls--lsp-position (flymake-diagnostic-end d)))
+                                                  :severity (agentls--severity (flymake-diagnostic-type d))
+                                                  :source (format "%s" (flymake-diagnostic-backend d))
+                                                  :message (flymake-diagnostic-text d)))
+                                          (and b (bound-and-true-p flymake-mode) (flymake-diagnostics))))))))
+             targets))))
+
+;;; Forwarding to the buffer's own language server
+
+(defvar agentls--lsp-unsupported (make-hash-table :test #'equal)
+  "(SERVER-NAME . METHOD) pairs that answered MethodNotFound: not asked again.")
+
+(defun agentls--forward-lsp (conn params)
+  "Answer agentls/lsp later: send PARAMS' request to the eglot server of
+its document (visiting the file when no buffer does) and answer with its
+result, or null when no server serves it."
+  (agentls--later
+   (lambda (id)
+     (let* ((method (plist-get params :method))
+            (p (plist-get params :params))
+            (uri (plist-get (plist-get p :textDocument) :uri))
+            (buf (and uri (let ((path (agentls--path uri)))
+                            (and (file-exists-p path) (find-file-noselect path)))))
+            (server (and buf (fboundp 'eglot-current-server)
+                         (with-current-buffer buf (eglot-current-server))))
+            (key (and server (cons (jsonrpc-name server) method)))
+            (answer (lambda (result)
+                      (when (jsonrpc-running-p conn)
+                        (jsonrpc-connection-send conn :id id :result result)))))
+       (if (or (null server) (gethash key agentls--lsp-unsupported))
+           (funcall answer nil)
+         (jsonrpc-async-request
+          server (intern (concat ":" method)) p
+          :success-fn answer
+          :error-fn (lambda (err)
+                      (when (eql (plist-get err :code) -32601)
+                        (puthash key t agentls--lsp-unsupported))
+                      (funcall answer nil))
+          :timeout-fn (lambda () (funcall answer nil))
+          :timeout 10))
+       ;; Answered by ANSWER, not by this function's value.
+       nil))))
 
 ;;; Progress
 

@@ -77,6 +77,10 @@ type Config struct {
 	// DiagnosticsUnchecked, when set, says for a uri that no language server
 	// of the editor checks it (the plugin's "checked": false).
 	DiagnosticsUnchecked func(uri string) bool
+	// LSP answers agentls/lsp as the agentls plugins do: it forwards the
+	// request to the editor's own language servers and returns their
+	// result (nil: null); nil answers MethodNotFound, as a plain client.
+	LSP func(method string, params json.RawMessage) (json.RawMessage, error)
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.
@@ -107,11 +111,14 @@ type AppliedEdit struct {
 
 // State is everything the client recorded. Await conditions read it.
 type State struct {
-	Progress        map[string]*ProgressRecord // by token ("agentls-1", or "#3" for an integer token)
-	ProgressOrder   []string                   // tokens in order of first sight
-	ShowMessages    []protocol.ShowMessageParams
-	LogMessages     []protocol.LogMessageParams
-	ShowDocuments   []protocol.ShowDocumentParams
+	Progress      map[string]*ProgressRecord // by token ("agentls-1", or "#3" for an integer token)
+	ProgressOrder []string                   // tokens in order of first sight
+	ShowMessages  []protocol.ShowMessageParams
+	LogMessages   []protocol.LogMessageParams
+	ShowDocuments []protocol.ShowDocumentParams
+	// Forwarded are the LSP methods of the agentls/lsp requests answered
+	// (Config.LSP), in order.
+	Forwarded       []string
 	MessageRequests []protocol.ShowMessageRequestParams
 	AppliedEdits    []AppliedEdit
 	CreateRequests  int        // window/workDoneProgress/create requests received

@@ -113,6 +113,27 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			out = append(out, d)
 		}
 		return out, nil
+	case "agentls/lsp":
+		if c.cfg.LSP == nil {
+			break
+		}
+		jsonrpc2.Async(ctx) // the editor's server may take a while
+		var p struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
+		}
+		c.update(func(s *State) { s.Forwarded = append(s.Forwarded, p.Method) })
+		res, err := c.cfg.LSP(p.Method, p.Params)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			return nil, nil
+		}
+		return jsonrpc2.RawMessage(res), nil
 	case "agentls/saveDocuments":
 		if !c.cfg.SaveDocuments {
 			break

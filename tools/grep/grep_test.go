@@ -1,6 +1,7 @@
 package grep
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -348,4 +349,22 @@ func FuzzFilterKeepsEveryFileThatHoldsTheLiteral(f *testing.F) {
 			t.Fatalf("the filter rules out %q (ignore case %v) in a file that holds it", lit, fold)
 		}
 	})
+}
+
+// TestIndexRare: anchoring on a literal's rarest byte finds what
+// bytes.Index finds, at the edges of the text too.
+func TestIndexRare(t *testing.T) {
+	needle := []byte("err != nil {")
+	r := rarest(string(needle))
+	if needle[r] != '!' {
+		t.Fatalf("rarest byte of %q is %q, want '!'", needle, needle[r])
+	}
+	for _, hay := range []string{
+		"", "err != nil {", "x err != nil {", "err != nil", "!err != nil {", "a != b; err != nil {}",
+		"err != nil", "!!!!", "rr != nil {", "err != nil {err != nil {", "\n!= err != nil {\n",
+	} {
+		if got, want := indexRare([]byte(hay), needle, r), bytes.Index([]byte(hay), needle); got != want {
+			t.Errorf("indexRare(%q) = %d, bytes.Index = %d", hay, got, want)
+		}
+	}
 }

@@ -40,8 +40,9 @@ import (
 //     The generator uses \d and \s only, and the corpus holds no non-ASCII
 //     digit or space; \w and \b are not generated.
 //   - Invalid UTF-8: RE2 reads each invalid byte as U+FFFD, so "." and a
-//     negated class match it; rg's never do. Lines holding invalid UTF-8 are
-//     left out of the comparison for patterns with "." or a negated class.
+//     negated class (\S, \D and \W too) match it; rg's never do. Lines
+//     holding invalid UTF-8 are left out of the comparison for patterns
+//     with "." or a negated class.
 //   - Syntax only one side has (\z vs \z, \C, \Q..\E, look-around,
 //     backreferences, rg's (?x) details) is not generated.
 //
@@ -234,6 +235,13 @@ func TestSearchAgreesWithRipgrep(t *testing.T) {
 		{Pattern: `string`, Literal: true, IgnoreCase: true}, {Pattern: `(?i)istanbul`}, {Pattern: `(?i)ı`},
 		{Pattern: `(?i)straße`}, {Pattern: `a.b`, Literal: true}, {Pattern: `\r$`}, {Pattern: `line$`},
 		{Pattern: `(?i)K`}, {Pattern: `(?i)s`}, {Pattern: `(?i)[k]elvin|ſ`}, {Pattern: `-dash`, Literal: true},
+		// Case-insensitive literals and regexes with short or no required
+		// text: the classes the line automaton (dfa.go) decides.
+		{Pattern: `FooBar`, Literal: true, IgnoreCase: true}, {Pattern: `ERRUNEXPECTEDEOF`, Literal: true, IgnoreCase: true},
+		{Pattern: `(?i)io\.reader`}, {Pattern: `(?i)foo_bar|fox`}, {Pattern: `\d{4}`}, {Pattern: `\d{2}`}, {Pattern: `^\d+$`},
+		{Pattern: `^[ \t]+$`}, {Pattern: `^\s*\d{2,}\s*$`}, {Pattern: `[A-Z]{3,}`}, {Pattern: `\s+$`}, {Pattern: `^\S+$`},
+		{Pattern: `x=\d\s*`}, {Pattern: `[a-z]+_[a-z]+`}, {Pattern: `\(\w+\)`}, {Pattern: `^\s*\$`}, {Pattern: `[^ -~]`},
+		{Pattern: `.{40,}`}, {Pattern: `^.{0,3}$`}, {Pattern: `(?i)^[a-z]+$`}, {Pattern: `\d\s*$`}, {Pattern: `[éÉ].`},
 	}
 	for len(queries) < 320 {
 		q := Query{Pattern: rgPattern(rnd)}
@@ -254,7 +262,8 @@ func TestSearchAgreesWithRipgrep(t *testing.T) {
 			continue
 		}
 		rgLines := rgMatches(t, rg, dir, q)
-		flavour := !q.Literal && (strings.Contains(q.Pattern, ".") || strings.Contains(q.Pattern, "[^"))
+		flavour := !q.Literal && (strings.Contains(q.Pattern, ".") || strings.Contains(q.Pattern, "[^") ||
+			strings.Contains(q.Pattern, `\S`) || strings.Contains(q.Pattern, `\D`) || strings.Contains(q.Pattern, `\W`))
 		keep := func(lines []string) []string {
 			if !flavour {
 				return lines

@@ -301,7 +301,33 @@ func isBinary(content []byte) bool {
 type scanner struct {
 	m   *Matcher
 	req *Request
+	dfa *lineDFA // this worker's automaton for m.dfa, made on first use
 	workerBuffers
+}
+
+// lineDFA is this worker's automaton, or nil when the matcher has none or
+// the automaton gave up.
+func (s *scanner) lineDFA() *lineDFA {
+	if s.dfa == nil && s.m.dfa != nil {
+		s.dfa = s.m.dfa.newLineDFA()
+	}
+	if s.dfa != nil && s.dfa.failed {
+		return nil
+	}
+	return s.dfa
+}
+
+// verify reports whether a candidate line (found by the prefilter) matches.
+func (s *scanner) verify(line []byte) bool {
+	if s.m.pure {
+		return true
+	}
+	if d := s.lineDFA(); d != nil {
+		if match, ok := d.matchLine(line); ok {
+			return match
+		}
+	}
+	return s.m.re.Match(line)
 }
 
 // workerBuffers are kept from one search to the next (buffers), so a warm
@@ -331,7 +357,13 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 		hits = append(hits, span{ls, le})
 		return true
 	}
+	whole := len(content) > 0 && (m.whole || len(m.lits) == 0) && s.lineDFA() != nil
+	if whole && !s.dfa.scan(content, add) {
+		// The automaton gave up: search the file again without it.
+		hits, more, whole = hits[:0], false, false
+	}
 	switch {
+	case whole:
 	case len(m.lits) == 1:
 		for pos := 0; pos < len(content); {
 			i := m.index(content[pos:], 0)
@@ -339,7 +371,7 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 				break
 			}
 			ls, le := lineAt(content, pos+i)
-			if m.pure || m.re.Match(content[ls:le]) {
+			if s.verify(content[ls:le]) {
 				if !add(ls, le) {
 					break
 				}
@@ -369,7 +401,7 @@ func (s *scanner) scan(name string, content []byte) *FileResult {
 				break
 			}
 			ls, le := lineAt(content, best)
-			if m.pure || m.re.Match(content[ls:le]) {
+			if s.verify(content[ls:le]) {
 				if !add(ls, le) {
 					break
 				}

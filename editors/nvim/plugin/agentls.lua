@@ -29,6 +29,11 @@ cmd('AgentReport', function(o) a().report(o.args) end,
   { nargs = '?', complete = ids, desc = 'agentls: show a task\'s answer and report (the last one by default)' })
 cmd('AgentUndo', function(o) a().undo(o.args) end,
   { nargs = '?', complete = ids, desc = 'agentls: revert every edit of a task (the last by default)' })
+cmd('AgentPrompt', function(o) require('agentls.extend').cmd_prompt(o) end,
+  { nargs = '*', range = true, complete = function(l) return require('agentls.extend').complete(l) end,
+    desc = 'agentls: run a custom command (prompt file); without a name, pick one' })
+cmd('AgentTools', function() require('agentls.extend').tools() end,
+  { nargs = 0, desc = 'agentls: list the tools the model has and the hooks' })
 cmd('AgentResume', function(o) a().resume(o.args) end,
   { nargs = '?', complete = ids, desc = 'agentls: continue an interrupted task (the newest by default)' })
 

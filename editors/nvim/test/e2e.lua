@@ -6,7 +6,7 @@
 -- Environment:
 --   AGENTLS_E2E_CMD       JSON array: the server command (required)
 --   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
---   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks
+--   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks,prompts
 --                         (default: all); "init" alone: only start + initialize
 --   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
 --   AGENTLS_E2E_EXPECT_EDIT  a text the edited buffer must show
@@ -30,7 +30,7 @@ local function finish()
 end
 
 local ok_main, err_main = xpcall(function()
-  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks'
+  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks,prompts'
   local want = {}
   for s in scen:gmatch('[^,]+') do want[s] = true end
 
@@ -243,6 +243,52 @@ local ok_main, err_main = xpcall(function()
       'agentls/diagnostics answers vim.diagnostic in LSP shape: ' .. vim.json.encode(d))
     local all = h['agentls/diagnostics'](nil, { uris = {} }, { client_id = client.id })
     note(#all == 1 and all[1].uri == uri, 'agentls/diagnostics with no uris lists every buffer that has some')
+  end
+
+  -- 8. Custom commands: a prompt file of .agentls/commands is listed by
+  -- agentls.prompts, picked in :AgentPrompt (vim.ui.select, then
+  -- vim.ui.input for its argument), and its prompt with $ARGUMENTS
+  -- replaced reaches the model; :AgentTools lists the model's tools.
+  if want.prompts then
+    local dir = vim.fn.getcwd() .. '/.agentls/commands'
+    vim.fn.mkdir(dir, 'p')
+    vim.fn.writefile({ '---', 'description: Greet someone', 'argument-hint: <name>', 'mode: ask', '---',
+      'Greet $ARGUMENTS from the e2e prompt file.' }, dir .. '/greet.md')
+    local ext = require('agentls.extend')
+    local list
+    ext.prompts(function(_, l) list = l end)
+    vim.wait(5000, function() return list ~= nil end, 10)
+    local greet
+    for _, p in ipairs(list or {}) do if p.name == 'greet' then greet = p end end
+    note(greet ~= nil and greet.description == 'Greet someone' and greet.argumentHint == '<name>',
+      'agentls.prompts lists the prompt file: ' .. vim.json.encode(list or {}))
+    local orig_select, orig_input = vim.ui.select, vim.ui.input
+    local label, asked
+    vim.ui.select = function(items, opts, on_choice)
+      for _, it in ipairs(items) do
+        if it.name == 'greet' then label = opts.format_item(it) return on_choice(it) end
+      end
+      on_choice(nil)
+    end
+    vim.ui.input = function(opts, on_confirm) asked = opts.prompt on_confirm('Ada') end
+    local prev = agentls.last_result()
+    vim.cmd('AgentPrompt')
+    local r = wait_result(prev)
+    vim.ui.select, vim.ui.input = orig_select, orig_input
+    note(label ~= nil and label:find('/greet <name>', 1, true) ~= nil, 'the picker shows /greet with its hint: ' .. tostring(label))
+    note(asked ~= nil and asked:find('<name>', 1, true) ~= nil, 'the picker asks for the argument: ' .. tostring(asked))
+    note(r ~= nil and r.status == 'completed' and tostring(r.answer):find('Hello, Ada', 1, true) ~= nil and r.mode == 'ask',
+      'the custom command reached the model with its argument (answer: ' .. tostring(r and r.answer) .. ')')
+    local tools
+    ext.tools(function(_, l) tools = l end)
+    vim.wait(5000, function() return tools ~= nil end, 10)
+    local names = {}
+    for _, t in ipairs((tools and tools.tools) or {}) do table.insert(names, t.name .. '=' .. t.source) end
+    note(vim.tbl_contains(names, 'read_file=built-in') and vim.tbl_contains(names, 'run_command=built-in'),
+      ':AgentTools lists the model\'s tools with their source: ' .. table.concat(names, ' '))
+    local shown = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    note(shown:find('# Hooks', 1, true) ~= nil, ':AgentTools shows the tools and hooks in a window')
+    pcall(vim.cmd, 'close')
   end
 end, debug.traceback)
 

@@ -157,6 +157,44 @@ local ok_main, err_main = xpcall(function()
     f:write(tool_result .. '\n')
     f:close()
   end
+
+  -- agentls/lsp (the agent's language tools through the editor's own
+  -- servers), called as vim.lsp calls it: forwarded to gopls, the other
+  -- client of the buffer; for a file no buffer holds, the plugin loads it
+  -- in a hidden buffer, where the user's attach (here a FileType autocmd,
+  -- as lspconfig does) gives it gopls.
+  vim.cmd('autocmd FileType go lua vim.lsp.buf_attach_client(vim.api.nvim_get_current_buf(), ' .. gopls .. ')')
+  local h = agentls._handlers()
+  local lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  local decl
+  for i, l in ipairs(lines) do
+    local c = l:find('func Greet', 1, true)
+    if c then decl = { line = i - 1, character = c + 4 } end
+  end
+  local refs = decl and h['agentls/lsp'](nil, { method = 'textDocument/references',
+    params = { textDocument = { uri = uri }, position = decl, context = { includeDeclaration = true } } }, { client_id = client.id })
+  local in_main, in_test = false, false
+  for _, loc in ipairs(type(refs) == 'table' and refs or {}) do
+    if loc.uri == uri then in_main = true end
+    if loc.uri:find('main_test.go', 1, true) then in_test = true end
+  end
+  note(in_main and in_test, 'agentls/lsp forwards textDocument/references to gopls (uses in main.go and main_test.go): ' .. vim.json.encode(refs))
+  local test_uri = vim.uri_from_fname(root .. '/main_test.go')
+  local tlines = vim.fn.readfile(root .. '/main_test.go')
+  local use
+  for i, l in ipairs(tlines) do
+    local c = l:find('Greet(', 1, true)
+    if c and not use then use = { line = i - 1, character = c - 1 } end
+  end
+  local def = use and h['agentls/lsp'](nil, { method = 'textDocument/definition',
+    params = { textDocument = { uri = test_uri }, position = use } }, { client_id = client.id })
+  local first = type(def) == 'table' and (def[1] or def) or {}
+  local hidden = vim.fn.bufnr(root .. '/main_test.go')
+  note(first.uri == uri and hidden > 0 and not vim.api.nvim_buf_get_option(hidden, 'buflisted'),
+    'agentls/lsp answers for a file no buffer held, from a hidden buffer gopls attached to: ' .. vim.json.encode(def))
+  local none = h['agentls/lsp'](nil, { method = 'textDocument/definition',
+    params = { textDocument = { uri = 'file:///nonexistent/x.go' }, position = { line = 0, character = 0 } } }, { client_id = client.id })
+  note(none == vim.NIL, 'agentls/lsp answers null when no server serves the document')
   vim.lsp.stop_client(gopls)
 end, debug.traceback)
 

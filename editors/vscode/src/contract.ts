@@ -20,6 +20,7 @@ export const ServerCommand = {
 export const ServerRequest = {
   saveDocuments: 'agentls/saveDocuments',
   diagnostics: 'agentls/diagnostics',
+  lsp: 'agentls/lsp',
 } as const;
 
 /** Settings section sent in workspace/didChangeConfiguration. */

@@ -334,6 +334,89 @@ function editorDiagnostics(params: unknown) {
   return out;
 }
 
+/** lspRange is a VS Code range in LSP shape. */
+function lspRange(r: vscode.Range) {
+  return { start: { line: r.start.line, character: r.start.character }, end: { line: r.end.line, character: r.end.character } };
+}
+
+/** lspLocation is a Location or LocationLink as an LSP Location. */
+function lspLocation(l: vscode.Location | vscode.LocationLink) {
+  if ('targetUri' in l) return { uri: l.targetUri.toString(), range: lspRange(l.targetSelectionRange ?? l.targetRange) };
+  return { uri: l.uri.toString(), range: lspRange(l.range) };
+}
+
+/** lspSymbol is a DocumentSymbol or SymbolInformation in LSP shape (LSP kinds are VS Code's plus one). */
+function lspSymbol(s: vscode.DocumentSymbol | vscode.SymbolInformation): unknown {
+  if ('location' in s) {
+    return { name: s.name, kind: s.kind + 1, containerName: s.containerName, location: lspLocation(s.location) };
+  }
+  return { name: s.name, kind: s.kind + 1, detail: s.detail, range: lspRange(s.range), selectionRange: lspRange(s.selectionRange), children: s.children.map(lspSymbol) };
+}
+
+/** hoverText is a hover's contents as one markdown text. */
+function hoverText(hs: vscode.Hover[]): string {
+  const parts: string[] = [];
+  for (const h of hs) {
+    for (const c of h.contents) {
+      parts.push(typeof c === 'string' ? c : 'value' in c ? (c as { value: string }).value : '');
+    }
+  }
+  return parts.filter((p) => p !== '').join('\n\n');
+}
+
+/**
+ * forwardLsp answers agentls/lsp ({method, params}) with the answer of the
+ * editor's language servers, through VS Code's vscode.execute*Provider
+ * commands (the Go extension's gopls, Pylance, ...), in LSP shape; null
+ * when none answers or the method has no such command (agentls then asks
+ * its own server).
+ */
+async function forwardLsp(params: unknown): Promise<unknown> {
+  const lc = requireClient();
+  const req = (params ?? {}) as { method?: string; params?: Record<string, unknown> };
+  const q = (req.params ?? {}) as { textDocument?: { uri?: string }; position?: { line: number; character: number }; newName?: string; query?: string };
+  const uri = typeof q.textDocument?.uri === 'string' ? lc.protocol2CodeConverter.asUri(q.textDocument.uri) : undefined;
+  const pos = q.position ? new vscode.Position(q.position.line, q.position.character) : undefined;
+  const exec = <T>(command: string, ...args: unknown[]) => vscode.commands.executeCommand<T>(command, ...args);
+  const orNull = <T>(xs: T[]) => (xs.length === 0 ? null : xs);
+  try {
+    switch (req.method) {
+      case 'textDocument/definition':
+        if (!uri || !pos) return null;
+        return orNull((await exec<(vscode.Location | vscode.LocationLink)[]>('vscode.executeDefinitionProvider', uri, pos) ?? []).map(lspLocation));
+      case 'textDocument/implementation':
+        if (!uri || !pos) return null;
+        return orNull((await exec<(vscode.Location | vscode.LocationLink)[]>('vscode.executeImplementationProvider', uri, pos) ?? []).map(lspLocation));
+      case 'textDocument/references':
+        if (!uri || !pos) return null;
+        return orNull((await exec<vscode.Location[]>('vscode.executeReferenceProvider', uri, pos) ?? []).map(lspLocation));
+      case 'textDocument/hover': {
+        if (!uri || !pos) return null;
+        const text = hoverText(await exec<vscode.Hover[]>('vscode.executeHoverProvider', uri, pos) ?? []);
+        return text === '' ? null : { contents: { kind: 'markdown', value: text } };
+      }
+      case 'textDocument/documentSymbol':
+        if (!uri) return null;
+        return orNull((await exec<(vscode.DocumentSymbol | vscode.SymbolInformation)[]>('vscode.executeDocumentSymbolProvider', uri) ?? []).map(lspSymbol));
+      case 'workspace/symbol':
+        return orNull((await exec<vscode.SymbolInformation[]>('vscode.executeWorkspaceSymbolProvider', q.query ?? '') ?? []).map(lspSymbol));
+      case 'textDocument/rename': {
+        if (!uri || !pos || typeof q.newName !== 'string') return null;
+        const edit = await exec<vscode.WorkspaceEdit>('vscode.executeDocumentRenameProvider', uri, pos, q.newName);
+        if (!edit) return null;
+        const changes: Record<string, unknown[]> = {};
+        for (const [u, edits] of edit.entries()) {
+          changes[u.toString()] = edits.map((e) => ({ range: lspRange(e.range), newText: e.newText }));
+        }
+        return { changes };
+      }
+    }
+  } catch (err) {
+    log.info(`${ServerRequest.lsp} ${req.method}: ${errorText(err)}`);
+  }
+  return null;
+}
+
 // ---- the client ---------------------------------------------------------
 
 function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void {
@@ -396,6 +479,7 @@ async function startClient(): Promise<void> {
   lc.onNotification(ShowMessageNotification.type, onServerMessage);
   lc.onRequest(ServerRequest.saveDocuments, saveDocuments);
   lc.onRequest(ServerRequest.diagnostics, editorDiagnostics);
+  lc.onRequest(ServerRequest.lsp, forwardLsp);
   client = lc;
   try {
     await lc.start();

@@ -12,6 +12,8 @@ M.commands = {
   result = 'agentls.result',
   undo = 'agentls.undo',
   resume = 'agentls.resume',
+  prompts = 'agentls.prompts',
+  tools = 'agentls.tools',
 }
 
 local defaults = {
@@ -428,6 +430,17 @@ end
 
 -- agentls/diagnostics: the editor's diagnostics for the listed documents
 -- (all buffers that have some for an empty list), agentls's own excluded.
+-- checked(bufnr): whether a language server other than agentls is attached
+-- to the buffer (one that may publish diagnostics for it).
+function M.checked(bufnr)
+  local filter = {}
+  filter.bufnr = bufnr
+  for _, other in pairs(get_clients(filter)) do
+    if other.name ~= 'agentls' then return true end
+  end
+  return false
+end
+
 local function editor_diagnostics(_, params, ctx)
   local own = {}
   for _, c in pairs(get_clients()) do
@@ -462,15 +475,68 @@ local function editor_diagnostics(_, params, ctx)
     -- Whether a language server other than agentls is attached to the
     -- buffer: without one nothing checks it, and the server does not wait
     -- for diagnostics after an edit.
-    local checked = false
-    for _, other in pairs(get_clients({ bufnr = b })) do
-      if other.name ~= 'agentls' then checked = true end
-    end
-    item.checked = checked
+    item.checked = M.checked(b)
     table.insert(out, item)
   end
   for _, uri in ipairs(unopened) do table.insert(out, { uri = uri, diagnostics = {}, checked = false }) end
   return out
+end
+
+-- agentls/lsp: one LSP request ({method, params}) forwarded to the other
+-- language servers attached to the document (gopls, rust-analyzer, ...
+-- with the user's configuration), opening the file in a hidden buffer when
+-- no buffer holds it; their first non-null result, or null. A request
+-- without a document (workspace/symbol) goes to every other client. A
+-- client that answers MethodNotFound is not asked again.
+local lsp_unsupported = {} -- [client id][method] = true
+local function clients_of(bufnr)
+  if bufnr == nil then return get_clients() end
+  return get_clients({ bufnr = bufnr })
+end
+local function forward_lsp(_, params)
+  if type(params) ~= 'table' or type(params.method) ~= 'string' then return vim.NIL end
+  local p = params.params
+  local uri = type(p) == 'table' and type(p.textDocument) == 'table' and p.textDocument.uri or nil
+  local bufnr
+  if type(uri) == 'string' then
+    local fname = vim.uri_to_fname(uri)
+    bufnr = vim.fn.bufnr(fname)
+    if bufnr < 0 and vim.fn.filereadable(fname) == 0 then return vim.NIL end
+    if bufnr < 0 then
+      -- A hidden, unlisted buffer: loading it runs the FileType autocmds
+      -- that attach the language servers.
+      bufnr = vim.fn.bufadd(fname)
+      vim.api.nvim_buf_set_option(bufnr, 'buflisted', false)
+      vim.fn.bufload(bufnr)
+      if vim.api.nvim_buf_get_option(bufnr, 'filetype') == '' then
+        vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent! filetype detect') end)
+      end
+    end
+  end
+  local clients = clients_of(bufnr)
+  if bufnr and #clients <= 1 then
+    -- A server just attached to the new buffer may still be starting.
+    vim.wait(5000, function()
+      for _, c in pairs(clients_of(bufnr)) do
+        if c.name ~= 'agentls' and c.initialized ~= false then return true end
+      end
+      return false
+    end, 50)
+    clients = clients_of(bufnr)
+  end
+  for _, c in pairs(clients) do
+    local off = lsp_unsupported[c.id] or {}
+    if c.name ~= 'agentls' and not off[params.method] then
+      local resp = c.request_sync(params.method, p, 10000, bufnr)
+      if resp and resp.err and resp.err.code == -32601 then
+        off[params.method] = true
+        lsp_unsupported[c.id] = off
+      elseif resp and resp.err == nil and resp.result ~= nil and resp.result ~= vim.NIL then
+        return resp.result
+      end
+    end
+  end
+  return vim.NIL
 end
 
 -- window/showMessage of agentls: at most one line, cut to the free width of
@@ -502,6 +568,7 @@ local function handlers()
     ['$/cancelRequest'] = cancel_request,
     ['agentls/saveDocuments'] = save_documents,
     ['agentls/diagnostics'] = editor_diagnostics,
+    ['agentls/lsp'] = forward_lsp,
   }
 end
 M._handlers = handlers

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/eval"
+)
+
+// runEval runs the eval suite against the model the environment and flags
+// configure (the same settings as `agentls run`), or, with --scripted,
+// against each task's scripted model; or compares two reports. The table
+// goes to stdout, progress to stderr. Exit 0 when every task is solved
+// (with --scripted: also at its minimum calls), 1 otherwise.
+func runEval(ctx context.Context, io stdio, args []string) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	settings, problems := session.FromEnv(os.Getenv)
+	for _, p := range problems {
+		fmt.Fprintf(io.err, "agentls eval: %s\n", p)
+	}
+	scripted := fs.Bool("scripted", false, "answer each task with its scripted model (tests the harness; no model service)")
+	out := fs.String("out", "", "write the report as JSON to `FILE`")
+	compare := fs.Bool("compare", false, "compare two reports: agentls eval --compare OLD.json NEW.json")
+	suiteDir := fs.String("suite", "", "run the suite in `DIR` (tasks/*.txtar, fixtures/*.txtar) instead of the built-in one")
+	only := fs.String("run", "", "run only the tasks whose name matches `REGEXP`")
+	parallel := fs.Int("parallel", 1, "tasks run at `N` at once")
+	verbose := fs.Bool("v", false, "a progress line per tool call, too")
+	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
+	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
+	maxTime := fs.Duration("max-time", 10*time.Minute, "wall time per task")
+	fs.StringVar(&settings.APIKeyEnv, "api-key-env", settings.APIKeyEnv, "environment `VARIABLE` that holds the API key")
+	settingsJSON := fs.String("settings", "", "settings `JSON` as for agentls run, e.g. '{\"prices\": {\"gpt-4.1-mini\": {\"input\": 0.4, \"output\": 1.6, \"cached\": 0.1}}}'")
+	fs.Usage = func() {
+		fmt.Fprintf(io.err, "Usage: agentls eval [--scripted] [--out FILE.json] [--run REGEXP]\n       agentls eval --compare OLD.json NEW.json\n\n")
+		fs.PrintDefaults()
+		fmt.Fprint(io.err, envHelp)
+	}
+	if err := fs.Parse(args); err != nil {
+		return &exitError{code: 2}
+	}
+	if *compare {
+		if fs.NArg() != 2 {
+			fs.Usage()
+			return &exitError{code: 2, err: errors.New("--compare takes two report files")}
+		}
+		old, err := eval.ReadReport(fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		cur, err := eval.ReadReport(fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		return eval.Compare(io.out, old, cur)
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return &exitError{code: 2, err: fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))}
+	}
+	settings.MaxTime = session.Duration(*maxTime)
+	settings.Recordings = false
+	if *settingsJSON != "" {
+		var bad []session.Problem
+		settings, bad = settings.Apply(json.RawMessage(*settingsJSON))
+		if len(bad) > 0 {
+			var msgs []string
+			for _, p := range bad {
+				msgs = append(msgs, p.String())
+			}
+			return &exitError{code: 2, err: errors.New(strings.Join(msgs, "; "))}
+		}
+	}
+	if bad := settings.Check(); len(bad) > 0 {
+		return &exitError{code: 2, err: errors.New(bad[0].String())}
+	}
+	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel,
+		Progress: io.err, Verbose: *verbose, Version: version}
+	if *suiteDir != "" {
+		opts.Suite = os.DirFS(*suiteDir)
+		if _, err := fsStat(opts.Suite); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--suite %s: %w", *suiteDir, err)}
+		}
+	}
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("--run: %w", err)}
+		}
+		opts.Only = re
+	}
+	if !*scripted && settings.APIKey(os.Getenv) == "" && !session.IsLoopback(settings.BaseURL) {
+		return &exitError{code: 2, err: &session.ErrNoAPIKey{Env: settings.APIKeyEnv}}
+	}
+	protect(io)
+	rep, err := eval.Run(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(io.out); err != nil {
+		return err
+	}
+	if *out != "" {
+		if err := rep.WriteJSON(*out); err != nil {
+			return err
+		}
+		fmt.Fprintf(io.err, "eval: report written to %s\n", *out)
+	}
+	s := rep.Summary
+	switch {
+	case s.Solved < s.Tasks:
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d tasks unsolved", s.Tasks-s.Solved, s.Tasks)}
+	case *scripted && s.AtMinCalls < s.Tasks:
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d scripted tasks took more than their minimum calls", s.Tasks-s.AtMinCalls, s.Tasks)}
+	}
+	return nil
+}
+
+// fsStat checks a suite folder has a tasks folder.
+func fsStat(fsys fs.FS) (fs.FileInfo, error) { return fs.Stat(fsys, "tasks") }

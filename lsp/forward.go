@@ -1,0 +1,48 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentls/agentls/agent/session"
+)
+
+// MethodLSP is the server-to-client request that forwards one LSP request
+// to the other language servers the editor runs for the document (gopls,
+// rust-analyzer, ... with the user's configuration): params {"method":
+// "textDocument/references", "params": <its params>}, result their result,
+// or null when none serves it (docs/lsp.md). The agentls plugins answer
+// it; other clients answer MethodNotFound, and agentls's language tools
+// then use agentls's own servers.
+const MethodLSP = "agentls/lsp"
+
+// ForwardParams are agentls/lsp's params.
+type ForwardParams struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params" expect:"the LSP request's params"`
+}
+
+// LSPRequest declares agentls/lsp for the editor contract.
+var LSPRequest = ClientRequest[ForwardParams, json.RawMessage]{Method: MethodLSP}
+
+// forwardTimeout bounds one forwarded request (the editor's server may
+// load the workspace first).
+const forwardTimeout = 10 * time.Second
+
+// ForwardLSP implements session.LSPForwarder with agentls/lsp. A client
+// that answers MethodNotFound, or leaves its first one unanswered, is not
+// asked again; nor is a client that answered neither agentls/diagnostics
+// nor agentls/saveDocuments (no plugin).
+func (p *taskPort) ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	svc := p.svc
+	if svc.saveDocs.unsupported.Load() || svc.diagnostics.unsupported.Load() {
+		return nil, session.ErrNotForwarded
+	}
+	res, err := LSPRequest.ask(ctx, svc, ForwardParams{Method: method, Params: params}, forwardTimeout, &svc.forwardLSP)
+	if errors.Is(err, errNotAnswered) {
+		return nil, session.ErrNotForwarded
+	}
+	return res, err
+}
