@@ -111,6 +111,7 @@ var leafRules = []struct {
 		why: "the model client knows nothing of editors, tools or tasks"},
 	{pkg: "agent/llm/...", except: []string{"agent/llm"}, only: []string{"agent/llm", "agent/redact"},
 		why: "the fake model and the flight recorder speak the client's types, and nothing else"},
+	{pkg: "lsp/wire", why: "the wire (framing, codec) carries LSP messages and knows nothing of the server or the agent"},
 }
 
 // importRules forbid direct imports: pkg must not import any of never.
@@ -128,6 +129,8 @@ var importRules = []struct {
 		why: "the faces are siblings on the host: ACP is not an LSP extension"},
 	{pkg: "lsp/...", never: []string{"acp"},
 		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
+	{pkg: "agent/journal/...", never: []string{"agent", "agent/session"},
+		why: "the journal is what a task recorded, read back (stored forms, undo, lessons); it knows nothing of the loop that records or the host"},
 	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
 		why: "the language-server client serves every face and knows none of them"},
 }
@@ -141,7 +144,7 @@ var importerRules = []struct {
 	only []string
 	why  string
 }{
-	{pkg: "agent/store", only: []string{"agent", "agent/session"},
+	{pkg: "agent/store", only: []string{"agent", "agent/journal", "agent/session"},
 		why: "the session store is the journal of the agent and its host; faces (lsp/..., cmd/...) reach it through session.Host, the only door"},
 }
 
@@ -338,6 +341,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "lsp/lsptest", Imports: []string{"tools/grep"}},
 		{Path: "acp", Imports: []string{"lsp", "agent/session"}},
 		{Path: "lsp", Imports: []string{"acp"}},
+		{Path: "agent/journal", Imports: []string{"agent/store"}},
+		{Path: "lsp/wire"},
 		{Path: "langserver", Imports: []string{"lsp"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
@@ -415,5 +420,56 @@ func TestOneLauncherRuleCanFail(t *testing.T) {
 	v := launcherViolations([]goPackage{{Path: "agent", Imports: []string{"lsp/lsptest"}}}, launchers)
 	if len(v) != 1 || !strings.Contains(v[0], "agent imports lsp/lsptest") {
 		t.Errorf("a production import of lsp/lsptest: %q", v)
+	}
+}
+
+// TestJournalImportRuleCanFail feeds the import rules a journal that
+// reaches back into the loop and the host: both are reported, and the
+// journal's own imports (the store, the model's and tools' types) stand.
+func TestJournalImportRuleCanFail(t *testing.T) {
+	broken := []goPackage{
+		{Path: "agent/journal", Imports: []string{"agent/store", "agent/llm", "tools", "workspace", "agent", "agent/session"}},
+		{Path: "agent", Imports: []string{"agent/journal", "agent/store"}},
+		{Path: "agent/session", Imports: []string{"agent", "agent/journal"}},
+		{Path: "lsp", Imports: []string{"agent/session"}},
+		{Path: "acp", Imports: []string{"agent/session"}},
+	}
+	var got []string
+	for _, v := range importViolations(broken) {
+		if strings.HasPrefix(v, "agent/journal ") {
+			got = append(got, v)
+		}
+	}
+	for _, want := range []string{"agent/journal imports agent;", "agent/journal imports agent/session;"} {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, want) }) {
+			t.Errorf("importViolations does not report %q:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("%d journal violations; want 2:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
+		t.Errorf("the journal importing the store is reported: %q", v)
+	}
+}
+
+// TestWireRuleCanFail: a wire that reaches into the server or the host is
+// reported; one that depends on nothing of the module is not.
+func TestWireRuleCanFail(t *testing.T) {
+	clean := []goPackage{{Path: "lsp/wire"}}
+	for _, v := range leafViolations(clean) {
+		if strings.HasPrefix(v, "lsp/wire ") {
+			t.Errorf("a wire on its own is reported: %s", v)
+		}
+	}
+	broken := []goPackage{{Path: "lsp/wire", Deps: []string{"agent/session", "agent"}}}
+	var got []string
+	for _, v := range leafViolations(broken) {
+		if strings.HasPrefix(v, "lsp/wire depends on") {
+			got = append(got, v)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("wire violations %q; want lsp/wire depending on agent/session and agent reported", got)
 	}
 }

@@ -89,9 +89,8 @@ type acpSession struct {
 
 	mu       sync.Mutex
 	mode     string
-	lastTask string          // the last ended task: the next prompt follows it up
-	running  *session.Task   // the task of the turn in progress
-	rejected map[string]bool // "reject always" answers of this session
+	lastTask string        // the last ended task: the next prompt follows it up
+	running  *session.Task // the task of the turn in progress
 }
 
 var (
@@ -317,7 +316,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(p.McpServers) > 0 {
 		a.log.Warn("MCP servers offered by the client are not used", "count", len(p.McpServers))
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit}
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -588,6 +587,8 @@ func decision(option string) tools.Decision {
 		return tools.AllowOnce
 	case optAllowAlways:
 		return tools.AllowAlways
+	case optRejectAlways:
+		return tools.DenyAlways
 	}
 	return tools.Deny
 }

@@ -6,6 +6,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -74,8 +75,9 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 	} else if err := e.ws.DiskEditor().Apply(ctx, label, edits); err != nil {
 		return err
 	}
+	call, _ := tools.CallFrom(ctx)
 	for _, c := range changes {
-		e.p.showDiff(c)
+		e.p.showDiff(call.ID, c)
 	}
 	return nil
 }
@@ -89,25 +91,21 @@ func diffContent(c change) sdk.ToolCallContent {
 	return sdk.ToolDiffContent(c.abs, c.new, c.old)
 }
 
-// showDiff adds the diff of c to the tool call that is editing, or, for an
-// edit outside any call (an undo), reports it as a call of its own.
-func (p *turnPort) showDiff(c change) {
+// showDiff adds the diff of c to the tool call callID that made it, or,
+// for an edit outside any call the client was shown (an undo), reports it
+// as a call of its own.
+func (p *turnPort) showDiff(callID string, c change) {
 	loc := []sdk.ToolCallLocation{{Path: c.abs}}
-	call, ok := p.currentCall("")
-	if !ok {
-		p.mu.Lock()
-		p.n++
-		id := fmt.Sprintf("%s-edit-%d", p.s.id, p.n)
-		p.mu.Unlock()
-		p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id),
+	if !p.isOpen(callID) {
+		p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(p.ownCallID("edit")),
 			Title: "Edit " + c.abs, Kind: sdk.ToolKindEdit, Status: sdk.ToolCallStatusCompleted,
 			Locations: loc, Content: []sdk.ToolCallContent{diffContent(c)}}})
 		return
 	}
 	p.mu.Lock()
-	p.diffs[call.id] = append(p.diffs[call.id], diffContent(c))
-	content := append([]sdk.ToolCallContent(nil), p.diffs[call.id]...)
+	p.diffs[callID] = append(p.diffs[callID], diffContent(c))
+	content := append([]sdk.ToolCallContent(nil), p.diffs[callID]...)
 	p.mu.Unlock()
-	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(call.id),
+	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(callID),
 		Content: content, Locations: loc}})
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -26,21 +27,19 @@ const (
 // session/request_permission, its edits fs/write_text_file (or disk writes)
 // with a diff on the tool call that made them.
 type turnPort struct {
+	session.Unsupported // no buffers to save, no editor diagnostics
+
 	a *Agent
 	s *acpSession
 
 	mu    sync.Mutex
-	n     int        // tool calls started
-	open  []openCall // started and not finished, oldest first
-	texts int        // agent_message_chunk updates sent
+	n     int      // calls announced outside any tool call (an undo's edit, the settings question)
+	open  []string // ids of the tool calls started and not finished, oldest first
+	texts int      // agent_message_chunk updates sent
 	// checking: the task is validating; its model text is the check's
 	// verdict, not the answer.
 	checking bool
 	diffs    map[string][]sdk.ToolCallContent // by tool call: the diffs of its edits
-}
-
-type openCall struct {
-	id, tool, args string
 }
 
 var _ session.Port = (*turnPort)(nil)
@@ -102,19 +101,17 @@ func (p *turnPort) Event(e agent.Event) {
 	}
 }
 
-// toolStarted opens a tool call. update_plan is shown as the plan itself,
-// not as a tool call.
+// toolStarted opens a tool call under the model's id of the call.
+// update_plan is shown as the plan itself, not as a tool call.
 func (p *turnPort) toolStarted(e agent.Event) {
 	if e.Tool == "update_plan" {
 		return
 	}
 	args, raw := parseArgs(e.Args)
 	p.mu.Lock()
-	p.n++
-	id := fmt.Sprintf("%s-%d", e.TaskID, p.n)
-	p.open = append(p.open, openCall{id: id, tool: e.Tool, args: e.Args})
+	p.open = append(p.open, e.CallID)
 	p.mu.Unlock()
-	tc := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: toolTitle(e.Tool, args),
+	tc := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(e.CallID), Title: toolTitle(e.Tool, args),
 		Kind: toolKind(e.Tool), Status: sdk.ToolCallStatusInProgress, Locations: p.locations(args)}
 	if raw != nil {
 		tc.RawInput = raw
@@ -135,25 +132,21 @@ func (p *turnPort) locations(a callArgs) []sdk.ToolCallLocation {
 	return []sdk.ToolCallLocation{loc}
 }
 
-// toolFinished closes the oldest open call of the same tool and arguments
-// (the loop reports a call's start and end with the same summary).
+// toolFinished closes the call e finishes, by its id.
 func (p *turnPort) toolFinished(e agent.Event) {
 	if e.Tool == "update_plan" {
 		return
 	}
+	id := e.CallID
 	p.mu.Lock()
-	id := ""
-	for i, c := range p.open {
-		if c.tool == e.Tool && c.args == e.Args {
-			id = c.id
-			p.open = append(p.open[:i], p.open[i+1:]...)
-			break
-		}
+	i := slices.Index(p.open, id)
+	if i >= 0 {
+		p.open = slices.Delete(p.open, i, i+1)
 	}
 	content := p.diffs[id]
 	delete(p.diffs, id)
 	p.mu.Unlock()
-	if id == "" {
+	if i < 0 {
 		return
 	}
 	status := sdk.ToolCallStatusCompleted
@@ -167,17 +160,22 @@ func (p *turnPort) toolFinished(e agent.Event) {
 	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
 }
 
-// currentCall is the open call of tool: the newest one (calls that change
-// files or run commands run one at a time).
-func (p *turnPort) currentCall(tool string) (openCall, bool) {
+// isOpen reports whether the client was shown call id as started and not
+// yet finished.
+func (p *turnPort) isOpen(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i := len(p.open) - 1; i >= 0; i-- {
-		if p.open[i].tool == tool || tool == "" && (p.open[i].tool == "edit_file" || p.open[i].tool == "write_file") {
-			return p.open[i], true
-		}
-	}
-	return openCall{}, false
+	return id != "" && slices.Contains(p.open, id)
+}
+
+// ownCallID names a call the loop did not make (an undo's edit, a
+// question asked before the task started), which the client is shown as a
+// call of its own.
+func (p *turnPort) ownCallID(kind string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	return fmt.Sprintf("%s-%s-%d", p.s.id, kind, p.n)
 }
 
 // closeCalls ends every call still open (a cancelled turn: the loop
@@ -187,9 +185,9 @@ func (p *turnPort) closeCalls(status sdk.ToolCallStatus) {
 	open := p.open
 	p.open = nil
 	p.mu.Unlock()
-	for _, c := range open {
+	for _, id := range open {
 		st := status
-		p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(c.id), Status: &st}})
+		p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(id), Status: &st}})
 	}
 }
 
@@ -224,18 +222,10 @@ func (p *turnPort) Editor(ws *workspace.Workspace) workspace.Editor {
 
 // Ask implements session.Port with session/request_permission: allow once,
 // allow always (only when the host names a command prefix it may
-// remember), reject once, reject always (remembered for this session).
+// remember), reject once, reject always (the host's approval policy
+// remembers it for the conversation: this session's later prompts follow
+// up its earlier ones).
 func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision, error) {
-	key := q.Request.Tool + "\x00" + q.AlwaysPrefix
-	if q.AlwaysPrefix == "" {
-		key = q.Request.Tool + "\x00path:" + q.Request.Path
-	}
-	p.s.mu.Lock()
-	rejected := p.s.rejected[key]
-	p.s.mu.Unlock()
-	if rejected {
-		return tools.Deny, nil
-	}
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if q.AlwaysPrefix != "" {
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow `" + q.AlwaysPrefix + "`", Kind: sdk.PermissionOptionKindAllowAlways})
@@ -245,15 +235,11 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		sdk.PermissionOption{OptionId: optRejectAlways, Name: "Always reject in this session", Kind: sdk.PermissionOptionKindRejectAlways})
 	title := q.Request.Summary
 	tc := sdk.ToolCallUpdate{Title: &title}
-	if c, ok := p.currentCall(q.Request.Tool); ok {
-		tc.ToolCallId = sdk.ToolCallId(c.id)
+	if p.isOpen(q.Request.CallID) {
+		tc.ToolCallId = sdk.ToolCallId(q.Request.CallID)
 	} else {
 		// Not from a call the client has seen: announce one.
-		p.mu.Lock()
-		p.n++
-		id := fmt.Sprintf("%s-%d", q.TaskID, p.n)
-		p.mu.Unlock()
-		tc.ToolCallId = sdk.ToolCallId(id)
+		tc.ToolCallId = sdk.ToolCallId(p.ownCallID("ask"))
 		kind := toolKind(q.Request.Tool)
 		tc.Kind = &kind
 	}
@@ -264,14 +250,5 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	if resp.Outcome.Selected == nil {
 		return tools.Deny, nil // cancelled
 	}
-	opt := string(resp.Outcome.Selected.OptionId)
-	if opt == optRejectAlways {
-		p.s.mu.Lock()
-		p.s.rejected[key] = true
-		p.s.mu.Unlock()
-	}
-	if opt == optAllowAlways && q.AlwaysPrefix == "" {
-		return tools.AllowOnce, nil
-	}
-	return decision(opt), nil
+	return decision(string(resp.Outcome.Selected.OptionId)), nil
 }

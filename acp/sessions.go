@@ -166,7 +166,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if len(tasks) == 0 {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit, rejected: map[string]bool{}}
+	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit}
 	for _, t := range tasks {
 		a.replay(s, t)
 		if t.Ended {

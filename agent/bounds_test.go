@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 )
@@ -115,7 +116,7 @@ func TestStoreKeepsABoundedTextPerTask(t *testing.T) {
 	if total > 30_000+10*(storedHead+200) {
 		t.Errorf("store holds %d bytes of message text; want about the budget of 30000", total)
 	}
-	if msg := ValidHistory(StoredHistory(rec)); msg != "" {
+	if msg := ValidHistory(journal.StoredHistory(rec)); msg != "" {
 		t.Errorf("stored context is not a valid history: %s", msg)
 	}
 }

@@ -78,8 +78,11 @@ func (g *Guard) RecordChange(path, before, after string) {
 	g.task.recordEdit(path, before, after, false)
 }
 
-// Approver wraps a so that a request of a task that is not executing is
-// denied with an error, and a pending request is visible on the task.
+// Approver wraps a (the approval policy) so that a request of a task that
+// is not executing is denied with an error, a request is visible on the
+// task while pending and its answer is recorded. The request carries the
+// call it is made in (tools.CallFrom). What is allowed, asked or
+// remembered is the policy's business, not the guard's.
 func (g *Guard) Approver(a tools.Approver) tools.Approver {
 	if a == nil {
 		return nil
@@ -93,6 +96,16 @@ type guardedApprover struct {
 }
 
 func (a *guardedApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	if c, ok := tools.CallFrom(ctx); ok {
+		// A tool that asks without naming its call (MCP, language servers)
+		// asks for the call it runs in.
+		if req.CallID == "" {
+			req.CallID, req.Args = c.ID, c.Args
+		}
+		if req.Effects == 0 {
+			req.Effects = c.Effects
+		}
+	}
 	if err := a.g.Check(ctx); err != nil {
 		return tools.Deny, fmt.Errorf("approve %s: %w", req.Summary, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentls/agentls/agent/journal"
 )
 
 // Project instructions are the files in which a project tells coding agents
@@ -80,7 +82,7 @@ func loadInstructions(ctx context.Context, files Files, root string, spec TaskSp
 	var body strings.Builder
 	left := MaxInstructionsBytes
 	for _, p := range instructionPaths(spec.Context.File) {
-		text, ok, err := readText(ctx, files, root, p)
+		text, ok, err := journal.ReadText(ctx, files, root, p)
 		if err != nil || !ok || strings.TrimSpace(text) == "" {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/redact"
@@ -27,6 +28,13 @@ import (
 // Model is the model client the loop needs; *llm.Client satisfies it.
 type Model interface {
 	Complete(ctx context.Context, req llm.Request, onEvent func(llm.Event)) (*llm.Response, error)
+}
+
+// recordable is a Model that can also write one task's calls to the task's
+// flight recorder (*llm.Client): the recorder wraps the model. A Model
+// without it (a test's scripted model) is not recorded.
+type recordable interface {
+	RecordingTo(r llm.Recorder) *llm.Recorded
 }
 
 // ToolSet builds the tools of one task. The guard must be used for every
@@ -82,7 +90,7 @@ type Config struct {
 	NoRecord bool
 	// Registry lists the tasks of every runner of a host; nil means the
 	// runner keeps its own.
-	Registry *Registry
+	Registry *TaskRegistry
 	// Secrets returns the values hidden from the model in tool results and
 	// from the flight recorder (the host's redactor's), besides secrets of
 	// a known shape; nil means only those.
@@ -162,7 +170,7 @@ func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
 		go defaultCounter.count("warm up")
 	}
 	if cfg.Registry == nil {
-		cfg.Registry = NewRegistry()
+		cfg.Registry = NewTaskRegistry()
 	}
 	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
 }
@@ -280,7 +288,7 @@ func (r *Runner) previous(ctx context.Context, id string) (*Result, string, erro
 		StopReason: StopReason(rec.StopReason), Answer: render.Inert(rec.Answer), Error: rec.Error,
 		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
 	}
-	plan, err := StoredPlan(rec)
+	plan, err := journal.StoredPlan(rec)
 	if err != nil {
 		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
 	}
@@ -341,7 +349,7 @@ type run struct {
 
 	// lessons are the lessons of earlier failed tasks the task was shown;
 	// instr the project instruction files in its system prompt.
-	lessons []Lesson
+	lessons []journal.Lesson
 	instr   instructions
 
 	// text and thought make the model's streamed text inert before the
@@ -365,7 +373,7 @@ func (x *run) main(ctx context.Context) {
 	if x.resume != nil && len(x.resume.Messages) > 0 {
 		first = x.restore(ctx)
 	} else {
-		x.lessons = relevantLessons(ctx, x.cfg.Store, x.t.spec)
+		x.lessons = journal.Lessons(ctx, x.cfg.Store, lessonAbout(x.t.spec))
 		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
 		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
 		task := taskMessage(x.t.spec, x.prev, x.lessons)
@@ -716,14 +724,17 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	x.turns++
 	start := time.Now()
+	model := x.r.model
 	if fr := x.flight(); fr != nil {
-		ctx = llm.WithCallRecorder(ctx, fr)
+		if rm, ok := model.(recordable); ok {
+			model = rm.RecordingTo(fr)
+		}
 	}
 	if x.text == nil {
 		x.text = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: s}) })
 		x.thought = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: s}) })
 	}
-	resp, err := x.r.model.Complete(ctx, req, func(e llm.Event) {
+	resp, err := model.Complete(ctx, req, func(e llm.Event) {
 		switch e.Kind {
 		case llm.EventText:
 			x.text.Write(e.Text)
@@ -867,7 +878,11 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		}
 	}
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args})
-	ctx = tools.WithCall(ctx, tools.Call{ID: c.ID, Tool: c.Name, Args: args})
+	call := tools.Call{ID: c.ID, Tool: c.Name, Args: args}
+	if tl != nil {
+		call.Effects = tl.Effects()
+	}
+	ctx = tools.WithCall(ctx, call)
 	start := time.Now()
 	var res tools.Result
 	var err error
@@ -902,8 +917,8 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	if res.Duration == 0 {
 		res.Duration = d
 	}
-	call := res
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &call})
+	done := res
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &done})
 	return outcome{res: res}
 }
 

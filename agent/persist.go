@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/store"
@@ -96,7 +97,7 @@ func (x *run) storeMsg(m llm.Message, meta msgMeta) int {
 	}
 	seq := x.seq
 	x.seq++
-	sm := storedMessage(m)
+	sm := journal.StoredMessage(m)
 	sm.Content, sm.Reasoning = x.bound(sm.Content), x.bound(sm.Reasoning)
 	for i := range sm.ToolCalls {
 		// Arguments stay a JSON object, as a resumed history sends them.
@@ -248,7 +249,7 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 		id = fmt.Sprintf("%s#%d", c.ID, n+1)
 	}
 	x.callIDs[c.ID]++
-	rec := toolCallRecord(id, res)
+	rec := journal.ToolCallRecord(id, res)
 	rec.Summary = x.bound(rec.Summary)
 	if len(rec.Args) > 0 {
 		if a := x.bound(string(rec.Args)); a != string(rec.Args) {
@@ -287,7 +288,7 @@ func (x *run) recordPlan(p tools.Plan) {
 	if x.t.st == nil {
 		return
 	}
-	u, err := planUpdate(p)
+	u, err := journal.PlanUpdate(p)
 	if err != nil {
 		x.t.storeErr(err)
 		return
@@ -308,7 +309,7 @@ func (t *Task) recordApproval(req tools.ApprovalRequest, d tools.Decision) {
 	if t.st == nil {
 		return
 	}
-	a := store.Approval{Tool: req.Tool, Decision: decisionName(d), Summary: req.Summary, Command: req.Command, Path: req.Path}
+	a := store.Approval{Tool: req.Tool, Decision: journal.DecisionName(d), Summary: req.Summary, Command: req.Command, Path: req.Path}
 	if d == tools.AllowAlways {
 		a.Prefix = req.Command
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
@@ -144,7 +145,7 @@ func TestTaskIsPersistedRowByRow(t *testing.T) {
 	if rec.NextSeq != len(want) {
 		t.Errorf("NextSeq %d; want %d", rec.NextSeq, len(want))
 	}
-	if plan, err := StoredPlan(rec); err != nil || plan == nil || rec.PlanSeq != 1 || plan.Items[0].Text != "change a.txt" {
+	if plan, err := journal.StoredPlan(rec); err != nil || plan == nil || rec.PlanSeq != 1 || plan.Items[0].Text != "change a.txt" {
 		t.Errorf("plan %s (%d updates): %v", rec.Plan, rec.PlanSeq, err)
 	}
 	var names []string
@@ -163,7 +164,7 @@ func TestTaskIsPersistedRowByRow(t *testing.T) {
 	if len(rec.Approvals) != 1 || rec.Approvals[0].Tool != "write_file" || rec.Approvals[0].Decision != store.DecisionAllowOnce || rec.Approvals[0].Path != "a.txt" {
 		t.Errorf("approvals %+v", rec.Approvals)
 	}
-	if ctxMsgs := StoredHistory(rec); ValidHistory(ctxMsgs) != "" {
+	if ctxMsgs := journal.StoredHistory(rec); ValidHistory(ctxMsgs) != "" {
 		t.Errorf("stored context is not a valid history: %s", ValidHistory(ctxMsgs))
 	}
 }
@@ -190,8 +191,8 @@ func TestTruncatedResponseIsStoredExcluded(t *testing.T) {
 	if strings.Join(got, " ") != "system: user: assistant:truncated user: assistant:" {
 		t.Errorf("messages %v", got)
 	}
-	if ValidHistory(StoredHistory(rec)) != "" || len(StoredHistory(rec)) != 4 {
-		t.Errorf("context %+v", StoredHistory(rec))
+	if ValidHistory(journal.StoredHistory(rec)) != "" || len(journal.StoredHistory(rec)) != 4 {
+		t.Errorf("context %+v", journal.StoredHistory(rec))
 	}
 }
 
@@ -368,7 +369,7 @@ func TestCompactionIsStoredAppendOnly(t *testing.T) {
 	}
 	reqs := m.requests()
 	last := reqs[len(reqs)-1].Messages
-	got := StoredHistory(rec)
+	got := journal.StoredHistory(rec)
 	if !sameMessages(got[:len(got)-1], last) || got[len(got)-1].Content != "read them all" {
 		t.Errorf("stored context (%d messages) is not the last request (%d) plus the answer", len(got), len(last))
 	}

@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentls/agentls/agent/journal"
 )
 
 // systemPrompt is the first message of every request. It depends only on
@@ -41,7 +43,7 @@ Rules:
 // taskMessage is the user message that states the task. It carries the
 // editor context, the previous task for a follow-up and the lessons
 // of earlier failed tasks that are about the same thing.
-func taskMessage(spec TaskSpec, prev *Result, lessons []Lesson) string {
+func taskMessage(spec TaskSpec, prev *Result, lessons []journal.Lesson) string {
 	var b strings.Builder
 	if prev != nil {
 		b.WriteString("This continues the previous task of this session.\n")

@@ -3,15 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/workspace"
@@ -19,44 +16,11 @@ import (
 
 // Files reads workspace files as the tools see them (an open buffer first,
 // then the disk); *workspace.Workspace satisfies it. Resume uses it to see
-// what changed while a task was interrupted, Undo to check and revert files.
+// what changed while a task was interrupted (journal.Files).
 type Files interface {
 	FileReader
 	Resolve(input string) (workspace.Path, error)
 }
-
-// readText reads a workspace-relative file through files, or from disk
-// under root when files is nil. A missing file is (exists false, nil).
-func readText(ctx context.Context, files Files, root, path string) (text string, exists bool, err error) {
-	if files == nil {
-		if root == "" {
-			return "", false, errors.New("no workspace to read it from")
-		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		return string(b), true, nil
-	}
-	p, err := files.Resolve(path)
-	if err != nil {
-		return "", false, err
-	}
-	f, err := files.ReadFile(ctx, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return f.Text, true, nil
-}
-
-// ErrNoStore is returned by Resume and Undo on a runner without a store.
-var ErrNoStore = errors.New("no session store configured")
 
 // Resume continues a task that was interrupted (its process crashed or was
 // killed) from the session store, under its own ID: its stored history is
@@ -69,7 +33,7 @@ var ErrNoStore = errors.New("no session store configured")
 // this runner, is refused.
 func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, error) {
 	if r.cfg.Store == nil {
-		return nil, fmt.Errorf("resume %s: %w", taskID, ErrNoStore)
+		return nil, fmt.Errorf("resume %s: %w", taskID, journal.ErrNoStore)
 	}
 	if t := r.Task(taskID); t != nil && !t.State().Terminal() {
 		return nil, fmt.Errorf("resume %s: the task is running", taskID)
@@ -100,7 +64,7 @@ func (r *Runner) Resume(ctx context.Context, taskID string, sink Sink) (*Task, e
 			return nil, fmt.Errorf("resume %s: %w", taskID, err)
 		}
 	}
-	plan, err := StoredPlan(rec)
+	plan, err := journal.StoredPlan(rec)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", taskID, err)
 	}
@@ -126,7 +90,7 @@ func (x *run) restore(ctx context.Context) State {
 		if m.Excluded {
 			continue
 		}
-		mm := historyMessage(m)
+		mm := journal.HistoryMessage(m)
 		mm.Reasoning = ""
 		msgs = append(msgs, mm)
 		x.hseq = append(x.hseq, m.Seq)
@@ -171,7 +135,7 @@ func (x *run) restore(ctx context.Context) State {
 	var outside []string
 	for _, fc := range store.FileChanges(rec.Edits) {
 		x.t.changes.record(fc.Path, fc.Before, fc.After)
-		cur, exists, err := readText(ctx, x.cfg.Files, x.cfg.Root, fc.Path)
+		cur, exists, err := journal.ReadText(ctx, x.cfg.Files, x.cfg.Root, fc.Path)
 		switch {
 		case err != nil:
 			outside = append(outside, fmt.Sprintf("- %s: could not be read (%v); read it again before you change it", fc.Path, err))

@@ -14,6 +14,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/store"
@@ -187,11 +188,11 @@ func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 	if got := roles(after.Messages); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored after the resume: %s", got)
 	}
-	afterPlan, err := StoredPlan(after)
+	afterPlan, err := journal.StoredPlan(after)
 	if after.State != store.StateCompleted || after.LLMCalls != 3 || err != nil || afterPlan == nil || afterPlan.Open() != 0 || after.PlanSeq != 2 {
 		t.Errorf("task after the resume: state %s, %d model calls, plan %s (%d updates, %v)", after.State, after.LLMCalls, after.Plan, after.PlanSeq, err)
 	}
-	if v := ValidHistory(StoredHistory(after)); v != "" {
+	if v := ValidHistory(journal.StoredHistory(after)); v != "" {
 		t.Errorf("stored context: %s", v)
 	}
 	if live, _ := st.Interrupted(ctx); len(live) != 0 {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestCheckTaskID(t *testing.T) {
-	r := NewRegistry()
+	r := NewTaskRegistry()
 	for _, id := range []string{r.newID(), r.newID(), "3fa2b1c0-1", "00000000-4294967295"} {
 		if err := CheckTaskID(id); err != nil {
 			t.Errorf("CheckTaskID(%q) = %v; want nil", id, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/workspace"
@@ -78,7 +79,7 @@ func TestUndoAfterRestartKeepsUserEdit(t *testing.T) {
 	st2 := openStore(t, dbPath)
 	ws2 := mustWorkspace(t, root)
 	ed := &countingEditor{next: ws2.DiskEditor()}
-	rep, err := Undo(context.Background(), st2, res.TaskID, ws2, ed)
+	rep, err := journal.Undo(context.Background(), st2, res.TaskID, ws2, ed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestUndoAfterRestartKeepsUserEdit(t *testing.T) {
 	}
 
 	// Undoing again changes nothing and says so.
-	rep2, err := Undo(context.Background(), st2, res.TaskID, ws2, ed)
+	rep2, err := journal.Undo(context.Background(), st2, res.TaskID, ws2, ed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +137,7 @@ func TestUndoMergesAroundUserEdit(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("ONE\ntwo\nthree\nfour\nFIVE!\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Undo(context.Background(), res.TaskID, ws, ws.DiskEditor())
+	rep, err := journal.Undo(context.Background(), st, res.TaskID, ws, ws.DiskEditor())
 	if err != nil {
 		t.Fatal(err)
 	}

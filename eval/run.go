@@ -235,6 +235,8 @@ func checker(s session.Settings) runCheck {
 // (the settings' approval is auto), files that commonly hold secrets never
 // read, and, with Options.Verbose, a progress line per tool call.
 type port struct {
+	session.Unsupported // no editor: nothing to save, no diagnostics
+
 	name string
 	p    *progress // nil: no lines per call
 }

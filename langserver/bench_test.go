@@ -52,7 +52,7 @@ func Hi%d() string {
 
 // benchPort is a face without an editor: edits land on disk, approvals
 // are never asked (approval auto).
-type benchPort struct{}
+type benchPort struct{ session.Unsupported }
 
 func (benchPort) Event(agent.Event)                            {}
 func (benchPort) Editor(*workspace.Workspace) workspace.Editor { return nil }

@@ -278,7 +278,7 @@ func hostError(command string, err error) error {
 }
 
 func (s *Service) runCommand(ctx context.Context, inv *Invocation, a RunArgs) (*RunReply, error) {
-	h := s.hostNow()
+	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		s.srv.ShowMessage(ctx, protocol.MessageTypeError, "agentls: "+err.Error())
@@ -386,7 +386,7 @@ func titleOf(prompt string) string {
 // window/workDoneProgress/cancel and agentls.cancel, and a
 // window/showMessage with the summary before it returns.
 func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskSpec) (*RunReply, error) {
-	h := s.hostNow()
+	h := s.Host()
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	title := spec.Prompt
@@ -506,7 +506,7 @@ func (s *Service) unknownTask(id string) error {
 // TaskList lists the tasks of this server, oldest first, and those the
 // session store keeps from earlier runs.
 func (s *Service) TaskList() []TaskInfo {
-	out, err := s.hostNow().List(context.Background(), session.Filter{})
+	out, err := s.Host().List(context.Background(), session.Filter{})
 	if err != nil {
 		s.log().Warn("task list", "error", err)
 	}
@@ -514,7 +514,7 @@ func (s *Service) TaskList() []TaskInfo {
 }
 
 func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ReportReply, error) {
-	h := s.hostNow()
+	h := s.Host()
 	if t := h.Task(a.TaskID); t != nil && !t.State().Terminal() {
 		return ReportReply{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is still running; its report is written when it ends", CommandShowReport, a.TaskID)
 	}
@@ -531,7 +531,7 @@ func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskID
 }
 
 func (s *Service) resultCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ResultReply, error) {
-	r, err := s.hostNow().Result(ctx, a.TaskID)
+	r, err := s.Host().Result(ctx, a.TaskID)
 	if err != nil {
 		return ResultReply{}, hostError(CommandResult, err)
 	}

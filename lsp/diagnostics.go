@@ -1,15 +1,9 @@
 package lsp
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"sync"
 	"time"
-
-	"go.lsp.dev/uri"
-
-	"github.com/agentls/agentls/agent/session"
 )
 
 // MethodDiagnostics is the server-to-client request for the diagnostics the
@@ -70,62 +64,3 @@ func (u *uncheckedLanguages) has(path string) bool {
 
 // NothingReported implements session.UncheckedLearner.
 func (p *taskPort) NothingReported(path string) { p.svc.unchecked.set(path, true) }
-
-// Diagnostics implements session.DiagnosticsSource with agentls/diagnostics.
-// A client that does not know the request, or does not answer it, is not
-// asked again.
-func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
-	svc := p.svc
-	ws, err := svc.Host().Workspace(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	params := diagnosticsParams{URIs: []string{}}
-	for _, rel := range paths {
-		if wp, err := ws.Resolve(rel); err == nil {
-			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
-		}
-	}
-	docs, err := DiagnosticsRequest.ask(ctx, svc, params, diagnosticsTimeout, &svc.diagnostics)
-	if err != nil {
-		if errors.Is(err, errNotAnswered) {
-			return nil, nil, session.ErrNoDiagnostics
-		}
-		return nil, nil, err
-	}
-	var out []session.Diagnostic
-	versions := map[string]int32{}
-	for _, doc := range docs {
-		name, err := filenameOf(uri.URI(doc.URI))
-		if err != nil {
-			continue
-		}
-		wp, err := ws.Resolve(name)
-		if err != nil {
-			continue
-		}
-		if doc.Version != nil {
-			versions[wp.String()] = *doc.Version
-		}
-		switch {
-		case doc.Checked != nil && !*doc.Checked:
-			versions[wp.String()] = session.VersionUnchecked
-		case doc.Checked != nil || doc.Version != nil || len(doc.Diagnostics) > 0:
-			// Something checks it: forget what an earlier wait learned.
-			svc.unchecked.set(wp.String(), false)
-		case svc.unchecked.has(wp.String()):
-			versions[wp.String()] = session.VersionUnchecked
-		}
-		for _, d := range doc.Diagnostics {
-			if d.Source == "agentls" {
-				continue
-			}
-			sev := d.Severity
-			if sev == 0 {
-				sev = 1
-			}
-			out = append(out, session.Diagnostic{Path: wp.String(), Line: int(d.Range.Start.Line) + 1, Severity: sev, Message: d.Text(), Source: d.Source})
-		}
-	}
-	return out, versions, nil
-}

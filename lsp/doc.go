@@ -14,7 +14,7 @@
 //   - requests call jsonrpc2.Async and run concurrently;
 //   - $/cancelRequest cancels the named request's context;
 //   - a panicking handler becomes an InternalError reply and a log line;
-//   - malformed frames are answered with an error and skipped (stream.go).
+//   - malformed frames are answered with an error and skipped (lsp/wire).
 //
 // Server-to-client requests (workDoneProgress/create, applyEdit,
 // showMessageRequest) may only be made from request handlers, never from a

@@ -47,7 +47,7 @@ func (s *Service) extensionCommands() []CommandHandler {
 }
 
 func (s *Service) promptsCommand(ctx context.Context, _ *Invocation, _ PromptsArgs) ([]PromptInfo, error) {
-	ps, err := s.hostNow().Prompts(ctx)
+	ps, err := s.Host().Prompts(ctx)
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandPrompts, err)
 	}
@@ -55,7 +55,7 @@ func (s *Service) promptsCommand(ctx context.Context, _ *Invocation, _ PromptsAr
 }
 
 func (s *Service) toolsCommand(ctx context.Context, _ *Invocation, _ ToolsArgs) (*ToolsReply, error) {
-	l, err := s.hostNow().Tools(ctx)
+	l, err := s.Host().Tools(ctx)
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTools, err)
 	}
@@ -72,7 +72,7 @@ const TitlePromptPrefix = "Agent: /"
 // folders each time.
 func (s *Service) promptActions(uri string, r Range) []promptAction {
 	var out []promptAction
-	for _, p := range s.hostNow().CachedPrompts() {
+	for _, p := range s.Host().CachedPrompts() {
 		if !p.Selection {
 			continue
 		}

@@ -8,9 +8,6 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
-	"go.lsp.dev/uri"
-
-	"github.com/agentls/agentls/agent/session"
 )
 
 // MethodSaveDocuments is the server-to-client request that asks the editor
@@ -79,40 +76,4 @@ func (s *Service) askPlugin(ctx context.Context, method string, params, result a
 		return errNotAnswered
 	}
 	return fmt.Errorf("%s: %w", method, err)
-}
-
-// Save implements session.Saver with agentls/saveDocuments. A client that
-// does not know the request, or does not answer it, is not asked again.
-func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string, error) {
-	svc := p.svc
-	h := svc.Host()
-	ws, err := h.Workspace(ctx)
-	if err != nil {
-		return nil, err
-	}
-	params := saveDocumentsParams{}
-	byURI := map[string]string{}
-	for _, rel := range paths {
-		wp, err := ws.Resolve(rel)
-		if err != nil {
-			continue
-		}
-		u := string(uri.File(ws.Abs(wp)))
-		params.URIs = append(params.URIs, u)
-		byURI[u] = rel
-	}
-	res, err := SaveDocumentsRequest.ask(ctx, svc, params, saveTimeout, &svc.saveDocs)
-	if err != nil {
-		if errors.Is(err, errNotAnswered) {
-			return nil, session.ErrSaveUnsupported
-		}
-		return nil, err
-	}
-	failed := map[string]string{}
-	for _, f := range res.Failed {
-		if rel, ok := byURI[f.URI]; ok {
-			failed[rel] = f.Reason
-		}
-	}
-	return failed, nil
 }

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/lsp/wire"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -251,8 +252,8 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	defer cancel()
 
 	readEnd := make(chan error, 1)
-	st := newStream(rwc, s.log, func(err error) { readEnd <- err })
-	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(Codec{}))
+	st := wire.NewStream(rwc, s.log, func(err error) { readEnd <- err })
+	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(wire.Codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)
 	s.mirror.attach(ctx, s.client)
 	s.conn.Go(ctx, s.handler())

@@ -73,14 +73,15 @@ func NewService(opts ServiceOptions) *Service {
 }
 
 // Options are the server options that plug the service in: the agentls.*
-// commands, the code actions, the roots handler and the end-of-connection
-// handler (Close).
+// commands, the code actions, the roots and configuration handlers (which
+// hand them to the host) and the end-of-connection handler (Close).
 func (s *Service) Options() []Option {
 	return []Option{
 		func(srv *Server) { s.srv = srv },
 		WithCommands(s.Commands()...),
 		WithCodeActions(s.codeActions),
 		WithRootsHandler(s.rootsChanged),
+		WithConfigHandler(s.configChanged),
 		WithEndHandler(s.Close),
 	}
 }
@@ -106,14 +107,12 @@ func (s *Service) Host() *session.Host {
 	return s.host
 }
 
-// hostNow is the host with the server's current settings and roots.
-func (s *Service) hostNow() *session.Host {
-	h := s.Host()
-	h.SetSettings(s.srv.Config())
-	if roots := s.srv.Roots(); len(roots) > 0 {
-		h.SetRoots(roots)
-	}
-	return h
+// configChanged hands the host the settings initialize and
+// workspace/didChangeConfiguration gave: the host owns them from there
+// (the next task runs under them, after the user's consent to what they
+// widen).
+func (s *Service) configChanged(cfg session.Settings) {
+	s.Host().SetSettings(cfg)
 }
 
 // rootsChanged runs on the read loop: it must not block, so the workspace

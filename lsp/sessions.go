@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
 )
@@ -20,7 +20,7 @@ import (
 // pipeline as agentls.run (progress, report, summary); the reply is
 // agentls.run's.
 func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDArgs) (*RunReply, error) {
-	spec, err := s.hostNow().Resumable(ctx, a.TaskID)
+	spec, err := s.Host().Resumable(ctx, a.TaskID)
 	switch {
 	case errors.Is(err, session.ErrUnknownTask):
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: no stored task %q (agentls.tasks lists them)", CommandResume, a.TaskID)
@@ -36,18 +36,18 @@ func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDAr
 
 // UndoReply is the reply of agentls.undo.
 type UndoReply struct {
-	TaskID      string           `json:"taskId"`
-	Reverted    []string         `json:"reverted"`  // workspace-relative paths written back or deleted
-	Unchanged   []string         `json:"unchanged"` // already as before the task
-	NotReverted []agent.UndoFile `json:"notReverted"`
-	Summary     string           `json:"summary"`
+	TaskID      string             `json:"taskId"`
+	Reverted    []string           `json:"reverted"`  // workspace-relative paths written back or deleted
+	Unchanged   []string           `json:"unchanged"` // already as before the task
+	NotReverted []journal.UndoFile `json:"notReverted"`
+	Summary     string             `json:"summary"`
 }
 
 // undoCommand reverts every edit of a task: the open files in one
 // workspace/applyEdit, the others on disk; files changed since the task are
 // merged around the change or left alone and reported with a diff.
 func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (UndoReply, error) {
-	h := s.hostNow()
+	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return UndoReply{}, requestFailed("%s: %v", CommandUndo, err)
@@ -62,7 +62,7 @@ func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) 
 	}
 	reply := UndoReply{TaskID: rep.TaskID, Reverted: []string{}, Unchanged: []string{}, NotReverted: rep.NotReverted}
 	if reply.NotReverted == nil {
-		reply.NotReverted = []agent.UndoFile{}
+		reply.NotReverted = []journal.UndoFile{}
 	}
 	for _, f := range rep.Reverted {
 		reply.Reverted = append(reply.Reverted, f.Path)
@@ -188,7 +188,7 @@ func parseSince(s string) (time.Time, error) {
 // tasksCommand lists this server's tasks and the stored ones of earlier
 // runs (interrupted ones flagged), oldest first.
 func (s *Service) tasksCommand(ctx context.Context, _ *Invocation, a TasksArgs) ([]TaskInfo, error) {
-	out, err := s.hostNow().List(ctx, a.filter())
+	out, err := s.Host().List(ctx, a.filter())
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTasks, err)
 	}
@@ -219,7 +219,7 @@ type StatsReply struct {
 }
 
 func (s *Service) statsCommand(ctx context.Context, _ *Invocation, a StatsArgs) (StatsReply, error) {
-	stats, err := s.hostNow().Stats(ctx, a.since, a.Top)
+	stats, err := s.Host().Stats(ctx, a.since, a.Top)
 	if err != nil {
 		return StatsReply{}, requestFailed("%s: %v", CommandStats, err)
 	}

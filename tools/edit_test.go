@@ -161,37 +161,6 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
-// TestAllowForTaskCoversOnlyTheParsedPrefix: "Allow for this task"
-// remembers the parsed command's safe prefix; chained commands, other
-// subcommands and interpreters are asked again.
-func TestAllowForTaskCoversOnlyTheParsedPrefix(t *testing.T) {
-	inner := &fixedApprover{d: AllowForTask}
-	ta := NewTaskApprovals(inner, nil)
-	ask := func(c string) {
-		if d, _ := ta.Approve(t.Context(), ApprovalRequest{Tool: "run_command", Command: c}); d == Deny {
-			t.Fatalf("denied %q", c)
-		}
-	}
-	for _, c := range []string{"go test ./...", "go test -run X ./pkg", "go version", "echo hello", "python3 --version"} {
-		ask(c)
-	}
-	// Asked: go test, go version, echo, python3 (its answer is not remembered).
-	if len(inner.reqs) != 4 {
-		t.Errorf("asked %d times; want 4: %+v", len(inner.reqs), inner.reqs)
-	}
-	for _, c := range []string{
-		"go version; touch x", "go env GOPATH && touch y", "go test ./...\ntouch pwned", "go test ./... # c\ntouch pwned",
-		`echo '{"allowCommands":["sh"]}' > .agentls/settings.json`, "python3 -c 'print(1)'", "go test -exec 'sh -c id' ./...",
-		"go vet ./...",
-	} {
-		before := len(inner.reqs)
-		ask(c)
-		if len(inner.reqs) != before+1 {
-			t.Errorf("%q ran unasked after allow-for-task answers", c)
-		}
-	}
-}
-
 func TestUpdatePlan(t *testing.T) {
 	_, ws := fixture(t, nil)
 	r := newReg(t, Env{Workspace: ws})

@@ -22,8 +22,9 @@ type Env struct {
 	// Editor applies edits; nil means Workspace.DiskEditor().
 	Editor workspace.Editor
 	// Approver is asked before every run_command and before writes to files
-	// not open in the editor; nil allows everything without asking. Wrap it
-	// in NewTaskApprovals to remember "allow for this task".
+	// not open in the editor; nil allows everything without asking. The
+	// agent's session gives its approval policy (which remembers "allow
+	// for this task").
 	Approver Approver
 	// Index is the grep filter of the workspace, shared by all its tasks:
 	// its background build outlives each task. nil means the Registry
@@ -271,7 +272,7 @@ func Approve(ctx context.Context, ap Approver, req ApprovalRequest) (*Result, er
 		res := errorf("could not ask the user to approve %s: %v; it was not done", req.Summary, err)
 		return &res, nil
 	}
-	if d == Deny {
+	if !d.Allows() {
 		res := errorf("the user denied: %s. It was not done; continue without it (do not ask for the same thing again), or explain in your answer what is needed", req.Summary)
 		return &res, nil
 	}

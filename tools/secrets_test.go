@@ -121,25 +121,6 @@ func TestGrepSkipsSecretFiles(t *testing.T) {
 	}
 }
 
-func TestTaskApprovalsKeepSecretsApart(t *testing.T) {
-	inner := &fixedApprover{d: AllowForTask}
-	ta := NewTaskApprovals(inner, nil)
-	ctx := t.Context()
-	write := ApprovalRequest{Tool: "write_file", Summary: "write a", Path: "a"}
-	env := ApprovalRequest{Tool: "read_file", Summary: "read .env", Path: ".env", Secret: true}
-	pem := ApprovalRequest{Tool: "read_file", Summary: "read k.pem", Path: "k.pem", Secret: true}
-	for _, req := range []ApprovalRequest{write, env, env, pem, write} {
-		if _, err := ta.Approve(ctx, req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Asked: the write, .env (a write allowed for the task reads no
-	// secret), k.pem (.env allowed for the task reads no other file).
-	if len(inner.reqs) != 3 || inner.reqs[1].Path != ".env" || inner.reqs[2].Path != "k.pem" {
-		t.Errorf("questions %+v; want write a, read .env, read k.pem", inner.reqs)
-	}
-}
-
 func TestEditSecretFileAsksFirst(t *testing.T) {
 	_, ws := fixture(t, map[string]string{".env": "DB_PASS=hunter2hunter2\n"})
 	ap := &fixedApprover{d: Deny}

@@ -54,9 +54,10 @@ func (e Effect) Has(f Effect) bool { return e&f == f }
 // tool's Run (request-scoped data, like an HTTP request id), so whatever
 // the tool asks or records carries it.
 type Call struct {
-	ID   string
-	Tool string
-	Args json.RawMessage
+	ID      string
+	Tool    string
+	Args    json.RawMessage
+	Effects Effect // the tool's effects
 }
 
 type callKey struct{}
@@ -97,15 +98,26 @@ const (
 	AllowOnce             // this call only
 	AllowForTask          // every similar call of this task
 	AllowAlways           // remembered for the workspace (command prefix)
+	// DenyAlways denies this call and, without asking, every similar one
+	// of the conversation; the approval policy remembers it and answers
+	// the tool Deny.
+	DenyAlways
 )
+
+// Allows reports whether d lets the call go ahead.
+func (d Decision) Allows() bool { return d == AllowOnce || d == AllowForTask || d == AllowAlways }
 
 // ApprovalRequest asks the user whether a tool may do something.
 type ApprovalRequest struct {
 	// CallID and Args identify the tool call that asks (Call); filled from
 	// the call's context when the tool leaves them empty.
-	CallID  string
-	Args    json.RawMessage
-	Tool    string // tool name
+	CallID string
+	Args   json.RawMessage
+	Tool   string // tool name
+	// Effects are the asking tool's effects (filled from the call's
+	// context when left 0): a request whose only effect is WritesFiles is
+	// remembered as "writing files", any other by its tool.
+	Effects Effect
 	Summary string // one line for people: "run `go test ./...`", "write docs/x.md"
 	Command string // for run_command: the command line; its prefix can be remembered
 	Path    string // for writes and secret reads: the workspace-relative path

@@ -95,6 +95,28 @@ func (c *Client) Config() Config { return c.cfg }
 // cancelled ctx returns ctx's error promptly. onEvent may be nil and is
 // called on the caller's goroutine.
 func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	return c.complete(ctx, req, onEvent, nil)
+}
+
+// Recorded is a Client whose calls are also written to a recorder of
+// their own (a task's flight recorder), besides the client's recorder:
+// the recorder wraps the model, and one client serves every task.
+type Recorded struct {
+	c   *Client
+	rec Recorder
+}
+
+// RecordingTo returns c with every call also written to r (with the API
+// key redacted like any other recording).
+func (c *Client) RecordingTo(r Recorder) *Recorded { return &Recorded{c: c, rec: r} }
+
+// Complete is Client.Complete, also recorded to the Recorded's recorder.
+func (m *Recorded) Complete(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	return m.c.complete(ctx, req, onEvent, m.rec)
+}
+
+// complete makes one call, recorded to c's recorder and to extra.
+func (c *Client) complete(ctx context.Context, req Request, onEvent func(Event), extra Recorder) (*Response, error) {
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
@@ -118,7 +140,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 			resp.Duration = time.Since(start)
 			x.Message, x.FinishReason, x.Usage = &resp.Message, resp.FinishReason, resp.Usage
 			x.DurationMs, x.FirstTokenMs = ms(resp.Duration), ms(resp.FirstToken)
-			c.record(ctx, x)
+			c.record(x, extra)
 			c.log.Debug("model call", "seq", seq, "attempts", attempt, "finish", string(resp.FinishReason),
 				"durationMs", x.DurationMs, "firstTokenMs", x.FirstTokenMs,
 				"inputTokens", resp.Usage.InputTokens, "outputTokens", resp.Usage.OutputTokens, "cachedTokens", resp.Usage.CachedTokens)
@@ -140,7 +162,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 			return nil
 		}()
 		if fail != nil {
-			return nil, c.failed(ctx, x, start, fail)
+			return nil, c.failed(x, extra, start, fail)
 		}
 		f := c.classify(err)
 		f.err = redactErr(f.err, c.cfg.secrets()...)
@@ -148,13 +170,13 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 		rec := Failure{Attempt: attempt, Status: f.status, Code: f.code, Error: f.hint + ": " + f.err.Error()}
 		if !f.transient {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(ctx, x, start, &Error{Kind: f.kind, Status: f.status, Code: f.code, Attempts: attempt, Hint: f.hint, Err: f.err})
+			return nil, c.failed(x, extra, start, &Error{Kind: f.kind, Status: f.status, Code: f.code, Attempts: attempt, Hint: f.hint, Err: f.err})
 		}
 		retryAfter := retryAfterOf(info)
 		rec.RetryAfterMs = ms(retryAfter)
 		if attempt >= c.cfg.Retry.MaxAttempts {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(ctx, x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
+			return nil, c.failed(x, extra, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
 				Hint: f.hint + "; giving up", Err: f.err})
 		}
 		wait := c.backoff(attempt)
@@ -163,7 +185,7 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			x.Failures = append(x.Failures, rec)
-			return nil, c.failed(ctx, x, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
+			return nil, c.failed(x, extra, start, &Error{Kind: KindTransient, Status: f.status, Code: f.code, Attempts: attempt,
 				Hint: fmt.Sprintf("%s; giving up: the next attempt (in %s) would pass the total deadline of %s", f.hint, wait.Round(time.Millisecond), c.cfg.TotalDeadline),
 				Err:  f.err})
 		}
@@ -185,19 +207,18 @@ func (c *Client) Complete(ctx context.Context, req Request, onEvent func(Event))
 }
 
 // failed records and logs a failed call.
-func (c *Client) failed(ctx context.Context, x Exchange, start time.Time, err error) error {
+func (c *Client) failed(x Exchange, extra Recorder, start time.Time, err error) error {
 	x.DurationMs = ms(time.Since(start))
 	x.Error = err.Error()
-	c.record(ctx, x)
+	c.record(x, extra)
 	c.log.Warn("model call failed", "seq", x.Seq, "attempts", x.Attempts, "error", err.Error())
 	return err
 }
 
-// record hands x to the recorder and to the call's recorder (see
-// WithCallRecorder), with every occurrence of the API key replaced (a tool
-// result may have echoed it).
-func (c *Client) record(ctx context.Context, x Exchange) {
-	extra := callRecorder(ctx)
+// record hands x to the client's recorder and to extra (a Recorded's),
+// with every occurrence of the API key replaced (a tool result may have
+// echoed it).
+func (c *Client) record(x Exchange, extra Recorder) {
 	if c.rec == nil && extra == nil {
 		return
 	}

@@ -31,7 +31,7 @@ func TestSecretReadsAskEvenUnderAuto(t *testing.T) {
 			port := &askPort{answer: tc.answer}
 			s := Defaults()
 			s.Approval, s.AllowSecretReads = tc.approval, tc.allow
-			a := &approver{port: port, stateDir: t.TempDir(), settings: s, task: func() (string, string) { return "t1", "p" }}
+			a := &approvalPolicy{port: port, stateDir: t.TempDir(), settings: s, task: func() (string, string) { return "t1", "p" }}
 			got, err := a.Approve(context.Background(), tc.req)
 			if err != nil {
 				t.Fatal(err)

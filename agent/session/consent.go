@@ -167,7 +167,7 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 			},
 		})
 	}
-	if err == nil && port != nil && d != tools.Deny {
+	if err == nil && port != nil && d.Allows() {
 		h.mu.Lock()
 		h.trusted[ep] = true
 		h.base = s

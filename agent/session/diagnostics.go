@@ -15,10 +15,6 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// ErrNoDiagnostics is returned by a DiagnosticsSource whose editor does not
-// share its diagnostics (a client without the agentls plugin).
-var ErrNoDiagnostics = errors.New("the editor does not share its diagnostics")
-
 // Diagnostic is one problem the editor's language servers report.
 type Diagnostic struct {
 	Path     string // workspace-relative
@@ -40,8 +36,8 @@ func (d Diagnostic) String() string {
 // and source, not its line.
 func (d Diagnostic) key() string { return d.Path + "\x00" + d.Source + "\x00" + d.Message }
 
-// DiagnosticsSource is a Port whose editor shares the diagnostics its
-// language servers publish (gopls, rust-analyzer, pyright, ...).
+// DiagnosticsSource shares the diagnostics language servers publish: a
+// Port (the editor's), or agentls's own language servers.
 type DiagnosticsSource interface {
 	// Diagnostics returns the diagnostics of paths (workspace-relative) and,
 	// per path, the document version they are for (0: unknown;
@@ -96,17 +92,11 @@ type diagnostics struct {
 	unchecked map[string]bool // edited files nothing checks
 }
 
-// newDiagnostics follows the editor's diagnostics, or fallback's (agentls's
-// own language servers) when the port shares none; nil without either.
+// newDiagnostics follows the editor's diagnostics (Port.Diagnostics), or
+// fallback's (agentls's own language servers; nil: none) once the port
+// answers ErrUnsupported.
 func newDiagnostics(port Port, ws *workspace.Workspace, fallback DiagnosticsSource) *diagnostics {
-	src, ok := port.(DiagnosticsSource)
-	if !ok {
-		src, fallback = fallback, nil
-	}
-	if src == nil {
-		return nil
-	}
-	return &diagnostics{src: src, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}, unchecked: map[string]bool{}}
+	return &diagnostics{src: port, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}, unchecked: map[string]bool{}}
 }
 
 func errorsOnly(ds []Diagnostic) []Diagnostic {
@@ -141,7 +131,7 @@ func (d *diagnostics) fetchAll(ctx context.Context, path string) ([]Diagnostic, 
 	}
 	ds, versions, err := src.Diagnostics(ctx, []string{path})
 	if err != nil {
-		if errors.Is(err, ErrNoDiagnostics) {
+		if errors.Is(err, ErrUnsupported) {
 			d.mu.Lock()
 			if d.fallback != nil {
 				// A plain client: agentls's own servers instead.

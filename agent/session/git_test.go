@@ -21,6 +21,7 @@ import (
 // recPort records a task's events; edits go to disk and every question is
 // allowed once.
 type recPort struct {
+	session.Unsupported
 	mu     sync.Mutex
 	events []agent.Event
 }

@@ -59,8 +59,8 @@ type Options struct {
 type Host struct {
 	opts     Options
 	log      *slog.Logger
-	tasks    *agent.Registry // the only registry of tasks
-	commands *tools.Commands // every command the tasks run, killed at Close
+	tasks    *agent.TaskRegistry // the only registry of tasks
+	commands *tools.Commands     // every command the tasks run, killed at Close
 	redactor RedactorCache
 	git      gitBinary // the git that reads a task's git state, resolved once
 
@@ -88,6 +88,9 @@ type Host struct {
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
+	// denials maps a task ID to the "reject always" answers of its
+	// conversation, which its follow-ups share.
+	denials map[string]*denials
 	// sessionStarted: the SessionStart hooks ran (at the first task).
 	sessionStarted atomic.Bool
 	prompts        promptCache // the custom commands, for code actions
@@ -104,7 +107,7 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
-	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewRegistry(), commands: tools.NewCommands(), settings: settings,
+	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), settings: settings,
 		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
 }
 

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/tools"
@@ -11,6 +13,15 @@ import (
 // Port is a face's side of one task: how the user sees it, how its edits
 // land and how the user is asked. The LSP server, the ACP agent and the
 // command line each implement it; the host holds no other link to them.
+//
+// Beyond events, edits and questions, a Port declares what its editor can
+// do for a task (save buffers, share diagnostics, ...): one method per
+// capability, each answering an error that wraps ErrUnsupported where the
+// face cannot, so the host never asserts a face's type. A face that lacks
+// most capabilities embeds Unsupported and overrides what it can. To add a
+// capability: add its method here and to Unsupported (answering
+// ErrUnsupported), implement it in the faces that can, and have the host
+// treat errors.Is(err, ErrUnsupported) as "this editor does not".
 type Port interface {
 	// Event receives the task's events in order (agent.Sink).
 	agent.Sink
@@ -20,6 +31,31 @@ type Port interface {
 	// Ask asks the user whether the task may do q.Request. It is called only
 	// when the settings leave the decision to the user.
 	Ask(ctx context.Context, q Question) (tools.Decision, error)
+	// Save writes the editor's open buffers of paths (workspace-relative)
+	// to disk. It returns the paths it could not save, with the reason.
+	Save(ctx context.Context, paths []string) (failed map[string]string, err error)
+	// Diagnostics returns the diagnostics the editor's language servers
+	// publish for paths (workspace-relative) and, per path, the document
+	// version they are for (0: unknown).
+	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
+}
+
+// ErrUnsupported is wrapped by the error of a Port capability the face
+// (or its editor) does not offer.
+var ErrUnsupported = errors.New("unsupported by this editor")
+
+// Unsupported answers every capability of a Port with ErrUnsupported. A
+// face embeds it and overrides the capabilities it has.
+type Unsupported struct{}
+
+// Save implements Port: unsupported.
+func (Unsupported) Save(context.Context, []string) (map[string]string, error) {
+	return nil, fmt.Errorf("save buffers: %w", ErrUnsupported)
+}
+
+// Diagnostics implements Port: unsupported.
+func (Unsupported) Diagnostics(context.Context, []string) ([]Diagnostic, map[string]int32, error) {
+	return nil, nil, fmt.Errorf("editor diagnostics: %w", ErrUnsupported)
 }
 
 // Question is one approval question for the user.

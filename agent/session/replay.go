@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
@@ -90,7 +90,7 @@ func (h *Host) Replay(ctx context.Context, sessionID string) ([]ReplayTask, erro
 	for _, t := range tasks {
 		rt := ReplayTask{ID: t.ID, Prompt: t.Prompt, State: t.State, Ended: store.Terminal(t.State), Answer: t.Answer}
 		if rec, err := st.LoadTask(ctx, t.ID); err == nil {
-			if plan, err := agent.StoredPlan(rec); err == nil && plan != nil {
+			if plan, err := journal.StoredPlan(rec); err == nil && plan != nil {
 				rt.Plan = plan
 			}
 			for _, tc := range rec.ToolCalls {

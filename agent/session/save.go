@@ -13,21 +13,10 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// ErrSaveUnsupported is returned by a Saver whose editor cannot save
-// buffers on request (a client without the agentls plugin).
-var ErrSaveUnsupported = errors.New("the editor cannot save buffers on request")
-
-// Saver is a Port whose editor can write buffers to disk on request.
-type Saver interface {
-	// Save writes the open buffers of paths (workspace-relative) to disk.
-	// It returns the paths it could not save, with the reason.
-	Save(ctx context.Context, paths []string) (failed map[string]string, err error)
-}
-
 // syncBuffers makes the task's own edits visible to a command about to run
 // on the disk: every buffer the task changed that holds only the task's
 // changes (the disk still has the text from before the task, the buffer the
-// task's last text) is saved, by the editor when it can (Saver), else by
+// task's last text) is saved, by the editor when it can (Port.Save), else by
 // agentls itself. A buffer that also holds the user's unsaved text is never
 // written without the user: it is named in the returned note, so the model
 // and the result know the command ran without those changes.
@@ -59,23 +48,21 @@ func (h *Host) syncBuffers(ctx context.Context, ws *workspace.Workspace, port Po
 	}
 	if len(mine) > 0 {
 		pending := mine
-		if saver, ok := port.(Saver); ok {
-			paths := make([]string, len(mine))
-			for i, d := range mine {
-				paths[i] = d.p.String()
-			}
-			failed, err := saver.Save(ctx, paths)
-			switch {
-			case err == nil:
-				pending = nil
-				for _, d := range mine {
-					if _, bad := failed[d.p.String()]; bad {
-						pending = append(pending, d)
-					}
+		paths := make([]string, len(mine))
+		for i, d := range mine {
+			paths[i] = d.p.String()
+		}
+		failed, err := port.Save(ctx, paths)
+		switch {
+		case err == nil:
+			pending = nil
+			for _, d := range mine {
+				if _, bad := failed[d.p.String()]; bad {
+					pending = append(pending, d)
 				}
-			case !errors.Is(err, ErrSaveUnsupported):
-				h.logger().Warn("the editor did not save the task's buffers", "error", err)
 			}
+		case !errors.Is(err, ErrUnsupported):
+			h.logger().Warn("the editor did not save the task's buffers", "error", err)
 		}
 		for _, d := range pending {
 			if err := ws.SaveBuffer(ctx, d.p, d.disk.Hash); err != nil {

@@ -172,11 +172,15 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		// "Fix with agent": done only when the editor no longer reports it.
 		cfg.Check = fixCheck{next: cfg.Check, d: diags, path: c.File, target: c.Diagnostics[0]}
 	}
-	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, hr, guard.Store, sync))
+	den := h.conversation(spec)
+	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, hr, den, guard.Store, sync))
 	at, err := runner.Start(ctx, spec, port)
 	if err != nil {
 		return nil, err
 	}
+	h.mu.Lock()
+	h.denials[at.ID()] = den
+	h.mu.Unlock()
 	started = true
 	t.Task = at
 	// A change the editor applied after the task stopped waiting for it
@@ -270,10 +274,27 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 	return cfg
 }
 
+// conversation returns the "reject always" answers a task of spec starts
+// with: those of the task it follows up or resumes, else none.
+func (h *Host) conversation(spec agent.TaskSpec) *denials {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.denials == nil {
+		h.denials = map[string]*denials{}
+	}
+	for _, id := range []string{spec.FollowUp, spec.ResumeID} {
+		if d := h.denials[id]; id != "" && d != nil {
+			return d
+		}
+	}
+	return &denials{}
+}
+
 // toolSet builds the tools of task t: edits through the port's editor,
-// approvals through the host's policy and the port, the shared search
-// index and command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
+// approvals through the guard (the task's state) and the task's approval
+// policy (rules and memory, asking the port), the shared search index and
+// command tracker.
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, den *denials, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
 	return func(g *agent.Guard) []tools.Tool {
 		onGuard(g)
 		h.syncMu.Lock()
@@ -288,9 +309,8 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		for _, err := range errs {
 			h.logger().Warn("safe command ignored", "error", err)
 		}
-		ap := &approver{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, policy: policy, denied: t.noteDenied, task: func() (string, string) {
-			return g.TaskID(), t.Spec().Prompt
-		}}
+		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
+			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
 		var forward func(context.Context, string, json.RawMessage) (json.RawMessage, error)
 		if f, ok := port.(LSPForwarder); ok {
 			forward = f.ForwardLSP
@@ -298,7 +318,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
 			Editor:    g.Editor(ws, ed),
-			Approver:  tools.NewTaskApprovals(g.Approver(ap), policy),
+			Approver:  ap,
 			Index:     idx,
 			Commands:  h.commands,
 			SecretEnv: []string{s.APIKeyEnv},

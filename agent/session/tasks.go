@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
@@ -280,7 +281,7 @@ func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) 
 
 // Undo reverts every edit of task id through ed (nil: on disk), three-way
 // around what the user changed since.
-func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent.UndoReport, error) {
+func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*journal.UndoReport, error) {
 	if err := agent.CheckTaskID(id); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
 	}
@@ -298,7 +299,7 @@ func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*agent
 	if ed == nil {
 		ed = ws.DiskEditor()
 	}
-	rep, err := agent.Undo(ctx, st, id, ws, ed)
+	rep, err := journal.Undo(ctx, st, id, ws, ed)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no stored task %q: %w", id, ErrUnknownTask)
 	}

@@ -18,6 +18,7 @@ import (
 // askPort is a Port that records its questions and answers each with
 // answer.
 type askPort struct {
+	Unsupported
 	answer tools.Decision
 	err    error
 
@@ -81,7 +82,7 @@ func TestApproverIgnoresTheWorkspaceAllowCommands(t *testing.T) {
 	}
 	h := New(Defaults(), Options{})
 	port := &askPort{answer: tools.AllowAlways}
-	a := &approver{h: h, port: port, root: root, stateDir: state, settings: Defaults(), policy: shellpolicy.Default(),
+	a := &approvalPolicy{h: h, port: port, root: root, stateDir: state, settings: Defaults(), shell: shellpolicy.Default(),
 		task: func() (string, string) { return "T1", "p" }}
 	ask := func(cmd string) {
 		t.Helper()

@@ -151,6 +151,8 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 // to writes and commands; a file that commonly holds secrets is read only
 // when --settings '{"allowSecretReads": [...]}' names it).
 type terminalPort struct {
+	session.Unsupported // no editor: nothing to save, no diagnostics
+
 	mu sync.Mutex
 	w  io.Writer
 }

@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/lsp"
@@ -159,8 +160,8 @@ func TestServeKilledMidToolCallResumes(t *testing.T) {
 	if got := strings.Join(roles, " "); got != "system user assistant tool tool assistant tool user assistant tool" {
 		t.Errorf("stored messages: %s", got)
 	}
-	if rec.State != store.StateCompleted || agent.ValidHistory(agent.StoredHistory(rec)) != "" {
-		t.Errorf("stored task: %s, history problem %q", rec.State, agent.ValidHistory(agent.StoredHistory(rec)))
+	if rec.State != store.StateCompleted || agent.ValidHistory(journal.StoredHistory(rec)) != "" {
+		t.Errorf("stored task: %s, history problem %q", rec.State, agent.ValidHistory(journal.StoredHistory(rec)))
 	}
 	if b, _ := os.ReadFile(filepath.Join(root, ".agentls", "recordings", id+".jsonl")); strings.Count(string(b), "\n") != 3 || strings.Contains(string(b), "sk-e2e-secret") {
 		t.Errorf("flight recording of %s: %d lines (want 3, across both processes), key present: %v", id, strings.Count(string(b), "\n"), strings.Contains(string(b), "sk-e2e-secret"))

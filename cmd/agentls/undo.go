@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 )
 
@@ -80,12 +81,12 @@ func runUndo(ctx context.Context, sio stdio, args []string) error {
 	return nil
 }
 
-func printUndo(sio stdio, rep *agent.UndoReport) {
+func printUndo(sio stdio, rep *journal.UndoReport) {
 	var b strings.Builder
 	for _, f := range rep.Reverted {
 		verb := "reverted"
 		switch {
-		case f.Action == agent.RevertDelete:
+		case f.Action == journal.RevertDelete:
 			verb = "deleted (the task created it)"
 		case f.Merged:
 			verb = "reverted around your later changes"

@@ -29,6 +29,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/wire"
 )
 
 // CreatePolicy is how the client answers window/workDoneProgress/create.
@@ -219,7 +220,7 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
-	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(lsp.Codec{}))
+	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
 	t.Cleanup(func() {
 		c.Close()

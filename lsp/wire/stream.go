@@ -1,4 +1,7 @@
-package lsp
+// Package wire is the LSP connection's wire: "Content-Length" framing
+// that survives garbage (Stream) and the payload codec that knows the
+// protocol's union types (Codec). It knows nothing of the server.
+package wire
 
 import (
 	"bytes"
@@ -27,7 +30,7 @@ const (
 // errLineTooLong reports a header line longer than maxHeaderLine.
 var errLineTooLong = errors.New("header line too long")
 
-// stream is a jsonrpc2.Stream with LSP "Content-Length" framing that survives
+// Stream is a jsonrpc2.Stream with LSP "Content-Length" framing that survives
 // garbage. jsonrpc2's own header stream ends the connection at the first bad
 // header or undecodable body; this one answers such a frame with an error
 // response (carrying the request's id when one can be recovered, else null)
@@ -36,7 +39,7 @@ var errLineTooLong = errors.New("header line too long")
 //
 // Read is called from the connection's read loop only; Write is safe for
 // concurrent use.
-type stream struct {
+type Stream struct {
 	rwc io.ReadWriteCloser
 	in  frameReader
 	log *slog.Logger
@@ -50,15 +53,16 @@ type stream struct {
 	endOnce   sync.Once
 }
 
-func newStream(rwc io.ReadWriteCloser, log *slog.Logger, onReadEnd func(error)) *stream {
-	return &stream{rwc: rwc, in: frameReader{src: rwc}, log: log, onReadEnd: onReadEnd}
+// NewStream frames rwc; onReadEnd (may be nil) learns why reading ended.
+func NewStream(rwc io.ReadWriteCloser, log *slog.Logger, onReadEnd func(error)) *Stream {
+	return &Stream{rwc: rwc, in: frameReader{src: rwc}, log: log, onReadEnd: onReadEnd}
 }
 
-var _ jsonrpc2.Stream = (*stream)(nil)
+var _ jsonrpc2.Stream = (*Stream)(nil)
 
 // Read implements jsonrpc2.Stream. It returns the next well-formed message;
 // malformed frames are answered and skipped here.
-func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, 0, err
@@ -101,7 +105,7 @@ func (b *badFrame) idString() string {
 
 // readFrame reads one frame. It returns either a message, a description of a
 // bad frame, or a read error that ends the stream.
-func (s *stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
+func (s *Stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
 	length, headerLen, problem, err := s.readHeader()
 	if err != nil {
 		return nil, 0, nil, err
@@ -148,7 +152,7 @@ type headerProblem struct {
 
 // readHeader reads one header block. problem is set when the block is
 // malformed; err is set only when reading fails.
-func (s *stream) readHeader() (length, consumed int, problem headerProblem, err error) {
+func (s *Stream) readHeader() (length, consumed int, problem headerProblem, err error) {
 	length = -1
 	lines := 0
 	for {
@@ -217,7 +221,7 @@ func (s *stream) readHeader() (length, consumed int, problem headerProblem, err 
 // id. Whatever else follows is read as the next frame (junk there gets
 // replies of its own). It waits only for the first byte of the body and for
 // the rest of a JSON object that has started.
-func (s *stream) recoverFromBadHeader(problem headerProblem) *badFrame {
+func (s *Stream) recoverFromBadHeader(problem headerProblem) *badFrame {
 	bad := &badFrame{err: jsonrpc2.NewError(jsonrpc2.ParseError, "invalid message header: "+problem.text), reply: true}
 	if !problem.ended {
 		return bad
@@ -316,7 +320,7 @@ func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
 }
 
 // Write implements jsonrpc2.Stream: one frame, one write.
-func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+func (s *Stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -335,7 +339,7 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 }
 
 // Close implements jsonrpc2.Stream.
-func (s *stream) Close() error { return s.rwc.Close() }
+func (s *Stream) Close() error { return s.rwc.Close() }
 
 func isBlank(line []byte) bool {
 	return string(line) == "\r\n" || string(line) == "\n"

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,10 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/shellpolicy"
-	"github.com/bmatcuk/doublestar/v4"
 )
 
 // SettingsFileName is the workspace settings file in the state folder
@@ -26,110 +21,6 @@ const SettingsFileName = "settings.json"
 type WorkspaceSettings struct {
 	// AllowCommands is read only to tell the user it is ignored.
 	AllowCommands []string `json:"allowCommands"`
-}
-
-// approver is a task's approval policy: the approval setting ("auto"
-// allows, "deny" denies, "ask" asks; a read of a file that commonly holds
-// secrets asks under "auto" too, unless the user's allowSecretReads covers
-// it), then the command prefixes the user allowed (the allowCommands
-// setting and the "Always allow" answers kept in the user's configuration
-// folder) for commands that are safe commands (tools/shellpolicy, extended
-// by the safeCommands setting), then the user through the face's Port.
-type approver struct {
-	h        *Host
-	port     Port
-	root     string // the workspace's primary root: the key of remembered prefixes
-	stateDir string
-	settings Settings
-	policy   *shellpolicy.Policy
-	task     func() (id, prompt string)
-	denied   func(what string) // told of each refusal (for the task's summary); may be nil
-}
-
-// Approve implements tools.Approver: decide, and note a refusal.
-func (a *approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	d, err := a.decide(ctx, req)
-	if d == tools.Deny && a.denied != nil && ctx.Err() == nil {
-		a.denied(req.Summary)
-	}
-	return d, err
-}
-
-func (a *approver) decide(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	switch {
-	case a.settings.Approval == "deny":
-		return tools.Deny, nil
-	case req.Secret && SecretReadAllowed(req.Path, a.settings.AllowSecretReads):
-		return tools.AllowOnce, nil
-	case req.Secret:
-		// A file that commonly holds secrets is read only with the user's
-		// consent, even under "auto": the user decides, not the workspace.
-	case a.settings.Approval == "auto":
-		return tools.AllowOnce, nil
-	}
-	cmd := shellpolicy.Parse(req.Command)
-	if req.Command != "" {
-		a.h.warnWorkspaceAllowCommands(a.stateDir)
-		remembered, err := RememberedCommands(a.root)
-		if err != nil {
-			a.h.logger().Warn("remembered commands not read", "error", err)
-		}
-		if a.policy.Covers(cmd, slices.Concat(a.settings.AllowCommands, remembered)) {
-			return tools.AllowOnce, nil
-		}
-	}
-	id, prompt := a.task()
-	q := Question{TaskID: id, Prompt: prompt, Request: req}
-	if req.Command != "" {
-		q.AlwaysPrefix = a.policy.Prefix(cmd)
-	}
-	d, err := a.port.Ask(ctx, q)
-	if err != nil {
-		return tools.Deny, err
-	}
-	if d == tools.AllowAlways {
-		if q.AlwaysPrefix == "" {
-			return tools.AllowOnce, nil
-		}
-		if err := RememberCommand(a.root, q.AlwaysPrefix); err != nil {
-			a.h.logger().Warn("cannot remember the allowed command", "prefix", q.AlwaysPrefix, "error", err)
-		}
-	}
-	return d, nil
-}
-
-// Policy is the safe-command allowlist of the settings: the built-in one
-// and the user's safeCommands.
-func (c Settings) Policy() (*shellpolicy.Policy, []error) {
-	return shellpolicy.Default().With(c.SafeCommands)
-}
-
-// SecretReadAllowed reports whether one of the user's allowSecretReads
-// globs (doublestar, workspace-relative: ".env.test", "config/*.pem")
-// matches path, a secret file the agent wants to read.
-func SecretReadAllowed(path string, globs []string) bool {
-	for _, g := range globs {
-		if ok, _ := doublestar.Match(g, path); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// CommandPrefix is what "Always allow" remembers of a command under the
-// built-in allowlist: the words of the safe-command entry it passes ("go
-// test" for "go test ./...", "ls" for "ls -la"), or "" (nothing is
-// offered) when the command is not one simple command or not a safe
-// command ("python3 --version", "go test -exec x").
-func CommandPrefix(command string) string { return tools.CommandPrefix(command) }
-
-// CommandAllowed reports whether one of prefixes covers command under the
-// built-in allowlist: it parses as one simple command of literal words
-// (no list, pipe, substitution, redirection, control character...), is a
-// safe command whose further words pass its entry's rule, and starts word
-// by word with the prefix (tools/shellpolicy).
-func CommandAllowed(command string, prefixes []string) bool {
-	return shellpolicy.Covered(command, prefixes)
 }
 
 // warnWorkspaceAllowCommands tells the user, once per host, that the

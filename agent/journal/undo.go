@@ -1,4 +1,4 @@
-package agent
+package journal
 
 import (
 	"context"
@@ -165,18 +165,6 @@ func Undo(ctx context.Context, st UndoStore, taskID string, files Files, ed work
 		rep.Reverted = append(rep.Reverted, uf)
 	}
 	return rep, nil
-}
-
-// Undo undoes a task of this runner's store (see the function Undo); a
-// task that is running is refused.
-func (r *Runner) Undo(ctx context.Context, taskID string, files Files, ed workspace.Editor) (*UndoReport, error) {
-	if t := r.Task(taskID); t != nil && !t.State().Terminal() {
-		return nil, fmt.Errorf("undo %s: the task is running; cancel it first", taskID)
-	}
-	if r.cfg.Store == nil {
-		return nil, fmt.Errorf("undo %s: %w", taskID, ErrNoStore)
-	}
-	return Undo(ctx, r.cfg.Store, taskID, files, ed)
 }
 
 // lineEdits turns from into to with one text edit per changed run of lines,

@@ -1,4 +1,4 @@
-package lsp
+package wire
 
 import (
 	stdjson "encoding/json"

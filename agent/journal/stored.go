@@ -1,4 +1,8 @@
-package agent
+// Package journal is what a task recorded in the session store, read back:
+// the store's form of the loop's messages, plans, tool calls and
+// approvals, and undo, which reverts a task's edits from its record. It
+// knows nothing of the loop that records (package agent).
+package journal
 
 import (
 	"encoding/json"
@@ -15,9 +19,9 @@ import (
 // llm.ToolCall, so a plain conversion suffices and the compiler tells when
 // they drift apart.
 
-// storedMessage is m as the store keeps it, without the store's own fields
+// StoredMessage is m as the store keeps it, without the store's own fields
 // (Seq, model call, usage, exclusion), which the caller sets.
-func storedMessage(m llm.Message) store.Message {
+func StoredMessage(m llm.Message) store.Message {
 	sm := store.Message{
 		Role: string(m.Role), Content: m.Content, Reasoning: m.Reasoning,
 		ToolCallID: m.ToolCallID, Name: m.Name,
@@ -31,9 +35,9 @@ func storedMessage(m llm.Message) store.Message {
 	return sm
 }
 
-// historyMessage is the message of the history a stored message holds,
+// HistoryMessage is the message of the history a stored message holds,
 // reasoning included.
-func historyMessage(m store.Message) llm.Message {
+func HistoryMessage(m store.Message) llm.Message {
 	hm := llm.Message{
 		Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning,
 		ToolCallID: m.ToolCallID, Name: m.Name,
@@ -53,13 +57,13 @@ func StoredHistory(rec *store.TaskRecord) []llm.Message {
 	ctx := rec.Context()
 	out := make([]llm.Message, len(ctx))
 	for i, m := range ctx {
-		out[i] = historyMessage(m)
+		out[i] = HistoryMessage(m)
 	}
 	return out
 }
 
-// planUpdate is p as the store keeps it: its JSON and its open items.
-func planUpdate(p tools.Plan) (store.PlanUpdate, error) {
+// PlanUpdate is p as the store keeps it: its JSON and its open items.
+func PlanUpdate(p tools.Plan) (store.PlanUpdate, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return store.PlanUpdate{}, fmt.Errorf("plan: %w", err)
@@ -79,19 +83,19 @@ func StoredPlan(rec *store.TaskRecord) (*tools.Plan, error) {
 	return &p, nil
 }
 
-// toolCallRecord is the store's record of a finished tool call; the store
+// ToolCallRecord is the store's record of a finished tool call; the store
 // keeps the head and the tail of a long result text.
-func toolCallRecord(callID string, r tools.Result) store.ToolCall {
+func ToolCallRecord(callID string, r tools.Result) store.ToolCall {
 	return store.ToolCall{
 		CallID: callID, Name: r.Tool, Args: r.Args, Duration: r.Duration,
 		IsError: r.IsError, Summary: r.Text,
 	}
 }
 
-// decisionName is the stored name of an approval decision.
-func decisionName(d tools.Decision) string {
+// DecisionName is the stored name of an approval decision.
+func DecisionName(d tools.Decision) string {
 	switch d {
-	case tools.Deny:
+	case tools.Deny, tools.DenyAlways:
 		return store.DecisionDeny
 	case tools.AllowOnce:
 		return store.DecisionAllowOnce

@@ -9,11 +9,11 @@ import (
 	"sync"
 )
 
-// Registry is the index of the tasks of one host, the only one: every
+// TaskRegistry is the index of the tasks of one host, the only one: every
 // runner of a host adds its tasks to the host's registry, so a follow-up,
 // a resume or a cancel finds a task whichever runner started it. A runner
 // made without one gets its own.
-type Registry struct {
+type TaskRegistry struct {
 	prefix string // random, so task IDs of different hosts never collide
 
 	mu    sync.Mutex // guards tasks and seq
@@ -21,15 +21,15 @@ type Registry struct {
 	seq   int
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
+// NewTaskRegistry returns an empty registry.
+func NewTaskRegistry() *TaskRegistry {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return &Registry{prefix: hex.EncodeToString(b[:])}
+	return &TaskRegistry{prefix: hex.EncodeToString(b[:])}
 }
 
 // newID returns the ID of the registry's next task: "<prefix>-<n>".
-func (g *Registry) newID() string {
+func (g *TaskRegistry) newID() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.seq++
@@ -59,7 +59,7 @@ func CheckTaskID(id string) error {
 }
 
 // Task returns the task with id, or nil.
-func (g *Registry) Task(id string) *Task {
+func (g *TaskRegistry) Task(id string) *Task {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, t := range g.tasks {
@@ -71,7 +71,7 @@ func (g *Registry) Task(id string) *Task {
 }
 
 // Tasks returns the tasks, oldest first.
-func (g *Registry) Tasks() []*Task {
+func (g *TaskRegistry) Tasks() []*Task {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]*Task(nil), g.tasks...)
@@ -79,7 +79,7 @@ func (g *Registry) Tasks() []*Task {
 
 // add lists t; a task of the same ID that has ended (an earlier run of a
 // resumed task) is replaced. It fails when a live task has that ID.
-func (g *Registry) add(t *Task) bool {
+func (g *TaskRegistry) add(t *Task) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for i, o := range g.tasks {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/session"
@@ -22,9 +23,12 @@ const (
 	ActionDeny         = "Deny"
 )
 
-// taskPort is the LSP side of one task (session.Port): its events become
-// $/progress, its edits workspace/applyEdit (or disk writes), and its
-// approval questions window/showMessageRequest.
+// taskPort is the LSP side of one task (session.Port), all in this file:
+// its events become $/progress, its edits workspace/applyEdit (or disk
+// writes, Editor in editor.go), its approval questions
+// window/showMessageRequest, saving buffers agentls/saveDocuments and the
+// editor's diagnostics agentls/diagnostics (the client requests are
+// declared in save.go and diagnostics.go).
 type taskPort struct {
 	svc  *Service
 	sink *progressSink
@@ -101,4 +105,99 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		return tools.AllowAlways, nil
 	}
 	return tools.Deny, nil
+}
+
+// Save implements session.Port with agentls/saveDocuments. A client that
+// does not know the request, or does not answer it, is not asked again.
+func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string, error) {
+	svc := p.svc
+	h := svc.Host()
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return nil, err
+	}
+	params := saveDocumentsParams{}
+	byURI := map[string]string{}
+	for _, rel := range paths {
+		wp, err := ws.Resolve(rel)
+		if err != nil {
+			continue
+		}
+		u := string(uri.File(ws.Abs(wp)))
+		params.URIs = append(params.URIs, u)
+		byURI[u] = rel
+	}
+	res, err := SaveDocumentsRequest.ask(ctx, svc, params, saveTimeout, &svc.saveDocs)
+	if err != nil {
+		if errors.Is(err, errNotAnswered) {
+			return nil, fmt.Errorf("%s: %w", SaveDocumentsRequest.Method, session.ErrUnsupported)
+		}
+		return nil, err
+	}
+	failed := map[string]string{}
+	for _, f := range res.Failed {
+		if rel, ok := byURI[f.URI]; ok {
+			failed[rel] = f.Reason
+		}
+	}
+	return failed, nil
+}
+
+// Diagnostics implements session.Port with agentls/diagnostics.
+// A client that does not know the request, or does not answer it, is not
+// asked again.
+func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.Diagnostic, map[string]int32, error) {
+	svc := p.svc
+	ws, err := svc.Host().Workspace(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	params := diagnosticsParams{URIs: []string{}}
+	for _, rel := range paths {
+		if wp, err := ws.Resolve(rel); err == nil {
+			params.URIs = append(params.URIs, string(uri.File(ws.Abs(wp))))
+		}
+	}
+	docs, err := DiagnosticsRequest.ask(ctx, svc, params, diagnosticsTimeout, &svc.diagnostics)
+	if err != nil {
+		if errors.Is(err, errNotAnswered) {
+			return nil, nil, fmt.Errorf("%s: %w", DiagnosticsRequest.Method, session.ErrUnsupported)
+		}
+		return nil, nil, err
+	}
+	var out []session.Diagnostic
+	versions := map[string]int32{}
+	for _, doc := range docs {
+		name, err := filenameOf(uri.URI(doc.URI))
+		if err != nil {
+			continue
+		}
+		wp, err := ws.Resolve(name)
+		if err != nil {
+			continue
+		}
+		if doc.Version != nil {
+			versions[wp.String()] = *doc.Version
+		}
+		switch {
+		case doc.Checked != nil && !*doc.Checked:
+			versions[wp.String()] = session.VersionUnchecked
+		case doc.Checked != nil || doc.Version != nil || len(doc.Diagnostics) > 0:
+			// Something checks it: forget what an earlier wait learned.
+			svc.unchecked.set(wp.String(), false)
+		case svc.unchecked.has(wp.String()):
+			versions[wp.String()] = session.VersionUnchecked
+		}
+		for _, d := range doc.Diagnostics {
+			if d.Source == "agentls" {
+				continue
+			}
+			sev := d.Severity
+			if sev == 0 {
+				sev = 1
+			}
+			out = append(out, session.Diagnostic{Path: wp.String(), Line: int(d.Range.Start.Line) + 1, Severity: sev, Message: d.Text(), Source: d.Source})
+		}
+	}
+	return out, versions, nil
 }

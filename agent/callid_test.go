@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/tools"
+)
+
+type approverFunc func(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error)
+
+func (f approverFunc) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	return f(ctx, req)
+}
+
+// TestToolCallIdentity follows the model's call ids through the loop: a
+// call's start and finish events carry its id and raw arguments, parallel
+// calls keep theirs apart (each tool sees its own id in its context), and
+// an approval request a tool makes (without naming its call) reaches the
+// approver with the id, arguments and effects of the call that asked.
+func TestToolCallIdentity(t *testing.T) {
+	var both sync.WaitGroup
+	both.Add(2)
+	look := &fakeTool{name: "look", ro: true, run: func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+		both.Done()
+		both.Wait() // both reads are in flight at once
+		c, _ := tools.CallFrom(ctx)
+		return tools.Result{Text: "seen by " + c.ID + " " + string(c.Args)}, nil
+	}}
+	var mu sync.Mutex
+	var asked []tools.ApprovalRequest
+	user := approverFunc(func(_ context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+		mu.Lock()
+		asked = append(asked, req)
+		mu.Unlock()
+		return tools.AllowOnce, nil
+	})
+	ts := func(g *Guard) []tools.Tool {
+		ap := g.Approver(user)
+		change := &fakeTool{name: "change", run: func(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+			// A tool from another source asks with its name only.
+			if _, err := ap.Approve(ctx, tools.ApprovalRequest{Tool: "change", Summary: "change a thing"}); err != nil {
+				return tools.Result{}, err
+			}
+			return tools.Result{Text: "changed"}, nil
+		}}
+		return []tools.Tool{look, change}
+	}
+	a := llm.ToolCall{ID: "call_look_a", Name: "look", Arguments: `{"p":"a"}`}
+	b := llm.ToolCall{ID: "call_look_b", Name: "look", Arguments: `{"p":"b"}`}
+	w := llm.ToolCall{ID: "call_change", Name: "change", Arguments: `{"what":"x"}`}
+	m := &scriptModel{resps: []*llm.Response{calls("", a, b), calls("", w), answer("done")}}
+	done := make(chan struct{})
+	var res *Result
+	var rec *recorder
+	go func() {
+		defer close(done)
+		res, rec = runTask(t, Config{Validate: ValidateOff}, m, ts, TaskSpec{Kind: KindEdit, Prompt: "p"})
+	}()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the two read-only calls did not run in parallel")
+	}
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+
+	type seen struct{ started, finished int }
+	byID := map[string]*seen{}
+	for _, e := range rec.all() {
+		if e.Kind != EventToolStarted && e.Kind != EventToolFinished {
+			continue
+		}
+		want := map[string]llm.ToolCall{a.ID: a, b.ID: b, w.ID: w}[e.CallID]
+		if want.ID == "" {
+			t.Fatalf("%s event of %s has call id %q; want one of the model's", e.Kind, e.Tool, e.CallID)
+		}
+		if e.Tool != want.Name || string(e.RawArgs) != want.Arguments {
+			t.Errorf("%s %s: tool %s args %s; want %s %s", e.Kind, e.CallID, e.Tool, e.RawArgs, want.Name, want.Arguments)
+		}
+		s := byID[e.CallID]
+		if s == nil {
+			s = &seen{}
+			byID[e.CallID] = s
+		}
+		if e.Kind == EventToolStarted {
+			s.started++
+			continue
+		}
+		s.finished++
+		if s.started != 1 {
+			t.Errorf("%s finished before it started", e.CallID)
+		}
+		if e.Call == nil || e.Call.CallID != e.CallID {
+			t.Fatalf("finish of %s carries result %+v; want its call id", e.CallID, e.Call)
+		}
+		if want.Name == "look" {
+			if w := "seen by " + want.ID + " " + want.Arguments; e.Call.Text != w {
+				t.Errorf("result of %s = %q; want %q (the tool saw another call's identity)", e.CallID, e.Call.Text, w)
+			}
+		}
+	}
+	for _, id := range []string{a.ID, b.ID, w.ID} {
+		if s := byID[id]; s == nil || s.started != 1 || s.finished != 1 {
+			t.Errorf("call %s: events %+v; want one start and one finish", id, s)
+		}
+	}
+	if len(asked) != 1 {
+		t.Fatalf("approver asked %d times; want 1", len(asked))
+	}
+	if q := asked[0]; q.CallID != w.ID || string(q.Args) != w.Arguments || q.Effects != tools.WritesFiles {
+		t.Errorf("approval request carries call %q args %s effects %v; want %q %s %v", q.CallID, q.Args, q.Effects, w.ID, w.Arguments, tools.WritesFiles)
+	}
+}
