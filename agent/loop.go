@@ -570,6 +570,21 @@ func (x *run) limit(r StopReason) int {
 // Foo", "Fixed the test", "renamed X to Y".
 var claimsChange = regexp.MustCompile(`(?i)\b(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)\b`)
 
+// negation matches a sentence that denies a change: "I changed nothing",
+// "no file was modified", "did not edit", "nothing needed to be changed".
+var negation = regexp.MustCompile(`(?i)\b(no|not|nothing|never|none|without|didn't|don't|haven't|hasn't|wasn't|isn't|needn't|neither|nor)\b|n't\b`)
+
+// claimsChangeMade reports whether some sentence of answer reports a change
+// made, without denying it in the same sentence.
+func claimsChangeMade(answer string) bool {
+	for _, s := range regexp.MustCompile(`[.!?;\n]+`).Split(answer, -1) {
+		if claimsChange.MatchString(s) && !negation.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
 // isFinal reports a response that ends the model's work: no tool call, or
 // only update_plan calls next to a non-empty answer (the last plan
 // update and the answer arrive together).
@@ -612,7 +627,7 @@ func (x *run) gate(ctx context.Context, answer string) (State, StopReason, error
 		// whether a change was meant; the answer after that stands, and the
 		// result says plainly that no file changed.
 		x.noChangeAsked = true
-		if claimsChange.MatchString(answer) {
+		if claimsChangeMade(answer) {
 			return StateFailed, StopNoChange, nil, "No file was changed in this task, yet your answer reads as if you changed something. If a change is needed, make it now with edit_file or write_file; if none is needed, say so plainly."
 		}
 	}

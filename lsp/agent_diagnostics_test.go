@@ -3,6 +3,7 @@ package lsp_test
 import (
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.lsp.dev/protocol"
@@ -97,5 +98,87 @@ func TestFixWithAgentWaitsForTheDiagnosticToGo(t *testing.T) {
 	}
 	if text, _, _ := a.c.Document(a.path("a.go")); !strings.Contains(text, `"hi"`) {
 		t.Errorf("a.go = %q", text)
+	}
+}
+
+// twoEdits is a task that edits a.go twice, then answers.
+func twoEdits() []fakemodel.Turn {
+	return []fakemodel.Turn{
+		{ToolCalls: []fakemodel.ToolCall{call("c1", "edit_file", `{"path":"a.go","old_string":"\"hello\"","new_string":"\"hi\""}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "edited a.go"}, Times: 1, ToolCalls: []fakemodel.ToolCall{call("c2", "edit_file", `{"path":"a.go","old_string":"\"hi\"","new_string":"\"hi2\""}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "edited a.go"}, Text: "Foo says hi2.", FinishReason: "stop"},
+	}
+}
+
+// TestEditWithoutDiagnosticsSourceDoesNotWait: the plugin says no language
+// server checks a.go (no gopls in the editor): the edits do not wait for
+// diagnostics (3 s each before), and the report says "not checked", not
+// "no error introduced".
+func TestEditWithoutDiagnosticsSourceDoesNotWait(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	cfg := lsptest.Config{ApplyEdit: true,
+		Diagnostics: func(string, string, int32) []protocol.Diagnostic { return nil },
+		DiagnosticsUnchecked: func(string) bool {
+			mu.Lock()
+			asked++
+			mu.Unlock()
+			return true
+		}}
+	a := newAgentSession(t, twoEdits(), goFiles, cfg, agentOpts{})
+	a.open(t, "a.go")
+	r, err := a.run(t, map[string]any{"prompt": "make Foo say hi2", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	mu.Lock()
+	n := asked
+	mu.Unlock()
+	// Waiting polls every 250 ms for 3 s after each edit (about 24
+	// requests); with nothing to wait for, each edit asks once or twice.
+	if n > 4 {
+		t.Errorf("the 2 edits asked for diagnostics %d times; want at most 4 (no wait when nothing checks a.go)", n)
+	}
+	rep := readFile(t, strings.TrimPrefix(r.Report, "file://"))
+	if !strings.Contains(rep, "Not checked: no language server of the editor reports diagnostics for a.go") {
+		t.Errorf("the report does not say a.go was not checked:\n%s", rep)
+	}
+	if strings.Contains(rep, "No error introduced") {
+		t.Errorf("the report claims no error was introduced although nothing checked a.go:\n%s", rep)
+	}
+}
+
+// TestNothingReportedIsLearned: a plugin that cannot tell whether a
+// language server checks a.go (no versions, no "checked") and reports
+// nothing at all: the first edit waits, and the server learns that nothing
+// checks .go files for this client, so the second edit does not wait.
+func TestNothingReportedIsLearned(t *testing.T) {
+	var mu sync.Mutex
+	afterSecond := 0
+	cfg := lsptest.Config{ApplyEdit: true, DiagnosticsUnversioned: true,
+		Diagnostics: func(_ string, text string, _ int32) []protocol.Diagnostic {
+			if strings.Contains(text, `"hi2"`) {
+				mu.Lock()
+				afterSecond++
+				mu.Unlock()
+			}
+			return nil
+		}}
+	a := newAgentSession(t, twoEdits(), goFiles, cfg, agentOpts{})
+	a.open(t, "a.go")
+	r, err := a.run(t, map[string]any{"prompt": "make Foo say hi2", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	mu.Lock()
+	n := afterSecond
+	mu.Unlock()
+	// Waiting polls every 250 ms for 3 s (about 12 requests); learned, the
+	// second edit asks once.
+	if n > 2 {
+		t.Errorf("the second edit asked for diagnostics %d times; want at most 2 (no wait once learned)", n)
+	}
+	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "Not checked") {
+		t.Errorf("the report does not say a.go was not checked:\n%s", rep)
 	}
 }

@@ -99,7 +99,11 @@ func TestPlanWritesNothingThenExecutes(t *testing.T) {
 		t.Errorf("the executing task's first request does not carry the plan items")
 	}
 	st := a.c.Snapshot()
-	p := progressOf(&st, "agentls: go ahead")
+	// Titled after the plan it executes, not after "go ahead".
+	if progressOf(&st, "agentls: go ahead") != nil {
+		t.Errorf("the executing task is titled \"go ahead\"")
+	}
+	p := progressOf(&st, "agentls: execute the plan: make Foo say hi")
 	if p == nil || !strings.Contains(reportMessages(p), "[ ] make Foo say hi") {
 		t.Errorf("the executing task's progress did not start from the plan: %s", reportMessages(p))
 	}

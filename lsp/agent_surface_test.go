@@ -128,7 +128,8 @@ func TestWriteToAFileNotOpenAsks(t *testing.T) {
 		{ToolCalls: []fakemodel.ToolCall{call("c1", "write_file", `{"path":"new.go","content":"package a\n"}`)}},
 		{Text: "Could not write it.", FinishReason: "stop", Times: -1},
 	}, goFiles, lsptest.Config{ShowMessageRequest: answer(lsp.ActionDeny)}, agentOpts{settings: map[string]any{"approval": "ask"}})
-	if r, err := a.run(t, map[string]any{"prompt": "create new.go", "mode": "edit"}); err != nil || r.Status != "completed" {
+	r, err := a.run(t, map[string]any{"prompt": "create new.go", "mode": "edit"})
+	if err != nil || r.Status != "completed" {
 		t.Fatalf("%+v, %v", r, err)
 	}
 	st := a.c.Snapshot()
@@ -137,6 +138,10 @@ func TestWriteToAFileNotOpenAsks(t *testing.T) {
 	}
 	if _, err := os.Stat(a.path("new.go")); err == nil {
 		t.Errorf("new.go was written after a denial")
+	}
+	// The task ends "completed" (the model answered), and says what was refused.
+	if !strings.Contains(r.Summary, "(denied: create new.go") {
+		t.Errorf("summary %q does not say the write was denied", r.Summary)
 	}
 }
 
@@ -394,5 +399,23 @@ func TestUnansweredApprovalDeniesLaterQuestionsAtOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d messages about the unanswered question; want 1: %+v", n, st.ShowMessages)
+	}
+}
+
+// TestWrongModelSummaryKeepsTheServiceWords: a wrong model name fails the
+// task; the summary the editors show carries the service's own message
+// (not only the report) and the fix.
+func TestWrongModelSummaryKeepsTheServiceWords(t *testing.T) {
+	a := newAgentSession(t, []fakemodel.Turn{
+		{Status: 404, Body: `{"error": {"message": "The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.", "type": "invalid_request_error", "code": "model_not_found"}}`, Times: -1},
+	}, goFiles, lsptest.Config{}, agentOpts{})
+	r, err := a.run(t, map[string]any{"prompt": "what is Foo?", "mode": "ask"})
+	if err != nil || r.Status != "failed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	for _, want := range []string{"does not exist or you do not have access", "check agentls.model"} {
+		if !strings.Contains(r.Summary, want) {
+			t.Errorf("summary %q lacks %q", r.Summary, want)
+		}
 	}
 }

@@ -393,6 +393,10 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 	if spec.ResumeID != "" {
 		title = "resume " + spec.ResumeID + ": " + spec.Prompt
 	}
+	// Executing a plan is titled after the plan, not after "go ahead".
+	if prev := h.Task(spec.FollowUp); spec.FollowUp != "" && prev != nil && prev.Spec().Kind == agent.KindPlan && spec.Kind == agent.KindEdit {
+		title = "execute the plan: " + prev.Spec().Prompt
+	}
 	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(title), "starting", cancel)
 	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns)}
 	t, err := h.Start(tctx, spec, port)

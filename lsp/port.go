@@ -69,6 +69,10 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	}
 	actx, cancel := context.WithTimeout(ctx, svc.opts.ApprovalTimeout)
 	defer cancel()
+	// While the question is open the task waits for the user, not for the
+	// command (which has not started): say so, then go back.
+	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Request.Summary, 80))
+	defer p.sink.setActivity(prev)
 	item, err := srv.showMessageRequest(actx, &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: srv.redact(msg), Actions: actions,
 	})
@@ -174,6 +178,15 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 		}
 		if doc.Version != nil {
 			versions[wp.String()] = *doc.Version
+		}
+		switch {
+		case doc.Checked != nil && !*doc.Checked:
+			versions[wp.String()] = session.VersionUnchecked
+		case doc.Checked != nil || doc.Version != nil || len(doc.Diagnostics) > 0:
+			// Something checks it: forget what an earlier wait learned.
+			svc.unchecked.set(wp.String(), false)
+		case svc.unchecked.has(wp.String()):
+			versions[wp.String()] = session.VersionUnchecked
 		}
 		for _, d := range doc.Diagnostics {
 			if d.Source == "agentls" {

@@ -26,9 +26,16 @@ type progressSink struct {
 	mu       sync.Mutex // guards the fields below
 	activity string
 	plan     tools.Plan
-	turns    int // model calls so far
-	tokens   int // input and output tokens so far
+	turns    int    // model calls so far
+	tokens   int    // input and output tokens so far
+	seq      uint64 // counts activity changes, so a late idle timer knows it is stale
 }
+
+// idleAfterTool is how long a finished tool call's label stays before the
+// progress says the model is thinking: long enough for a fast call to be
+// seen (reports are throttled), short enough never to name a finished step
+// for long.
+const idleAfterTool = time.Second
 
 func newProgressSink(wd *WorkDone, maxTurns int) *progressSink {
 	return &progressSink{wd: wd, maxTurns: maxTurns, start: time.Now(), activity: "starting"}
@@ -57,16 +64,33 @@ func (p *progressSink) Event(e agent.Event) {
 	case agent.EventToolStarted:
 		p.activity = Activity(e.Tool, e.Args)
 	case agent.EventToolFinished:
-		// Keep showing the call until the agent does the next thing: a
-		// fast call would otherwise be replaced within its throttle slot.
+		// The call is over: unless the agent does the next thing within
+		// idleAfterTool, the model is thinking. (Not at once: a fast call
+		// would be replaced within its throttle slot and never seen.)
+		changed = false
 		// A language tool's answer names its server and counts
 		// ("references of Total (a.go:4) via gopls: 14 in 6 file(s)"):
 		// that line is shown instead.
-		changed = false
 		if !e.IsError && strings.Contains(e.Text, " via ") && languageTools[e.Tool] {
 			p.activity = cutLine(e.Text, 100)
 			changed = true
 		}
+		seq := p.seq
+		if changed {
+			seq++ // the report below counts as the latest change
+		}
+		time.AfterFunc(idleAfterTool, func() {
+			p.mu.Lock()
+			if p.seq != seq {
+				p.mu.Unlock()
+				return
+			}
+			p.activity = "thinking"
+			p.seq++
+			msg, pct := p.render()
+			p.mu.Unlock()
+			p.wd.Report(msg, pct)
+		})
 	case agent.EventRetry:
 		if e.Retry != nil {
 			p.activity = retryText(e.Retry.Wait, e.Retry.Status, e.Retry.Err)
@@ -87,6 +111,7 @@ func (p *progressSink) Event(e agent.Event) {
 	var msg string
 	pct := -1
 	if changed {
+		p.seq++
 		msg, pct = p.render()
 	}
 	p.mu.Unlock()
@@ -114,11 +139,19 @@ func (p *progressSink) governor() string {
 
 // setActivity shows what the task waits for now, until its next event.
 func (p *progressSink) setActivity(text string) {
+	p.swapActivity(text)
+}
+
+// swapActivity is setActivity, returning the activity it replaced.
+func (p *progressSink) swapActivity(text string) (prev string) {
 	p.mu.Lock()
+	prev = p.activity
 	p.activity = text
+	p.seq++
 	msg, pct := p.render()
 	p.mu.Unlock()
 	p.wd.Report(msg, pct)
+	return prev
 }
 
 // render is the report: the activity, then one line per plan item.

@@ -40,8 +40,23 @@ func (d Diagnostic) key() string { return d.Path + "\x00" + d.Source + "\x00" + 
 // Port (the editor's), or agentls's own language servers.
 type DiagnosticsSource interface {
 	// Diagnostics returns the diagnostics of paths (workspace-relative) and,
-	// per path, the document version they are for (0: unknown).
+	// per path, the document version they are for (0: unknown;
+	// VersionUnchecked: no language server reports diagnostics for it, so
+	// there is nothing to wait for).
 	Diagnostics(ctx context.Context, paths []string) (diags []Diagnostic, versions map[string]int32, err error)
+}
+
+// VersionUnchecked, as a path's version from DiagnosticsSource, says that
+// nothing checks the file: no language server of the editor reports
+// diagnostics for it (the editor said so, or an earlier edit's wait saw
+// none).
+const VersionUnchecked int32 = -1
+
+// UncheckedLearner is a DiagnosticsSource that remembers, for its client,
+// the files (by language) for which an edit's wait saw no diagnostics at
+// all: later edits of such files do not wait.
+type UncheckedLearner interface {
+	NothingReported(path string)
 }
 
 // DiagnosticsDelta is what a task did to the editor's errors: the errors
@@ -50,6 +65,10 @@ type DiagnosticsSource interface {
 type DiagnosticsDelta struct {
 	Introduced []Diagnostic
 	Fixed      []Diagnostic
+	// Unchecked are the edited files no language server checks: nothing
+	// is known of their errors.
+	Unchecked []string
+	checked   int // edited files a language server checks
 }
 
 // How long an edit waits for the language server's diagnostics of the
@@ -64,19 +83,20 @@ const (
 type diagnostics struct {
 	ws *workspace.Workspace
 
-	mu       sync.Mutex // guards the fields below
-	src      DiagnosticsSource
-	fallback DiagnosticsSource // agentls's own servers, once src shares none; nil: none
-	off      bool              // neither shares any: stop asking
-	baseline map[string][]Diagnostic
-	latest   map[string][]Diagnostic
+	mu        sync.Mutex // guards the fields below
+	src       DiagnosticsSource
+	fallback  DiagnosticsSource // agentls's own servers, once src shares none; nil: none
+	off       bool              // neither shares any: stop asking
+	baseline  map[string][]Diagnostic
+	latest    map[string][]Diagnostic
+	unchecked map[string]bool // edited files nothing checks
 }
 
 // newDiagnostics follows the editor's diagnostics (Port.Diagnostics), or
 // fallback's (agentls's own language servers; nil: none) once the port
 // answers ErrUnsupported.
 func newDiagnostics(port Port, ws *workspace.Workspace, fallback DiagnosticsSource) *diagnostics {
-	return &diagnostics{src: port, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}}
+	return &diagnostics{src: port, fallback: fallback, ws: ws, baseline: map[string][]Diagnostic{}, latest: map[string][]Diagnostic{}, unchecked: map[string]bool{}}
 }
 
 func errorsOnly(ds []Diagnostic) []Diagnostic {
@@ -93,6 +113,12 @@ func errorsOnly(ds []Diagnostic) []Diagnostic {
 func (d *diagnostics) fetch(ctx context.Context, path string) ([]Diagnostic, int32, bool) {
 	ds, v, ok := d.fetchAll(ctx, path)
 	return errorsOnly(ds), v, ok
+}
+
+// fetchWithAll is fetch, with every diagnostic (any severity) too.
+func (d *diagnostics) fetchWithAll(ctx context.Context, path string) (errs []Diagnostic, version int32, all []Diagnostic, ok bool) {
+	all, version, ok = d.fetchAll(ctx, path)
+	return errorsOnly(all), version, all, ok
 }
 
 // fetchAll asks the editor for every diagnostic of path.
@@ -129,9 +155,13 @@ func (d *diagnostics) before(ctx context.Context, path string) {
 	if have {
 		return
 	}
-	if ds, _, ok := d.fetch(ctx, path); ok {
+	if ds, version, ok := d.fetch(ctx, path); ok {
 		d.mu.Lock()
-		d.baseline[path] = ds
+		if version == VersionUnchecked {
+			d.unchecked[path] = true
+		} else {
+			d.baseline[path] = ds
+		}
 		d.mu.Unlock()
 	}
 }
@@ -154,8 +184,15 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 	deadline := time.Now().Add(diagnosticsWait)
 	var last []Diagnostic
 	for {
-		ds, version, ok := d.fetch(ctx, path)
+		ds, version, all, ok := d.fetchWithAll(ctx, path)
 		if !ok {
+			return nil
+		}
+		if version == VersionUnchecked {
+			d.mu.Lock()
+			d.unchecked[path] = true
+			delete(d.baseline, path)
+			d.mu.Unlock()
 			return nil
 		}
 		last = ds
@@ -171,6 +208,21 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
+			// Nothing at all, no version, no change: probably nothing
+			// checks this language; the source may remember that.
+			if ctx.Err() == nil && version == 0 && len(all) == 0 && len(base) == 0 {
+				d.mu.Lock()
+				l, learns := d.src.(UncheckedLearner)
+				d.mu.Unlock()
+				if learns {
+					l.NothingReported(path)
+				}
+				d.mu.Lock()
+				d.unchecked[path] = true
+				delete(d.baseline, path)
+				d.mu.Unlock()
+				return nil
+			}
 			break
 		}
 		time.Sleep(diagnosticsPoll)
@@ -197,15 +249,20 @@ func (d *diagnostics) delta() *DiagnosticsDelta {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.latest) == 0 {
+	if len(d.latest) == 0 && len(d.unchecked) == 0 {
 		return nil
 	}
 	out := &DiagnosticsDelta{}
+	for p := range d.unchecked {
+		out.Unchecked = append(out.Unchecked, p)
+	}
+	sort.Strings(out.Unchecked)
 	paths := make([]string, 0, len(d.latest))
 	for p := range d.latest {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	out.checked = len(paths)
 	for _, p := range paths {
 		out.Introduced = append(out.Introduced, minus(d.latest[p], d.baseline[p])...)
 		out.Fixed = append(out.Fixed, minus(d.baseline[p], d.latest[p])...)
@@ -288,6 +345,10 @@ func (c fixCheck) Check(ctx context.Context) (bool, string, error) {
 	return c.next.Check(ctx)
 }
 
+// checkedCount is how many edited files a language server checks (set
+// by delta: files with a baseline).
+func (d *DiagnosticsDelta) checkedCount() int { return d.checked }
+
 // diagnosticsSection is the report's list of the errors a task introduced
 // and fixed.
 func diagnosticsSection(d *DiagnosticsDelta) string {
@@ -296,8 +357,13 @@ func diagnosticsSection(d *DiagnosticsDelta) string {
 	}
 	var b strings.Builder
 	b.WriteString("\n## Editor diagnostics\n\n")
+	if len(d.Unchecked) > 0 {
+		fmt.Fprintf(&b, "Not checked: no language server of the editor reports diagnostics for %s.\n", strings.Join(d.Unchecked, ", "))
+	}
 	if len(d.Introduced) == 0 && len(d.Fixed) == 0 {
-		b.WriteString("No error introduced or fixed in the files the task edited.\n")
+		if checked := d.checkedCount(); checked > 0 {
+			b.WriteString("No error introduced or fixed in the files the task edited and the editor checks.\n")
+		}
 		return b.String()
 	}
 	for _, x := range []struct {

@@ -261,6 +261,10 @@ func (h *Host) Store(ctx context.Context) (*store.Store, error) {
 		path = h.opts.Getenv(EnvSessionDB)
 	}
 	if path == "" {
+		// The default database lives in .agentls/: create that folder the
+		// workspace's way (with its own .gitignore), so opening a folder
+		// never leaves untracked files for git and Source Control.
+		_ = ws.StateDir()
 		path = store.DefaultPath(ws.Roots()[0])
 	}
 	h.mu.Lock()

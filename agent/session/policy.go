@@ -49,7 +49,8 @@ type approvalPolicy struct {
 	settings Settings
 	shell    *shellpolicy.Policy
 	task     func() (id, prompt string)
-	denied   *denials // shared with the conversation's other tasks
+	denied   *denials          // shared with the conversation's other tasks
+	refused  func(what string) // told of each refusal (for the task's summary); may be nil
 
 	mu       sync.Mutex      // guards the task memory below
 	prefixes []string        // safe-command prefixes allowed for the task
@@ -80,8 +81,17 @@ func (d *denials) add(key string) {
 	d.keys[key] = true
 }
 
-// Approve implements tools.Approver.
+// Approve implements tools.Approver: decide, and note a refusal (a task
+// that ends "completed" after one says so in its summary).
 func (a *approvalPolicy) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	d, err := a.decide(ctx, req)
+	if d == tools.Deny && a.refused != nil && ctx.Err() == nil {
+		a.refused(req.Summary)
+	}
+	return d, err
+}
+
+func (a *approvalPolicy) decide(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	shell := a.shell
 	if shell == nil {
 		shell = shellpolicy.Default()

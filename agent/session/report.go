@@ -79,6 +79,13 @@ func Summary(res *agent.Result) string {
 			if answer := FirstLine(res.Answer, 120); answer != "" {
 				what += ": " + answer
 			}
+		} else if res.Kind == agent.KindPlan {
+			// "plan ready in 1.4s (2 steps): add Farewell, ..." rather than
+			// "completed in 1.4s: Plan: ...".
+			what = fmt.Sprintf("plan ready in %s (%d step%s)", took, len(res.Plan.Items), plural(len(res.Plan.Items), "", "s"))
+			if answer := strings.TrimSpace(strings.TrimPrefix(FirstLine(res.Answer, 120), "Plan:")); answer != "" {
+				what += ": " + answer
+			}
 		} else if res.Kind == agent.KindEdit {
 			what = fmt.Sprintf("completed in %s, no file changed: %s", took, FirstLine(res.Answer, 120))
 		} else {
@@ -92,7 +99,9 @@ func Summary(res *agent.Result) string {
 	default:
 		what = fmt.Sprintf("failed (%s) after %s", res.StopReason, took)
 		if res.Error != "" {
-			what += ": " + FirstLine(res.Error, 160)
+			// Whole (up to 600 characters): the model service's own words
+			// ("does not exist or you do not have access") and the fix.
+			what += ": " + FirstLine(res.Error, 600)
 		}
 	}
 	what += programFilesNote(res)

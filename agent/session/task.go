@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +32,27 @@ type Task struct {
 	hooks *hookLog           // the hooks that ran for the task
 	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
 	edits editLog            // what edit tools said about their edits, for the report (renames)
+
+	deniedMu sync.Mutex // guards denied
+	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
+}
+
+// noteDenied records a refused action, for the summary.
+func (t *Task) noteDenied(what string) {
+	t.deniedMu.Lock()
+	defer t.deniedMu.Unlock()
+	t.denied = append(t.denied, what)
+}
+
+// deniedNote is " (denied: run `go vet ./...`)", or "" when nothing was
+// refused: a task that ends "completed" after a denial says so.
+func (t *Task) deniedNote() string {
+	t.deniedMu.Lock()
+	defer t.deniedMu.Unlock()
+	if len(t.denied) == 0 {
+		return ""
+	}
+	return " (denied: " + strings.Join(t.denied, "; ") + ")"
 }
 
 // Outcome is how a task ended, after the host wrote its report.
@@ -183,7 +206,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		<-at.Done()
 		res := at.Result()
 		t.git.end(context.WithoutCancel(ctx), res.Status == agent.StateCancelled)
-		out := &Outcome{Result: res, Summary: Summary(res), Git: t.git.state(), Diagnostics: t.diags.delta()}
+		out := &Outcome{Result: res, Summary: Summary(res) + t.deniedNote(), Git: t.git.state(), Diagnostics: t.diags.delta()}
 		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
 			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
 		}
@@ -294,7 +317,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		for _, err := range errs {
 			h.logger().Warn("safe command ignored", "error", err)
 		}
-		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den,
+		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
 			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
 		forward := port.ForwardLSP
 		out, closeTools := h.taskTools(s, forward, tools.Env{

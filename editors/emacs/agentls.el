@@ -1,6 +1,17 @@
-;;; agentls.el --- agentls beside your language server (Emacs 28+)  -*- lexical-binding: t; -*-
+;;; agentls.el --- agentls beside your language server  -*- lexical-binding: t; -*-
 
-;; Load it:  (load "/path/to/agentls/editors/emacs/agentls.el")
+;; Version: 0.2.0
+;; Package-Requires: ((emacs "28.1") (jsonrpc "1.0.14"))
+;; Keywords: tools, languages
+;; URL: https://github.com/agentls/agentls
+
+;;; Commentary:
+
+;; Load it:  (load "/path/to/agentls/editors/emacs/agentls.el") or put the
+;; folder on `load-path' and let the autoloads start it: M-x agentls-run.
+;; Tested on Emacs 28.2 (jsonrpc 1.0.14) and 30.1 (jsonrpc 1.0.25).  It uses
+;; jsonrpc's public API only (a connection subclass with its own methods on
+;; the public generics), and no eglot internals: eglot may run beside it.
 ;;
 ;; agentls runs on its own connection (Emacs's `jsonrpc' library), beside
 ;; the major mode's language server: eglot keeps gopls, pyright, ... and
@@ -20,7 +31,11 @@
 (require 'jsonrpc)
 (require 'project)
 (require 'subr-x)
-(require 'eglot) ; position and edit helpers (eglot 1.9+, Emacs 29 built-in)
+(require 'url-parse)
+(require 'url-util)
+(require 'flymake)
+(declare-function markdown-mode "markdown-mode")
+(defvar eglot-confirm-server-initiated-edits)
 
 (defgroup agentls nil "The agentls coding agent." :group 'tools)
 
@@ -55,7 +70,8 @@ ignored."
 
 (defcustom agentls-confirm-edits 'default
   "Ask before the server edits buffers (workspace/applyEdit).
-`default' follows `eglot-confirm-server-initiated-edits'; t asks; nil not."
+`default' follows `eglot-confirm-server-initiated-edits' (asks when eglot is
+not loaded); t asks; nil not."
   :type '(choice (const default) (const t) (const nil)))
 
 (defcustom agentls-show-answer t
@@ -64,6 +80,7 @@ ignored."
 
 (defvar agentls-last-result nil "The reply of the last task that ended (a plist).")
 (defvar agentls-last-undo nil "The reply of the last `agentls-undo'.")
+(defvar agentls-last-stop nil "What was said when a server stopped by itself.")
 (defvar agentls--conns (make-hash-table :test #'equal) "Project root -> connection.")
 (defvar agentls--progress (make-hash-table :test #'equal) "Token -> plist (:title :message :done).")
 (defvar agentls--seq 0)
@@ -78,17 +95,68 @@ ignored."
 
 (defclass agentls-connection (jsonrpc-process-connection)
   ((root :initarg :root :accessor agentls--root)
-   (capabilities :initform nil :accessor agentls--capabilities-of))
+   (capabilities :initform nil :accessor agentls--capabilities-of)
+   (process :initarg :agentls-process :accessor agentls--process-of)
+   (stopping :initform nil :accessor agentls--stopping-p
+             :documentation "Non-nil once `agentls-shutdown' stops it."))
   :documentation "A connection to an agentls server for one project root.")
 
 (defun agentls--project-root (&optional dir)
   (let ((pr (project-current nil (or dir default-directory))))
     (file-name-as-directory
-     (expand-file-name (if pr (if (fboundp 'project-root) (project-root pr) (car (project-roots pr)))
+     (expand-file-name (if pr (if (fboundp 'project-root) (project-root pr) (with-no-warnings (car (project-roots pr))))
                          (or dir default-directory))))))
 
-(defun agentls--uri (file) (eglot--path-to-uri file))
+(defun agentls--uri (file)
+  "The file:// URI of FILE (percent-encoded like eglot's)."
+  (concat "file://"
+          (url-hexify-string (expand-file-name file)
+                             (cons ?/ url-unreserved-chars))))
 (defun agentls--path (uri) (url-unhex-string (url-filename (url-generic-parse-url uri))))
+
+;; LSP positions count UTF-16 code units (the protocol's default).
+(defun agentls--utf16-length (s)
+  (let ((n 0)) (dotimes (i (length s)) (setq n (+ n (if (> (aref s i) #xFFFF) 2 1)))) n))
+
+(defun agentls--lsp-position (&optional pos)
+  "POS (default point) as an LSP position."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (or pos (point)))
+      (list :line (1- (line-number-at-pos nil t))
+            :character (agentls--utf16-length (buffer-substring-no-properties (line-beginning-position) (point)))))))
+
+(defun agentls--lsp-position-to-point (p)
+  "The buffer position of the LSP position P (clamped to the buffer)."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (forward-line (plist-get p :line))
+      (let ((col (plist-get p :character)) (eol (line-end-position)))
+        (while (and (> col 0) (< (point) eol))
+          (setq col (- col (if (> (char-after) #xFFFF) 2 1)))
+          (forward-char 1))
+        (point)))))
+
+(defun agentls--apply-text-edits (edits)
+  "Apply the LSP text EDITS (a vector) to the current buffer, as one undo step."
+  (let ((markers (mapcar (lambda (e)
+                           (let ((r (plist-get e :range)))
+                             (list (copy-marker (agentls--lsp-position-to-point (plist-get r :start)))
+                                   (copy-marker (agentls--lsp-position-to-point (plist-get r :end)) t)
+                                   (plist-get e :newText))))
+                         (append edits nil))))
+    (save-excursion
+      (save-restriction
+        (widen)
+        (atomic-change-group
+          (dolist (m (reverse markers))
+            (goto-char (nth 0 m))
+            (delete-region (nth 0 m) (nth 1 m))
+            (insert (nth 2 m))))))
+    (dolist (m markers) (set-marker (nth 0 m) nil) (set-marker (nth 1 m) nil))))
 
 (defun agentls--language-id ()
   (let ((name (symbol-name major-mode)))
@@ -116,13 +184,17 @@ ignored."
                              :coding 'utf-8-emacs-unix
                              :noquery t
                              :stderr (get-buffer-create (format " *agentls stderr %s*" root))))
-         (conn (make-instance 'agentls-connection
-                              :name (format "agentls %s" (file-name-nondirectory (directory-file-name root)))
-                              :process proc :root root
-                              :events-buffer-scrollback-size 2000
-                              :request-dispatcher #'agentls--handle-request
-                              :notification-dispatcher #'agentls--handle-notification
-                              :on-shutdown (lambda (c) (remhash (agentls--root c) agentls--conns)))))
+         (_ (process-put proc 'agentls-stderr (get-buffer (format " *agentls stderr %s*" root))))
+         (conn (apply #'make-instance 'agentls-connection
+                      :name (format "agentls %s" (file-name-nondirectory (directory-file-name root)))
+                      :process proc :agentls-process proc :root root
+                      :request-dispatcher #'agentls--handle-request
+                      :notification-dispatcher #'agentls--handle-notification
+                      :on-shutdown #'agentls--on-shutdown
+                      ;; jsonrpc 1.0.24 renamed the keyword (the old one warns).
+                      (if (slot-exists-p 'jsonrpc-connection '-events-buffer-config)
+                          '(:events-buffer-config (:size 2000))
+                        '(:events-buffer-scrollback-size 2000)))))
     (puthash root conn agentls--conns)
     (setf (agentls--capabilities-of conn)
           (plist-get
@@ -141,15 +213,52 @@ ignored."
           (agentls--did-open conn))))
     conn))
 
+;;; A server that stops
+
+(defun agentls--last-log-line (conn)
+  "The last line the server CONN wrote on stderr (its log), or nil."
+  (let ((b (process-get (agentls--process-of conn) 'agentls-stderr)))
+    (when (buffer-live-p b)
+      (with-current-buffer b
+        (let ((lines (split-string (buffer-string) "\n" t "[ \t]+")))
+          (car (last (seq-remove (lambda (l) (string-prefix-p "Process " l)) lines))))))))
+
+(defun agentls--stopped-message (conn)
+  "What the user reads when the server CONN has stopped."
+  (let* ((proc (agentls--process-of conn))
+         (status (process-status proc))
+         (code (process-exit-status proc))
+         (last (agentls--last-log-line conn)))
+    (format "agentls stopped (%s%s); M-x agentls-resume to continue"
+            (if (eq status 'signal) (format "killed by signal %d" code) (format "exit code %d" code))
+            (if last (concat ", last log line: " (agentls--one-line last 200)) ""))))
+
+(defun agentls--on-shutdown (conn)
+  "CONN's server exited: forget its tasks and progress, and say so unless
+`agentls-shutdown' stopped it.  The next command starts a new server."
+  (remhash (agentls--root conn) agentls--conns)
+  (let (gone)
+    (maphash (lambda (k p) (when (eq (plist-get p :conn) conn) (push k gone))) agentls--progress)
+    (dolist (k gone) (remhash k agentls--progress)))
+  (setq agentls--pending (seq-remove (lambda (p) (eq (cdr-safe p) conn)) agentls--pending))
+  (when agentls--question (agentls--withdraw))
+  (agentls--progress-changed)
+  (unless (agentls--stopping-p conn)
+    (let ((msg (agentls--stopped-message conn)))
+      (setq agentls-last-stop msg)
+      (agentls--notify msg 'error))))
+
 (defun agentls--supports (command)
   "Whether the server advertises COMMAND (e.g. \"agentls.result\")."
   (let ((ecp (plist-get (agentls--capabilities-of (agentls--connection)) :executeCommandProvider)))
     (and (member command (append (plist-get ecp :commands) nil)) t)))
 
+;;;###autoload
 (defun agentls-shutdown ()
   "Stop the agentls servers."
   (interactive)
-  (maphash (lambda (_ c) (ignore-errors (jsonrpc-request c :shutdown nil :timeout 3))
+  (maphash (lambda (_ c) (setf (agentls--stopping-p c) t)
+             (ignore-errors (jsonrpc-request c :shutdown nil :timeout 3))
              (ignore-errors (jsonrpc-notify c :exit nil))
              (ignore-errors (jsonrpc-shutdown c)))
            agentls--conns)
@@ -207,6 +316,7 @@ ignored."
     (let ((conn (gethash (agentls--project-root) agentls--conns)))
       (when (and conn (jsonrpc-running-p conn)) (agentls--did-open conn)))))
 
+;;;###autoload
 (define-minor-mode agentls-mode
   "Keep agentls informed of the project's buffers; progress in the mode line."
   :global t
@@ -220,42 +330,39 @@ ignored."
 ;;; Server -> client
 
 ;; A request answered later (an approval, a confirmed edit): its dispatcher
-;; returns at once and jsonrpc's reply to it is dropped (the id is in
-;; `agentls--deferred'); `agentls--defer' answers when the user has. No
-;; non-local exit leaves the process filter, which would strand the
-;; messages that arrived with the request.
-(defvar agentls--deferred nil "Ids of server requests answered later.")
-(defvar agentls--request-id nil "The id of the server request being dispatched.")
+;; returns at once, so the process filter goes on reading (progress, a
+;; $/cancelRequest that withdraws the question).  It returns an
+;; `agentls--later' as its result; our connection's method on the public
+;; generic `jsonrpc-connection-send' sees jsonrpc's reply carrying it, sends
+;; nothing then, and runs its function from a timer with the request's id;
+;; that function's answer goes out through `jsonrpc-connection-send'.  The
+;; method is specialised on `agentls-connection': no other connection (eglot's)
+;; is touched, and nothing private of jsonrpc's is called or advised.
+(cl-defstruct (agentls--later (:constructor agentls--later (fn)))
+  "A server request's answer to come: FN takes the request id and returns
+\(:result X), (:error E) or nil (answer nothing)."
+  fn)
 
-(defun agentls--receive (orig conn message)
-  (let ((agentls--request-id (plist-get message :id))) (funcall orig conn message)))
-(advice-add 'jsonrpc-connection-receive :around #'agentls--receive)
-
-(defun agentls--drop-deferred-reply (orig conn id &rest args)
-  (if (and (cl-typep conn 'agentls-connection) (memql id agentls--deferred))
-      (setq agentls--deferred (delq id agentls--deferred))
-    (apply orig conn id args)))
-(advice-add 'jsonrpc--reply :around #'agentls--drop-deferred-reply)
-
-(defun agentls--defer (conn fn)
-  "Answer the current server request later: FN runs from a timer and
-returns (:result X), (:error E) or nil (answer nothing)."
-  (let ((id agentls--request-id))
-    (push id agentls--deferred)
-    (run-at-time 0 nil (lambda ()
-                         (let ((reply (condition-case e (funcall fn id)
-                                        (error (list :error (list :code -32603 :message (error-message-string e)))))))
-                           (when (and reply (jsonrpc-running-p conn))
-                             (apply #'jsonrpc--reply conn id reply)))))
-    nil))
+(cl-defmethod jsonrpc-connection-send :around ((conn agentls-connection) &rest args)
+  "Send ARGS; a reply whose result is an `agentls--later' is answered later."
+  (let ((later (plist-get args :result)))
+    (if (not (agentls--later-p later))
+        (cl-call-next-method)
+      (let ((id (plist-get args :id)))
+        (run-at-time 0 nil
+                     (lambda ()
+                       (let ((reply (condition-case e (funcall (agentls--later-fn later) id)
+                                      (error (list :error (list :code -32603 :message (error-message-string e)))))))
+                         (when (and reply (jsonrpc-running-p conn))
+                           (apply #'jsonrpc-connection-send conn :id id reply)))))))))
 
 (defun agentls--handle-request (conn method params)
   (pcase method
     ('window/workDoneProgress/create nil)
     ('workspace/configuration
      (vconcat (mapcar (lambda (_) (agentls--settings)) (plist-get params :items))))
-    ('window/showMessageRequest (agentls--defer conn (lambda (id) (agentls--ask id params))))
-    ('workspace/applyEdit (agentls--defer conn (lambda (_) (agentls--apply-edit params))))
+    ('window/showMessageRequest (agentls--later (lambda (id) (agentls--ask id params))))
+    ('workspace/applyEdit (agentls--later (lambda (_) (agentls--apply-edit params))))
     ('window/showDocument
      (let ((path (agentls--path (plist-get params :uri))))
        (if (file-exists-p path)
@@ -270,9 +377,9 @@ returns (:result X), (:error E) or nil (answer nothing)."
   (let ((s (string-trim (replace-regexp-in-string "[ \t]*\n[ \t\n]*" " · " (or s "")))))
     (truncate-string-to-width s (or max (max 20 (- (frame-width) 10))) nil nil "…")))
 
-(defun agentls--handle-notification (_conn method params)
+(defun agentls--handle-notification (conn method params)
   (pcase method
-    ('$/progress (agentls--on-progress params))
+    ('$/progress (agentls--on-progress conn params))
     ('$/cancelRequest
      (when (and agentls--question (equal (car agentls--question) (plist-get params :id)))
        (agentls--withdraw)))
@@ -292,7 +399,11 @@ returns (:result X), (:error E) or nil (answer nothing)."
 (defun agentls--show-after-reply (msg deadline)
   (if (and agentls--pending (< (float-time) deadline))
       (run-at-time 0.2 nil #'agentls--show-after-reply msg deadline)
-    (unless (member msg agentls--shown) (message "%s" msg))))
+    ;; Shown once: not again when a result already said it (the server's
+    ;; message repeats the summary after the task's prompt).
+    (unless (or (member msg agentls--shown)
+                (seq-some (lambda (shown) (string-search (string-remove-prefix "agentls: " shown) msg)) agentls--shown))
+      (message "%s" msg))))
 
 (defun agentls--withdraw ()
   "Close the open approval question without an answer."
@@ -329,7 +440,8 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
 
 (defun agentls--confirm-edits-p ()
   (if (eq agentls-confirm-edits 'default)
-      (and (boundp 'eglot-confirm-server-initiated-edits) eglot-confirm-server-initiated-edits)
+      ;; eglot's setting when eglot is loaded, else ask (its default).
+      (if (boundp 'eglot-confirm-server-initiated-edits) eglot-confirm-server-initiated-edits t)
     agentls-confirm-edits))
 
 (defun agentls--apply-edit (params)
@@ -345,7 +457,7 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
         (list :result (list :applied :json-false :failureReason "the user declined"))
       (dolist (p prepared)
         (with-current-buffer (find-file-noselect (car p))
-          (eglot--apply-text-edits (cdr p) nil)
+          (agentls--apply-text-edits (cdr p))
           (agentls--flush)))
       (list :result (list :applied t)))))
 
@@ -371,28 +483,34 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
     (cond ((string-match-p "error" n) 1) ((string-match-p "warning" n) 2) ((string-match-p "note" n) 3) (t 4))))
 
 (defun agentls--diagnostics (params)
-  "Flymake's diagnostics of the listed documents (all for none)."
+  "Flymake's diagnostics of the listed documents (all for none).
+A listed file no buffer visits is answered empty and unchecked: nothing
+in this Emacs checks it."
   (let* ((uris (append (plist-get params :uris) nil))
-         (bufs (if uris
-                   (delq nil (mapcar (lambda (u) (find-buffer-visiting (agentls--path u))) uris))
-                 (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
-                             (buffer-list)))))
+         (targets (if uris
+                      (mapcar (lambda (u) (or (find-buffer-visiting (agentls--path u)) u)) uris)
+                    (seq-filter (lambda (b) (with-current-buffer b (and buffer-file-name (bound-and-true-p flymake-mode) (flymake-diagnostics))))
+                                (buffer-list)))))
     (vconcat
-     (mapcar (lambda (b)
-               (with-current-buffer b
-                 ;; No :version: flymake does not say which text its
-                 ;; diagnostics are for, and the buffer's version would tell
-                 ;; the server they are current before the backend ran.
-                 (list :uri (agentls--uri buffer-file-name)
-                       :diagnostics
-                       (vconcat (mapcar (lambda (d)
-                                          (list :range (list :start (eglot--pos-to-lsp-position (flymake-diagnostic-beg d))
-                                                             :end (eglot--pos-to-lsp-position (flymake-diagnostic-end d)))
-                                                :severity (agentls--severity (flymake-diagnostic-type d))
-                                                :source (format "%s" (flymake-diagnostic-backend d))
-                                                :message (flymake-diagnostic-text d)))
-                                        (and (bound-and-true-p flymake-mode) (flymake-diagnostics)))))))
-             bufs))))
+     (mapcar (lambda (target)
+               (with-current-buffer (if (bufferp target) target (current-buffer))
+                 (let ((b (and (bufferp target) target)))
+                   ;; No :version: flymake does not say which text its
+                   ;; diagnostics are for, and the buffer's version would tell
+                   ;; the server they are current before the backend ran.
+                   (list :uri (if b (agentls--uri buffer-file-name) target)
+                         ;; Nothing checks a buffer without a running flymake
+                         ;; backend (eglot's, ...): the server does not wait.
+                         :checked (if (and b (bound-and-true-p flymake-mode) (flymake-running-backends)) t :json-false)
+                         :diagnostics
+                         (vconcat (mapcar (lambda (d)
+                                            (list :range (list :start (agentls--lsp-position (flymake-diagnostic-beg d))
+                                                               :end (agentls--lsp-position (flymake-diagnostic-end d)))
+                                                  :severity (agentls--severity (flymake-diagnostic-type d))
+                                                  :source (format "%s" (flymake-diagnostic-backend d))
+                                                  :message (flymake-diagnostic-text d)))
+                                          (and b (bound-and-true-p flymake-mode) (flymake-diagnostics))))))))
+             targets))))
 
 ;;; Forwarding to the buffer's own language server
 
@@ -409,7 +527,8 @@ error, or no answer within 10 s)."
          (uri (plist-get (plist-get p :textDocument) :uri))
          (buf (and uri (let ((path (agentls--path uri)))
                          (and (file-exists-p path) (find-file-noselect path)))))
-         (server (and buf (with-current-buffer buf (eglot-current-server))))
+         (server (and buf (fboundp 'eglot-current-server)
+                      (with-current-buffer buf (eglot-current-server))))
          (key (and server (cons (jsonrpc-name server) method))))
     (if (or (null server) (gethash key agentls--lsp-unsupported))
         (run-at-time 0 nil then nil)
@@ -425,42 +544,90 @@ error, or no answer within 10 s)."
 
 (defun agentls--forward-lsp (conn params)
   "Answer agentls/lsp on CONN later, with `agentls--lsp-forward'."
-  (let ((id agentls--request-id))
-    (push id agentls--deferred)
-    (agentls--lsp-forward params (lambda (result)
-                                   (when (jsonrpc-running-p conn) (jsonrpc--reply conn id :result result))))
-    nil))
+  (agentls--later
+   (lambda (id)
+     (agentls--lsp-forward params (lambda (result)
+                                    (when (jsonrpc-running-p conn)
+                                      (jsonrpc-connection-send conn :id id :result result))))
+     ;; Answered by the callback, not by this function's value.
+     nil)))
 
 ;;; Progress
 
-(defun agentls--on-progress (params)
+(defvar agentls--tick-timer nil "Redraws the mode line every second while a task runs.")
+
+(defun agentls--progress-changed ()
+  "Redraw the mode line; tick every second while any task runs."
+  (if (> (hash-table-count agentls--progress) 0)
+      (unless agentls--tick-timer
+        (setq agentls--tick-timer (run-at-time 1 1 #'force-mode-line-update t)))
+    (when agentls--tick-timer
+      (cancel-timer agentls--tick-timer)
+      (setq agentls--tick-timer nil)))
+  (force-mode-line-update t))
+
+(defun agentls--on-progress (conn params)
   (let* ((token (format "%s" (plist-get params :token)))
          (v (plist-get params :value))
          (p (gethash token agentls--progress)))
     (pcase (plist-get v :kind)
       ("begin" (setq p (list :title (plist-get v :title) :message (plist-get v :message)
-                             :token (plist-get params :token))))
+                             :token (plist-get params :token) :conn conn :start (float-time))))
       ("end" (setq p nil))
-      (_ (when (plist-get v :message) (setq p (plist-put p :message (plist-get v :message))))))
+      (_ (when (and p (plist-get v :message)) (setq p (plist-put p :message (plist-get v :message))))))
+    ;; The phase (the activity without the server's counters) and when it
+    ;; began, for "running go vet ./... (9 s)".
+    (when p
+      (let ((phase (agentls--phase-of (plist-get p :message))))
+        (unless (equal phase (plist-get p :phase))
+          (setq p (plist-put (plist-put p :phase phase) :phase-start (float-time))))))
     (if p (puthash token p agentls--progress) (remhash token agentls--progress))
     ;; A question left open when every task has ended is withdrawn (for a
     ;; server that does not send $/cancelRequest).
     (when (and agentls--question (= 0 (hash-table-count agentls--progress)))
       (agentls--withdraw))
-    (force-mode-line-update t)))
+    (agentls--progress-changed)))
+
+(defun agentls--phase-of (message)
+  "The activity of a progress MESSAGE: its first line without counters."
+  (replace-regexp-in-string " · turn .*\\'" "" (car (split-string (or message "") "\n"))))
+
+(defun agentls--elapsed (start)
+  (let ((s (floor (- (float-time) start))))
+    (if (< s 60) (format "%d s" s) (format "%d min %02d s" (/ s 60) (% s 60)))))
 
 (defun agentls--mode-line ()
-  "The mode line item: the running tasks' activity and plan progress."
+  "The mode line item: the running tasks' activity, plan progress and the
+time since each began (ticking every second)."
   (let (parts)
     (maphash (lambda (_ p)
                (let* ((lines (split-string (or (plist-get p :message) "") "\n" t))
                       (items (seq-filter (lambda (l) (string-match-p "^\\s-*\\[[x >-]\\]" l)) lines))
-                      (done (seq-count (lambda (l) (string-match-p "^\\s-*\\[[x-]\\]" l)) items)))
+                      (done (seq-count (lambda (l) (string-match-p "^\\s-*\\[[x-]\\]" l)) items))
+                      ;; The server's own " · N s" is as old as its last report.
+                      (phase (or (plist-get p :phase) ""))
+                      (secs (floor (- (float-time) (or (plist-get p :phase-start) (float-time)))))
+                      (activity (if (string-empty-p phase) (or (plist-get p :title) "")
+                                  (if (>= secs 2) (format "%s (%d s)" phase secs) phase))))
                  (push (concat "agentls" (if items (format " %d/%d" done (length items)) "")
-                               ": " (agentls--one-line (car lines) 50))
+                               ": " (agentls--one-line activity 50)
+                               " · " (agentls--elapsed (plist-get p :start)))
                        parts)))
              agentls--progress)
     (if parts (concat " [" (string-join parts " | ") "]") "")))
+
+(defun agentls--notify (msg &optional level)
+  "Say MSG once, whole (several lines when it has them).  An error is
+also kept at the top of *agentls answer*, where the next message does not
+overwrite it."
+  (message "%s" msg)
+  (when (eq level 'error)
+    (with-current-buffer (get-buffer-create "*agentls answer*")
+      (let ((inhibit-read-only t))
+        (goto-char (point-min))
+        (insert (format-time-string "[%H:%M:%S] ") msg "\n\n"))
+      (setq buffer-read-only t))
+    (display-buffer "*agentls answer*")))
 
 ;;; Results
 
@@ -473,7 +640,11 @@ error, or no answer within 10 s)."
          (summary (agentls--str (plist-get r :summary)))
          (answer (agentls--str (plist-get r :answer)))
          (plan (plist-get r :plan)))
-    (let ((msg (format "agentls: %s" (agentls--one-line (if (string-empty-p summary) status summary)))))
+    ;; A failure is said whole (the echo area grows to its lines): the
+    ;; service's words and the fix must be readable.
+    (let ((msg (format "agentls: %s" (if (equal status "failed")
+                                         (string-trim (if (string-empty-p summary) status summary))
+                                       (agentls--one-line (if (string-empty-p summary) status summary))))))
       (push msg agentls--shown)
       (setq agentls--shown (seq-take agentls--shown 10))
       (message "%s" msg))
@@ -504,13 +675,25 @@ error, or no answer within 10 s)."
       (display-buffer "*agentls answer*"))))
 
 (defun agentls--request (conn method params timeout)
-  "`jsonrpc-request', then the messages that arrived with its reply.
-jsonrpc 1.0's `jsonrpc-request' leaves its process filter by a throw, so
-messages read in the same chunk as the reply (a task's progress end, its
-result) wait for the next output; run the filter again to read them."
-  (unwind-protect (jsonrpc-request conn method params :timeout timeout)
-    (let ((proc (jsonrpc--process conn)))
-      (run-at-time 0 nil (lambda () (when (process-live-p proc) (jsonrpc--process-filter proc "")))))))
+  "Send METHOD with PARAMS on CONN and wait up to TIMEOUT s for its reply.
+`jsonrpc-async-request' plus a wait that reads output, not
+`jsonrpc-request': its reply arrives without a throw out of the process
+filter, so messages read with it (a task's progress end, its result) are
+handled at once.  Signals `error' on an error reply, a timeout or a
+stopped server."
+  (let ((done nil) (deadline (+ (float-time) timeout)))
+    (jsonrpc-async-request conn method params
+                           :success-fn (lambda (r) (setq done (list :result r)))
+                           :error-fn (lambda (e) (setq done (list :error e)))
+                           :timeout-fn (lambda () (setq done (list :error '(:message "no reply in time"))))
+                           :timeout timeout)
+    (while (and (not done) (< (float-time) deadline))
+      (unless (jsonrpc-running-p conn)
+        (setq done (list :error (list :message (agentls--stopped-message conn)))))
+      (accept-process-output nil 0.05))
+    (cond ((plist-member done :result) (plist-get done :result))
+          (done (error "agentls: %s" (agentls--str (plist-get (plist-get done :error) :message))))
+          (t (error "agentls: no reply to %s in %ss" method timeout)))))
 
 (defun agentls--exec (command arg &optional timeout)
   "executeCommand COMMAND with ARG; its reply."
@@ -522,8 +705,8 @@ result) wait for the next output; run the filter again to read them."
 
 (defun agentls--region-range ()
   (when (use-region-p)
-    (list :start (eglot--pos-to-lsp-position (region-beginning))
-          :end (eglot--pos-to-lsp-position (region-end)))))
+    (list :start (agentls--lsp-position (region-beginning))
+          :end (agentls--lsp-position (region-end)))))
 
 (defun agentls--task (command args)
   "Start a task command (agentls.run, agentls.resume); shows its result."
@@ -532,7 +715,7 @@ result) wait for the next output; run the filter again to read them."
     (when buffer-file-name (agentls--did-open conn))
     (agentls--flush-all)
     (cl-incf agentls--seq)
-    (let ((me agentls--seq))
+    (let ((me (cons agentls--seq conn)))
     (push me agentls--pending)
     (jsonrpc-async-request conn :workspace/executeCommand
                            (list :command command :arguments (vector args))
@@ -542,10 +725,13 @@ result) wait for the next output; run the filter again to read them."
                                          (agentls--show-result r))
                            :error-fn (lambda (e)
                                        (setq agentls--pending (delq me agentls--pending))
-                                       (message "agentls: failed: %s" (agentls--one-line (plist-get e :message))))
+                                       ;; A stopped server is said once, by `agentls--on-shutdown'.
+                                       (when (jsonrpc-running-p conn)
+                                         (agentls--notify (format "agentls: failed: %s" (agentls--str (plist-get e :message))) 'error)))
                            :timeout nil))
     (message "agentls: started: %s" (agentls--one-line (or (plist-get args :prompt) (plist-get args :taskId)) 60))))
 
+;;;###autoload
 (defun agentls-run (prompt &optional mode)
   "Run an agentls task with PROMPT about the current buffer (and region).
 MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
@@ -555,11 +741,13 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
                            ,@(when buffer-file-name `(:uri ,(agentls--uri buffer-file-name)))
                            ,@(let ((r (agentls--region-range))) (when r `(:range ,r))))))
 
+;;;###autoload
 (defun agentls-ask (question)
   "Ask QUESTION about the region or the symbol at point."
   (interactive (list (read-string "Ask agentls: " (format "Explain `%s'." (or (thing-at-point 'symbol t) "this code")))))
   (agentls-run question "ask"))
 
+;;;###autoload
 (defun agentls-plan (prompt)
   "Plan PROMPT without editing; then `agentls-execute-plan'."
   (interactive "sagentls plan: ")
@@ -586,6 +774,7 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
     (unless table (user-error "agentls: no such task (M-x agentls-tasks lists them)"))
     (completing-read (format "%s (default %s): " prompt default) table nil t nil nil default)))
 
+;;;###autoload
 (defun agentls-cancel (task-id)
   "Cancel TASK-ID (default: the running task)."
   (interactive (list (agentls--read-task "Cancel task" (lambda (tk) (member (agentls--state tk) '("running" "planning" "executing" "validating" "queued"))))))
@@ -593,6 +782,7 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
   (message "agentls: cancelling %s" task-id)
   (agentls--exec "agentls.cancel" (list :taskId task-id)))
 
+;;;###autoload
 (defun agentls-undo (task-id)
   "Revert every edit of TASK-ID (default: the newest edit task)."
   (interactive (list (agentls--read-task "Undo task" (lambda (tk) (equal (plist-get tk :mode) "edit"))
@@ -602,11 +792,13 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
     (setq agentls-last-undo r)
     (message "agentls: %s" (agentls--one-line (agentls--str (plist-get r :summary))))))
 
+;;;###autoload
 (defun agentls-resume (task-id)
   "Continue the interrupted TASK-ID."
   (interactive (list (agentls--read-task "Resume task" (lambda (tk) (equal (agentls--state tk) "interrupted")))))
   (agentls--task "agentls.resume" (list :taskId task-id)))
 
+;;;###autoload
 (defun agentls-execute-plan (task-id)
   "Execute the plan of TASK-ID (default: the last plan)."
   (interactive (list (agentls--read-task "Execute plan of task" (lambda (tk) (equal (plist-get tk :mode) "plan"))
@@ -614,6 +806,7 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
                                               (plist-get agentls-last-result :taskId)))))
   (agentls--task "agentls.run" (list :prompt "go ahead" :mode "edit" :followUp task-id)))
 
+;;;###autoload
 (defun agentls-report (task-id)
   "Show TASK-ID's whole answer (agentls.result) or its report file."
   (interactive (list (agentls--read-task "Report of task" nil (and agentls-last-result (plist-get agentls-last-result :taskId)))))
@@ -626,6 +819,7 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
         (when (and path (not (eq (plist-get rep :shown) t)))
           (display-buffer (find-file-noselect path)))))))
 
+;;;###autoload
 (defun agentls-tasks ()
   "List the tasks, earlier sessions too, in *agentls tasks*."
   (interactive)

@@ -6,8 +6,12 @@
 ;; server (gopls with go-mode when both are installed).
 (require 'package)
 ;; Debian's elpa-* packages live here; -Q skips the site start that adds them.
+;; On Emacs 29+ the built-in eglot, project, xref, ... are newer than
+;; Debian's elpa copies (made for Emacs 28): keep the built-in ones.
 (dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
-  (add-to-list 'load-path d))
+  (unless (and (> emacs-major-version 28)
+               (string-match-p "/\\(eglot\\|project\\|xref\\|seq\\|jsonrpc\\|flymake\\|eldoc\\|external-completion\\)-[0-9]" d))
+    (add-to-list 'load-path d)))
 (package-initialize)
 (require 'eglot)
 (require 'json)
@@ -51,6 +55,9 @@
       (agentls-mode 1)
       (let ((conn (agentls--connection)))
         (e2e-note (jsonrpc-running-p conn) "agentls connected on its own jsonrpc connection")
+        (e2e-note (not (get-buffer "*Warnings*"))
+                  (format "no *Warnings* at start (jsonrpc %s): %S" emacs-version
+                          (and (get-buffer "*Warnings*") (with-current-buffer "*Warnings*" (buffer-string)))))
         (when (eglot-current-server)
           (e2e-note (string-match-p "gopls" (format "%s" (process-command (jsonrpc--process (eglot-current-server)))))
                     (format "eglot's server is still gopls: %S" (process-command (jsonrpc--process (eglot-current-server))))))

@@ -26,9 +26,13 @@ init = os.path.join(art, "emacs-term-init.el")
 # Written by the cancel-when-waiting helper once it sent the cancel.
 cancel_sent = os.path.join(art, "emacs-term.cancel-sent")
 with open(init, "w") as f:
-    f.write("""(dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*")) (add-to-list 'load-path d))
+    f.write("""(dolist (d (file-expand-wildcards "/usr/share/emacs/site-lisp/elpa/*"))
+  (unless (and (> emacs-major-version 28)
+               (string-match-p "/\\\\(eglot\\\\|project\\\\|xref\\\\|seq\\\\|jsonrpc\\\\|flymake\\\\|eldoc\\\\|external-completion\\\\)-[0-9]" d))
+    (add-to-list 'load-path d)))
 (package-initialize)
 (require 'go-mode)
+(require 'eglot)
 (add-hook 'go-mode-hook #'eglot-ensure)
 (load %s)
 (setq agentls-program (append (json-parse-string %s) nil))
@@ -72,13 +76,15 @@ with open(init, "w") as f:
       warning-minimum-level :error)
 """ % (json.dumps(root + "/editors/emacs/agentls.el"), json.dumps(os.environ["E2E_CMD_JSON"]), json.dumps(cancel_sent)))
 
-t = Term("emacs", "emacs -nw -Q -l %s main.go" % init, ws)
+# AGENTLS_E2E_EMACS: the Emacs to test (run-emacs-term-e2e runs 28 and 30).
+t = Term("emacs", "%s -nw -Q -l %s main.go" % (os.environ.get("AGENTLS_E2E_EMACS", "emacs"), init), ws)
 
 
 # tmux's capture drops the blanks at the end of a line: a prompt is matched
 # without its trailing space.
 PROMPTS = {"agentls-run": r"agentls task:", "agentls-plan": r"agentls plan:", "agentls-undo": r"Undo task",
-           "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task"}
+           "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task",
+           "agentls-resume": r"Resume task"}
 
 
 def mx(command, *answers):
@@ -223,7 +229,7 @@ try:
     mx("agentls-run", "Add a reviewed mark to Greet (late answer)")
     t.note(t.wait_for(EDIT_Q, 15, allow_blockers=True) is not None, "the late edit asks for confirmation")
     asked = time.time()
-    t.note(t.wait_for(r"waiting for the editor", 5, allow_blockers=True) is not None,
+    t.note(t.wait_for(r"waiting for the edit", 5, allow_blockers=True) is not None,
            "the mode line says the task waits for the editor to apply the edit")
     time.sleep(max(0, 13 - (time.time() - asked)))
     answer_y()
@@ -291,6 +297,34 @@ try:
     t.note(mod == "saved", "the buffer was saved by agentls.el (%s)" % mod)
     t.note('name + "!"' in open(os.path.join(ws, "main.go")).read(), "the fix is on disk")
     t.watch(0.5)
+
+    # 12. The server dies mid-task (kill -9): the mode line clears, Emacs
+    # says "agentls stopped" with the signal (kept in *agentls answer*),
+    # and agentls-resume starts a new server that finishes the task.
+    mx("agentls-run", "crash test: explain main")
+    t.note(t.wait_for(r"\[agentls: ", 10) is not None, "the task to be killed shows in the mode line")
+    # The model takes 60 s and the server reports nothing meanwhile: the
+    # time in the mode line still moves every second, with the phase's own time.
+    s1 = probe_eval("(agentls--mode-line)")
+    time.sleep(2.2)
+    s2 = probe_eval("(agentls--mode-line)")
+    t.note(bool(s1) and bool(s2) and s1 != s2 and re.search(r"(planning|thinking) \(\d+ s\)", s2) is not None,
+           "the mode line ticks between the server's reports and names the phase: %r then %r" % (s1, s2))
+    pid = probe_eval("(process-id (agentls--process-of (agentls--connection)))")
+    t.note(isinstance(pid, int) and pid > 0, "the server's pid: %r" % pid)
+    if isinstance(pid, int) and pid > 0:
+        os.kill(pid, 9)
+    t.note(t.wait_for(r"agentls stopped \(killed by signal 9", 10) is not None, "Emacs says the server stopped, with the signal")
+    t.note(t.wait_for(r"agentls-resume to continue", 2) is not None, "it says how to continue (M-x agentls-resume)")
+    t.screenshot(os.path.join(shots, "emacs-stopped.png"))
+    ml = probe_eval("(list (agentls--mode-line) (hash-table-count agentls--progress))")
+    t.note(ml == ["", 0], "the mode line item is cleared: %r" % ml)
+    time.sleep(2.5)
+    t.note(t.wait_for(r"agentls stopped \(killed by signal 9", 1) is not None, "the stop message is still on the screen 2.5 s later")
+    mx("agentls-resume", "")
+    t.note(t.wait_for(r"RESUMED-DONE", 30) is not None, "agentls-resume starts a new server and the interrupted task finishes")
+    ml = probe_eval("(agentls--mode-line)")
+    t.note(ml == "", "after the resumed task the mode line is clear: %r" % ml)
 except Blocked as e:
     t.note(False, str(e))
 finally:

@@ -8,6 +8,7 @@ name does not exist, or when a scenario's result is wrong. Screenshots:
 ARTIFACTS/nvim-*.png (docs/images when AGENTLS_E2E_SHOTS=docs).
 """
 import json
+import re
 import os
 import sys
 import time
@@ -123,7 +124,9 @@ try:
 
     # 5. A question withdrawn: the task is cancelled while it asks.
     ex("AgentRun Check formatting of the files")
-    t.note(t.wait_for(r"gofmt -l \.", 15) is not None, "second approval shows")
+    # The progress names the command before the picker opens: wait for the
+    # picker itself, as a user would, before answering it.
+    t.note(t.wait_for(r"gofmt -l \.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "second approval shows")
     t.send("c")
     t.note(t.wait_for(r"cancel", 15) is not None, "the task is cancelled from the picker")
     time.sleep(1)
@@ -205,7 +208,7 @@ try:
     # of the user is never saved by agentls.
     ex("write")
     ex("AgentRun Update Greet to end with a bang, then run the tests")
-    t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None, "the go test approval shows")
+    t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "the go test approval shows")
     t.send("Enter")  # Allow once
     t.note(t.wait_for(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
            "go test ./... passed after the edit (its result had exit code 0)")
@@ -235,6 +238,40 @@ try:
     t.note(len(m.get("last", "")) > m.get("columns", 0) and bool(line) and len(line[-1]) < m.get("columns", 0),
            "a message longer than the screen (%d > %d columns) is cut to one line: %r" % (len(m.get("last", "")), m.get("columns", 0), line[-1:]))
     t.watch(0.5)
+
+    # 12. The server dies mid-task (kill -9): the progress window and the
+    # statusline clear, the editor says "agentls stopped" with the signal,
+    # :AgentCancel says so (no Lua traceback), :AgentResume starts a new
+    # server and finishes the task.
+    ex("AgentRun crash test: explain main")
+    t.note(t.wait_for(r"\[agentls", 10) is not None, "the task to be killed shows in the statusline")
+    # The model takes 60 s and the server reports nothing meanwhile: the
+    # time on screen still moves every second, with the phase's own time.
+    s1 = lua_probe("return require'agentls'.status()")
+    time.sleep(2.2)
+    s2 = lua_probe("return require'agentls'.status()")
+    t.note(bool(s1) and bool(s2) and s1 != s2 and re.search(r"(planning|thinking) \(\d+ s\)", s2) is not None,
+           "the statusline ticks between the server's reports and names the phase: %r then %r" % (s1, s2))
+    pid = lua_probe("return require'agentls'.client().rpc.pid")
+    t.note(isinstance(pid, int) and pid > 0, "the server's pid: %r" % pid)
+    if isinstance(pid, int) and pid > 0:
+        os.kill(pid, 9)
+    m = t.wait_for(r"agentls stopped \(killed by signal 9", 10)
+    t.note(m is not None, "the editor says the server stopped, with the signal")
+    t.note(t.wait_for(r"AgentResume to continue", 2) is not None, "it says how to continue (:AgentResume)")
+    t.screenshot(os.path.join(shots, "nvim-stopped.png"))
+    st = lua_probe("return { status = require'agentls'.status(), float = require'agentls.ui'.progress_lines() or {} }") or {}
+    t.note(st.get("status") == "" and not st.get("float"), "the statusline item and the progress window are cleared: %r" % st)
+    t.note("[agentls" not in t.screen(), "no task shows on the screen")
+    ex("AgentCancel")
+    time.sleep(0.5)
+    t.note("traceback" not in t.screen() and "E5108" not in t.screen() and t.wait_for(r"agentls stopped|no task of this editor", 3) is not None,
+           ":AgentCancel after the crash says so, without a traceback")
+    ex("AgentResume")
+    t.note(t.wait_for(r"RESUMED-DONE", 30) is not None, ":AgentResume starts a new server and the interrupted task finishes")
+    t.send("q")
+    st = lua_probe("return require'agentls'.status()")
+    t.note(st == "", "after the resumed task the statusline is clear: %r" % st)
 except Blocked as e:
     t.note(False, str(e))
 finally:

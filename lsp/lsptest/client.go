@@ -71,6 +71,13 @@ type Config struct {
 	// with what the editor's language servers would publish for each uri
 	// given its current text and version; nil answers MethodNotFound.
 	Diagnostics func(uri string, text string, version int32) []protocol.Diagnostic
+	// DiagnosticsUnversioned answers agentls/diagnostics without versions,
+	// as Emacs's and VS Code's plugins do (they cannot tell which text the
+	// diagnostics are for).
+	DiagnosticsUnversioned bool
+	// DiagnosticsUnchecked, when set, says for a uri that no language server
+	// of the editor checks it (the plugin's "checked": false).
+	DiagnosticsUnchecked func(uri string) bool
 	// LSP answers agentls/lsp as the agentls plugins do: it forwards the
 	// request to the editor's own language servers and returns their
 	// result (nil: null); nil answers MethodNotFound, as a plain client.

@@ -87,11 +87,17 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		type doc struct {
 			URI         string                `json:"uri"`
-			Version     int32                 `json:"version"`
+			Version     *int32                `json:"version,omitempty"`
 			Diagnostics []protocol.Diagnostic `json:"diagnostics"`
+			Checked     *bool                 `json:"checked,omitempty"`
 		}
 		out := []doc{}
 		for _, u := range p.URIs {
+			if c.cfg.DiagnosticsUnchecked != nil && c.cfg.DiagnosticsUnchecked(u) {
+				no := false
+				out = append(out, doc{URI: u, Diagnostics: []protocol.Diagnostic{}, Checked: &no})
+				continue
+			}
 			text, version, ok := c.Document(uri.URI(u).FsPath())
 			if !ok {
 				continue
@@ -100,7 +106,11 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			if ds == nil {
 				ds = []protocol.Diagnostic{}
 			}
-			out = append(out, doc{URI: u, Version: version, Diagnostics: ds})
+			d := doc{URI: u, Diagnostics: ds}
+			if !c.cfg.DiagnosticsUnversioned {
+				d.Version = &version
+			}
+			out = append(out, d)
 		}
 		return out, nil
 	case "agentls/lsp":

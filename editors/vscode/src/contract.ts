@@ -932,3 +932,58 @@ export function toolsMarkdown(v: unknown): string {
   }
   return lines.join('\n') + '\n';
 }
+
+/**
+ * plainMessage: a notification's text as plain text. VS Code shows
+ * notifications without markdown, so `**main.go**` and backticks would show
+ * raw; a command's name repeated by the server ("agentls: agentls.run: ...")
+ * says nothing to the user.
+ */
+export function plainMessage(text: string): string {
+  return text
+    .replace(/\*\*([^*\n]+)\*\*/g, '$1')
+    .replace(/__([^_\n]+)__/g, '$1')
+    .replace(/`([^`\n]+)`/g, '$1')
+    .replace(/^(agentls:\s*)+(agentls\.\w+:\s*)+/, 'agentls: ')
+    .replace(/^(agentls:\s*){2,}/, 'agentls: ');
+}
+
+/**
+ * humanTime: an RFC 3339 time as people read it: "today 14:05", "yesterday
+ * 09:12", "Mar 3 16:40", "Mar 3 2025 16:40" (another year); the input when
+ * it is not a time.
+ */
+export function humanTime(iso: string, now: Date = new Date()): string {
+  const t = new Date(iso);
+  if (!iso || isNaN(t.getTime())) return iso;
+  const hm = `${String(t.getHours()).padStart(2, '0')}:${String(t.getMinutes()).padStart(2, '0')}`;
+  const day = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  const days = Math.round((day(now) - day(t)) / 86400000);
+  if (days === 0) return `today ${hm}`;
+  if (days === 1) return `yesterday ${hm}`;
+  const month = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][t.getMonth()];
+  return t.getFullYear() === now.getFullYear() ? `${month} ${t.getDate()} ${hm}` : `${month} ${t.getDate()} ${t.getFullYear()} ${hm}`;
+}
+
+/**
+ * stoppedMessage: what the user reads when the server exits by itself:
+ * "agentls stopped (exit code 2, last log line: ...); run "agentls: Resume
+ * task" to continue".
+ */
+export function stoppedMessage(exit: { code?: number | null; signal?: string | null }, lastLogLine: string | undefined): string {
+  const how = exit.signal ? `killed by ${exit.signal}` : typeof exit.code === 'number' ? `exit code ${exit.code}` : 'the server exited';
+  const last = (lastLogLine ?? '').trim();
+  const cut = last.length > 200 ? `${last.slice(0, 199)}…` : last;
+  return `agentls stopped (${how}${cut ? `, last log line: ${cut}` : ''}); run "agentls: Resume task" to continue`;
+}
+
+/**
+ * withElapsed: a status line with the time since start, replacing the
+ * server's own " · N s" (as old as its last report): "agentls: running go
+ * vet ./... · turn 2/30 · 12 s".
+ */
+export function withElapsed(text: string, start: number, now: number): string {
+  const s = Math.max(0, Math.floor((now - start) / 1000));
+  const t = s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${text.replace(/ · \d+ s$/, '')} · ${t}`;
+}

@@ -13,6 +13,8 @@ import {
   DidChangeConfigurationNotification,
   ExecuteCommandParams,
   ExecuteCommandRequest,
+  CloseAction,
+  ErrorAction,
   LanguageClient,
   LanguageClientOptions,
   LSPErrorCodes,
@@ -38,6 +40,10 @@ import {
   TaskInfo,
   answerFits,
   answerMarkdown,
+  humanTime,
+  plainMessage,
+  stoppedMessage,
+  withElapsed,
   apiKeyEnv,
   approvalHtml,
   buildRunArgs,
@@ -83,6 +89,7 @@ interface LocalRun {
   prompt: string;
   tracker: ProgressTracker;
   cancel: () => void;
+  start: number; // Date.now() when it started: the status bar's time ticks from it
 }
 
 let client: LanguageClient | undefined;
@@ -142,13 +149,14 @@ function errorText(err: unknown): string {
 
 function showServerMessage(m: ShowMessageParams): void {
   const show = m.type === 1 ? vscode.window.showErrorMessage : m.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const text = plainMessage(m.message);
   if (isAuthFailure(m.message)) {
-    show(m.message, setKeyAction).then((pick) => {
+    show(text, setKeyAction).then((pick) => {
       if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
     });
     return;
   }
-  show(m.message);
+  show(text);
 }
 
 function onServerMessage(m: ShowMessageParams): void {
@@ -441,7 +449,20 @@ async function startClient(): Promise<void> {
     // FILE": each at its own level, not all as errors.
     stdioOptions: {
       stdout: (input, ch) => lines(input, (l) => ch.info(l)),
-      stderr: (input, ch) => lines(input, (l) => ch[stderrLevel(l)](l)),
+      stderr: (input, ch) => lines(input, (l) => {
+        if (l.trim() !== '') lastLogLine = l;
+        ch[stderrLevel(l)](l);
+      }),
+    },
+    // A server that exits is not restarted behind the user's back (a task
+    // it ran is interrupted, not silently lost): serverStopped says so once
+    // and the next command starts a new server.
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Continue }),
+      closed: () => {
+        serverStopped(lc);
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
     },
     middleware: {
       // Code actions ("Ask agent about X", "Plan with agent") run agentls.run
@@ -477,14 +498,50 @@ async function startClient(): Promise<void> {
   tasksView.refresh();
 }
 
+/** The last line the server wrote on stderr (its log), for the stop message. */
+let lastLogLine: string | undefined;
+/** Set when the server exited by itself: the next command starts a new one. */
+let stoppedByItself = false;
+/** Set while this window stops the server (restart, deactivate). */
+let stopping = false;
+
+/**
+ * serverStopped: the server of lc exited. Its tasks are over for this
+ * window: their progress and the status bar clear, and the user reads once
+ * why and how to continue, unless this window stopped it.
+ */
+function serverStopped(lc: LanguageClient): void {
+  if (stopping || lc !== client) return;
+  stoppedByItself = true;
+  const proc = (lc as unknown as { _serverProcess?: { exitCode?: number | null; signalCode?: string | null } })._serverProcess;
+  const msg = stoppedMessage({ code: proc?.exitCode, signal: proc?.signalCode }, lastLogLine);
+  log.error(msg);
+  runs.clear();
+  withdrawOrphanApprovals();
+  refreshStatus();
+  vscode.window.showErrorMessage(msg, 'Resume task').then((pick) => {
+    if (pick) vscode.commands.executeCommand('agentls.resumeTask');
+  });
+}
+
+/** ensureClient starts a new server when the last one exited by itself. */
+async function ensureClient(): Promise<void> {
+  if (!stoppedByItself) return;
+  stoppedByItself = false;
+  await restartClient();
+}
+
 async function restartClient(): Promise<void> {
   const old = client;
   client = undefined;
   if (old) {
+    stopping = true;
     try {
       await old.stop();
     } catch (err) {
       log.warn(`stopping agentls: ${String(err)}`);
+    } finally {
+      stopping = false;
     }
   }
   await startClient();
@@ -505,7 +562,7 @@ function refreshStatus(): void {
   }
   const first = active[0];
   const more = active.length > 1 ? ` (+${active.length - 1})` : '';
-  status.text = `$(sync~spin) ${first.tracker.statusText()}${more}`;
+  status.text = `$(sync~spin) ${withElapsed(first.tracker.statusText(), first.start, Date.now())}${more}`;
   // The tooltip has room for the whole checklist, one item a line.
   const tip = new vscode.MarkdownString();
   tip.appendText(`${first.tracker.title || taskTitle(first.prompt)}\n\n`);
@@ -536,6 +593,7 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
     token,
     prompt,
     tracker,
+    start: Date.now(),
     cancel: () => {
       log.info(`cancelling ${token}`);
       lc.sendNotification(WorkDoneProgressCancelNotification.type, { token });
@@ -543,6 +601,8 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
   };
   runs.set(token, run);
   refreshStatus();
+  // The time in the status bar moves every second, not only on reports.
+  const tick = setInterval(refreshStatus, 1000);
   // What is sent, as sent (a long prompt cut for the log only).
   const sent = arg as { prompt?: unknown };
   log.info(`${command} ${JSON.stringify(typeof sent.prompt === 'string' ? { ...arg, prompt: sent.prompt.slice(0, 200) } : arg)}`);
@@ -582,9 +642,12 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
   } catch (err) {
     const text = errorText(err);
     log.error(`${command} failed: ${text}`);
-    showError(text);
+    // A server that died is said once, by serverStopped, not as
+    // "Pending response rejected since connection got disposed".
+    if (!stoppedByItself) showError(text);
     return undefined;
   } finally {
+    clearInterval(tick);
     runs.delete(token);
     withdrawOrphanApprovals();
     cts.dispose();
@@ -595,7 +658,7 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
 
 /** showError: one notification; a key problem gets a "Set API key" button. */
 function showError(text: string): void {
-  const msg = `agentls: ${text.replace(/^agentls:\s*/, '')}`;
+  const msg = plainMessage(`agentls: ${text.replace(/^agentls:\s*/, '')}`);
   if (isAuthFailure(text)) {
     vscode.window.showErrorMessage(msg, setKeyAction).then((pick) => {
       if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
@@ -627,7 +690,7 @@ function showResult(r: RunResult): void {
     showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
   }
   const show = view.severity === 'error' ? vscode.window.showErrorMessage : view.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-  show(view.message, ...buttons).then((pick) => {
+  show(plainMessage(view.message), ...buttons).then((pick) => {
     if (pick === setKeyAction) vscode.commands.executeCommand('agentls.setApiKey');
     else if (pick === 'Show answer') showAnswer(r);
     else if (pick === 'Show report') showReport(r).catch((err) => showError(errorText(err)));
@@ -640,7 +703,9 @@ const answerChanged = new vscode.EventEmitter<vscode.Uri>();
 
 /** showAnswer opens the whole answer of a task in the markdown preview. */
 async function showAnswer(r: RunResult): Promise<void> {
-  const uri = vscode.Uri.from({ scheme: answerScheme, path: `/answer-${r.taskId}.md` });
+  // One answer document, reused: its preview updates in place instead of
+  // opening a new editor group per answer.
+  const uri = vscode.Uri.from({ scheme: answerScheme, path: '/answer.md' });
   answers.set(uri.toString(), answerMarkdown({ ...r, prompt: prompts.get(r.taskId) }));
   answerChanged.fire(uri);
   await openPreview(uri);
@@ -736,7 +801,7 @@ class TasksView implements vscode.TreeDataProvider<Node> {
       // node it knew as a leaf childless even once it is drawn expanded.
       it.id = `task:${t.id}${t.plan.length > 0 ? ':plan' : ''}`;
       it.description = [t.state, t.mode, t.progress, t.duration].filter((s) => s).join(' · ');
-      it.tooltip = `${t.prompt}\n\ntask ${t.id} · ${t.state}${t.started ? ` · started ${t.started}` : ''}`;
+      it.tooltip = `${t.prompt}\n\ntask ${t.id} · ${t.state}${t.started ? ` · started ${humanTime(t.started)}` : ''}`;
       it.iconPath = taskIcon(t);
       it.contextValue = `task.${isRunning(t.state) ? 'running' : t.state}${t.mode === 'plan' ? '.plan' : ''}`;
       // A finished task opens its answer; a running one has nothing to show yet.
@@ -768,7 +833,7 @@ async function pickTask(arg: unknown, title: string, keep: (t: TaskInfo) => bool
     return undefined;
   }
   const item = await vscode.window.showQuickPick(
-    tasks.map((t) => ({ label: t.prompt || t.id, description: [t.id, t.state, t.mode, t.duration].filter((s) => s).join(' · '), detail: t.plan.length > 0 ? t.plan.map((p) => `${statusMark(p.state === 'todo' ? 'pending' : p.state === 'active' ? 'in_progress' : p.state)} ${p.text}`).join('   ') : t.started, task: t })),
+    tasks.map((t) => ({ label: t.prompt || t.id, description: [t.id, t.state, t.mode, t.duration].filter((s) => s).join(' · '), detail: t.plan.length > 0 ? t.plan.map((p) => `${statusMark(p.state === 'todo' ? 'pending' : p.state === 'active' ? 'in_progress' : p.state)} ${p.text}`).join('   ') : humanTime(t.started), task: t })),
     { title: `agentls: ${title} which task?`, matchOnDescription: true, ignoreFocusOut: true },
   );
   return item?.task;
@@ -963,6 +1028,7 @@ async function askForKeyOnce(): Promise<void> {
 function guard(fn: (...args: unknown[]) => Promise<void>): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     try {
+      await ensureClient();
       await fn(...args);
     } catch (err) {
       showError(errorText(err));
@@ -1042,5 +1108,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ exte
 
 export async function deactivate(): Promise<void> {
   for (const a of [...approvals]) a.withdraw();
+  stopping = true;
   if (client) await client.stop();
 }

@@ -2,6 +2,10 @@
 import { test } from 'node:test';
 import * as assert from 'node:assert/strict';
 import {
+  humanTime,
+  plainMessage,
+  stoppedMessage,
+  withElapsed,
   MdToken,
   MessageGate,
   ProgressTracker,
@@ -465,4 +469,34 @@ test('toolsMarkdown: every tool with its source, every hook', () => {
   assert.match(md, /- `run_command` \(built-in; runs programs\)/);
   assert.match(md, /- PreToolUse matching `run_command`: `~\/bin\/no-rm.sh` \(timeout 10s\)/);
   assert.match(toolsMarkdown({ tools: [], hooks: [] }), /None/);
+});
+
+test('plainMessage: notifications without markdown marks or repeated command names', () => {
+  assert.equal(plainMessage('agentls: completed in 2s: changed **main.go**: `Greet` now ends with a bang'),
+    'agentls: completed in 2s: changed main.go: Greet now ends with a bang');
+  assert.equal(plainMessage('agentls: agentls.run: the model service refused the key'), 'agentls: the model service refused the key');
+  assert.equal(plainMessage('agentls: agentls: task failed'), 'agentls: task failed');
+  assert.equal(plainMessage('2 * 3 = 6'), '2 * 3 = 6');
+});
+
+test('humanTime: the resume picker shows times as people read them', () => {
+  const now = new Date(2026, 10, 26, 15, 0, 0);
+  assert.equal(humanTime(new Date(2026, 10, 26, 14, 5).toISOString(), now), 'today 14:05');
+  assert.equal(humanTime(new Date(2026, 10, 25, 9, 12).toISOString(), now), 'yesterday 09:12');
+  assert.equal(humanTime(new Date(2026, 2, 3, 16, 40).toISOString(), now), 'Mar 3 16:40');
+  assert.equal(humanTime(new Date(2025, 2, 3, 16, 40).toISOString(), now), 'Mar 3 2025 16:40');
+  assert.equal(humanTime('', now), '');
+  assert.equal(humanTime('not a time', now), 'not a time');
+});
+
+test('stoppedMessage: why the server stopped and how to continue', () => {
+  assert.equal(stoppedMessage({ signal: 'SIGKILL' }, 'time=... level=INFO msg="task started"'),
+    'agentls stopped (killed by SIGKILL, last log line: time=... level=INFO msg="task started"); run "agentls: Resume task" to continue');
+  assert.equal(stoppedMessage({ code: 2 }, undefined), 'agentls stopped (exit code 2); run "agentls: Resume task" to continue');
+  assert.match(stoppedMessage({}, 'x'.repeat(500)), /^agentls stopped \(the server exited, last log line: x{199}…\)/);
+});
+
+test('withElapsed: the status bar time ticks from the task start, not the last report', () => {
+  assert.equal(withElapsed('agentls: running go vet ./... · turn 2/30 · 3 s', 0, 9500), 'agentls: running go vet ./... · turn 2/30 · 9 s');
+  assert.equal(withElapsed('agentls: thinking', 0, 125000), 'agentls: thinking · 2 min 05 s');
 });

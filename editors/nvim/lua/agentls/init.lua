@@ -115,6 +115,61 @@ function M.parse_plan(message)
   return table.concat(doing, ' '), plan
 end
 
+-- elapsed_text(start): the time since start (vim.loop.now() milliseconds),
+-- "7 s" or "2 min 05 s"; ticks every second while a task runs (tick timer).
+function M.elapsed_text(start)
+  local s = math.floor(((vim.loop.now() - (start or vim.loop.now())) / 1000))
+  if s < 60 then return string.format('%d s', s) end
+  return string.format('%d min %02d s', math.floor(s / 60), s % 60)
+end
+
+-- activity(doing): the server's activity without its own " · N s", which is
+-- as old as its last report (the plugin shows a ticking time instead).
+function M.activity(doing)
+  return (doing:gsub(' · %d+ s$', ''))
+end
+
+-- phase_text(p): the activity, with how long it has lasted once that is 2 s
+-- or more: "running go vet ./... (9 s)", "thinking (4 s)".
+function M.phase_text(p, doing)
+  local text = M.activity(doing)
+  if p.phase_start and p.phase then
+    local s = math.floor((vim.loop.now() - p.phase_start) / 1000)
+    if s >= 2 then
+      local head, rest = text:match('^(.-)( · turn .*)$')
+      if head then return head .. ' (' .. s .. ' s)' .. rest end
+      return text .. ' (' .. s .. ' s)'
+    end
+  end
+  return text
+end
+
+-- A timer redraws the progress window and the statusline every second while
+-- a task runs, so the time moves between the server's reports.
+local tick_timer = nil
+local function any_progress()
+  for _, p in pairs(progress) do
+    if not p.done then return true end
+  end
+  return false
+end
+function M.tick()
+  if any_progress() then
+    if not tick_timer then
+      tick_timer = vim.loop.new_timer()
+      tick_timer:start(1000, 1000, vim.schedule_wrap(function()
+        if not any_progress() then return M.tick() end
+        M.refresh_progress()
+        vim.cmd('redrawstatus')
+      end))
+    end
+  elseif tick_timer then
+    tick_timer:stop()
+    tick_timer:close()
+    tick_timer = nil
+  end
+end
+
 -- status(): a short line for the statusline, '' when no task runs.
 --   set statusline+=%{luaeval("require'agentls'.status()")}
 function M.status()
@@ -129,8 +184,8 @@ function M.status()
       local s = 'agentls'
       if #plan > 0 then s = s .. string.format(' %d/%d', done, #plan) end
       if p.percentage then s = s .. string.format(' %d%%', p.percentage) end
-      if doing ~= '' then s = s .. ': ' .. doing end
-      table.insert(parts, s)
+      if doing ~= '' then s = s .. ': ' .. M.phase_text(p, doing) end
+      table.insert(parts, s .. ' · ' .. M.elapsed_text(p.start))
     end
   end
   table.sort(parts)
@@ -156,8 +211,8 @@ function M.progress_lines()
     local p = progress[token]
     if not p.done then
       local doing, plan = M.parse_plan(p.message)
-      table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task'):gsub('^agentls: ', '') .. (p.percentage and string.format(' %d%%', p.percentage) or ''), 70))
-      if doing ~= '' then table.insert(lines, ui.one_line('  ' .. doing, 70)) end
+      table.insert(lines, ui.one_line('agentls: ' .. (p.title or 'task'):gsub('^agentls: ', '') .. (p.percentage and string.format(' %d%%', p.percentage) or '') .. ' · ' .. M.elapsed_text(p.start), 70))
+      if doing ~= '' then table.insert(lines, ui.one_line('  ' .. M.phase_text(p, doing), 70)) end
       for _, it in ipairs(plan) do
         local mark = ({ done = 'x', todo = ' ', skipped = '-', active = '>' })[it.state]
         table.insert(lines, ui.one_line(string.format('  [%s] %s', mark, it.text), 70))
@@ -169,6 +224,7 @@ end
 
 function M.refresh_progress()
   if M.config.progress_window then ui.progress(M.progress_lines()) end
+  M.tick()
 end
 
 -- progress_state(): a copy of the progress table (for tests and statuslines).
@@ -183,11 +239,13 @@ local function on_progress(result, ctx)
   local client = vim.lsp.get_client_by_id(ctx.client_id)
   if not client or client.name ~= 'agentls' then return end
   local token, v = result.token, result.value
-  local p = progress[token] or {}
+  local p = progress[token] or { start = vim.loop.now() }
   progress[token] = p
+  p.client_id = ctx.client_id
   if v.kind == 'begin' then
     p.title = v.title
     p.done = false
+    p.start = vim.loop.now()
   elseif v.kind == 'end' then
     p.done = true
     p.percentage = 100
@@ -195,6 +253,10 @@ local function on_progress(result, ctx)
   if v.percentage then p.percentage = v.percentage end
   local old_plan = p.plan_text
   if v.message then
+    -- The phase (the activity line without the server's counters) and
+    -- when it began, for "running go vet ./... (9 s)".
+    local phase = M.activity((v.message:match('^[^\n]*') or ''):gsub(' · turn .*$', ''))
+    if phase ~= p.phase then p.phase, p.phase_start = phase, vim.loop.now() end
     p.message = v.message
     local _, plan = M.parse_plan(v.message)
     local lines = {}
@@ -372,6 +434,17 @@ end
 
 -- agentls/diagnostics: the editor's diagnostics for the listed documents
 -- (all buffers that have some for an empty list), agentls's own excluded.
+-- checked(bufnr): whether a language server other than agentls is attached
+-- to the buffer (one that may publish diagnostics for it).
+function M.checked(bufnr)
+  local filter = {}
+  filter.bufnr = bufnr
+  for _, other in pairs(get_clients(filter)) do
+    if other.name ~= 'agentls' then return true end
+  end
+  return false
+end
+
 local function editor_diagnostics(_, params, ctx)
   local own = {}
   for _, c in pairs(get_clients()) do
@@ -380,6 +453,7 @@ local function editor_diagnostics(_, params, ctx)
     end
   end
   local bufs = {}
+  local unopened = {} -- no buffer: no language server of this editor checks it
   local uris = type(params) == 'table' and params.uris or {}
   if #uris == 0 then
     local seen = {}
@@ -389,7 +463,7 @@ local function editor_diagnostics(_, params, ctx)
   else
     for _, uri in ipairs(uris) do
       local b = vim.fn.bufnr(vim.uri_to_fname(uri))
-      if b > 0 then table.insert(bufs, b) end
+      if b > 0 then table.insert(bufs, b) else table.insert(unopened, uri) end
     end
   end
   local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
@@ -402,8 +476,13 @@ local function editor_diagnostics(_, params, ctx)
     end
     local item = { uri = vim.uri_from_bufnr(b), diagnostics = list }
     item.version = diagnostics_version(item.uri)
+    -- Whether a language server other than agentls is attached to the
+    -- buffer: without one nothing checks it, and the server does not wait
+    -- for diagnostics after an edit.
+    item.checked = M.checked(b)
     table.insert(out, item)
   end
+  for _, uri in ipairs(unopened) do table.insert(out, { uri = uri, diagnostics = {}, checked = false }) end
   return out
 end
 
@@ -552,6 +631,9 @@ function M.client_config(root)
     init_options = settings,
     settings = { agentls = settings },
     handlers = handlers(),
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function() M._on_exit(code, signal, client_id) end)
+    end,
     on_init = function(client)
       client.notify('workspace/didChangeConfiguration', { settings = { agentls = settings } })
     end,
@@ -559,6 +641,70 @@ function M.client_config(root)
 end
 
 local clients_by_root = {}
+local stopping = {} -- client id -> true when this plugin (or :LspStop) stopped it
+
+-- log_file(): the server's log (its default place: os.UserCacheDir()).
+function M.log_file()
+  local cache = vim.env.XDG_CACHE_HOME
+  if not cache or cache == '' then cache = (vim.env.HOME or '') .. '/.cache' end
+  return cache .. '/agentls/agentls.log'
+end
+
+-- last_log_line(): the last line of the server's log, cut to 200 characters.
+function M.last_log_line()
+  local ok, lines = pcall(vim.fn.readfile, M.log_file(), '', -1)
+  if not ok or type(lines) ~= 'table' or not lines[1] or vim.trim(lines[1]) == '' then return nil end
+  return ui.one_line(lines[1], 200)
+end
+
+-- stopped_message(code, signal): what the user reads when the server died.
+function M.stopped_message(code, signal)
+  local how = (signal and signal ~= 0) and ('killed by signal ' .. signal) or ('exit code ' .. tostring(code))
+  local last = M.last_log_line()
+  return 'agentls stopped (' .. how .. (last and (', last log line: ' .. last) or '') .. '); :AgentResume to continue'
+end
+
+-- _on_exit: the server of client_id exited. Its progress and tasks are
+-- forgotten (the window and the statusline clear), the next command starts
+-- a new server, and unless it was asked to stop the user is told, whole.
+function M._on_exit(code, signal, client_id)
+  for token, r in pairs(runs) do
+    if r.client_id == client_id then runs[token] = nil end
+  end
+  for token, p in pairs(progress) do
+    if p.client_id == client_id then progress[token] = nil end
+  end
+  for root, id in pairs(clients_by_root) do
+    if id == client_id then clients_by_root[root] = nil end
+  end
+  if open_question then open_question.withdrawn = true end
+  M.refresh_progress()
+  pcall(vim.cmd, 'redrawstatus')
+  local asked = stopping[client_id]
+  stopping[client_id] = nil
+  if asked or (code == 0 and (signal or 0) == 0) then return end
+  M.last_stop = M.stopped_message(code, signal)
+  -- After Neovim's own "Client N quit with exit code ..." (scheduled too),
+  -- and in a float as well: it says what to do, and must stay readable.
+  vim.defer_fn(function()
+    M.notify_whole(M.last_stop, vim.log.levels.ERROR)
+    ui.notice(vim.split(M.last_stop, '\n', { plain = true }), 'ErrorMsg')
+  end, 100)
+end
+
+-- notify_whole(text, level): a message shown whole: one line on the
+-- command line (kept in :messages) and, when it does not fit, the whole
+-- text in a float that stays until the next task starts or Insert mode.
+-- Never a "Press ENTER" prompt.
+function M.notify_whole(text, level)
+  M.last_message = text
+  local room = vim.v.echospace
+  if type(room) ~= 'number' or room <= 0 then room = vim.o.columns - 12 end
+  local hl = ({ [vim.log.levels.ERROR] = 'ErrorMsg', [vim.log.levels.WARN] = 'WarningMsg' })[level] or 'None'
+  local line = ui.one_line(text, math.max(10, room - 1))
+  vim.api.nvim_echo({ { line, hl } }, true, {})
+  if line ~= text then ui.notice(vim.split(text, '\n', { plain = true }), hl) end
+end
 
 local function attachable(bufnr)
   if vim.api.nvim_buf_get_option(bufnr, 'buftype') ~= '' then return false end
@@ -662,6 +808,7 @@ function M.run_command(command, args, meta, opts)
   local client = need_client(bufnr)
   if not client then return nil end
   run_seq = run_seq + 1
+  ui.notice(nil)
   local token = string.format('agentls-nvim-%d-%d', vim.fn.getpid(), run_seq)
   own_tokens[token] = true
   local params = { command = command, arguments = { args }, workDoneToken = token }
@@ -671,12 +818,18 @@ function M.run_command(command, args, meta, opts)
     M.refresh_progress()
     vim.cmd('redrawstatus')
     if err then
-      log_notify(ui.one_line('agentls.run failed: ' .. (err.message or vim.inspect(err))), vim.log.levels.ERROR)
+      -- A server that died is said once, by on_exit.
+      local c = vim.lsp.get_client_by_id(client.id)
+      if c and not (c.is_stopped and c.is_stopped()) then
+        M.notify_whole('agentls: task failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      end
     elseif type(result) == 'table' then
       if result.mode == nil and meta.mode then result.mode = meta.mode end
       last_result = result
       local msg, level = result_message(result)
-      if M.config.notify then log_notify(ui.one_line(msg), level) end
+      if M.config.notify then
+        if result.status == 'failed' then M.notify_whole(msg, level) else log_notify(ui.one_line(msg), level) end
+      end
       -- A cancelled task has nothing to read: its one line is enough.
       if M.config.show_answer and not opts.quiet and result.status ~= 'cancelled' then M.show_result(result, client) end
     end
@@ -832,7 +985,13 @@ function M.cancel(task_id)
     log_notify('no task of this editor is running (:AgentTasks lists all)', vim.log.levels.WARN)
     return false
   end
-  vim.lsp.get_client_by_id(runs[newest_token].client_id).notify('window/workDoneProgress/cancel', { token = newest_token })
+  local owner = vim.lsp.get_client_by_id(runs[newest_token].client_id)
+  if not owner or (owner.is_stopped and owner.is_stopped()) then
+    runs[newest_token] = nil
+    M.notify_whole(M.last_stop or 'agentls stopped; :AgentResume to continue', vim.log.levels.WARN)
+    return false
+  end
+  owner.notify('window/workDoneProgress/cancel', { token = newest_token })
   return true
 end
 

@@ -65,6 +65,34 @@ function M.progress_lines()
   return nil
 end
 
+-- notice(lines, hl): a message too long for the command line, whole, in a
+-- float at the bottom right (wrapped, never focused); nil closes it. It
+-- stays until the next task starts or Insert mode.
+local notice_win
+function M.notice(lines, hl)
+  close_win(notice_win)
+  notice_win = nil
+  if not lines or #lines == 0 then return end
+  local width = math.max(20, math.min(math.floor(vim.o.columns * 0.6), 100))
+  local height = 0
+  for _, l in ipairs(lines) do height = height + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width)) end
+  height = math.min(height, math.max(1, math.floor(vim.o.lines / 2)))
+  local b = scratch(lines, nil)
+  notice_win = api.nvim_open_win(b, false, { relative = 'editor', anchor = 'SE', row = vim.o.lines - 2, col = vim.o.columns,
+    width = width, height = height, style = 'minimal', focusable = false, border = 'single', zindex = 70 })
+  api.nvim_win_set_option(notice_win, 'wrap', true)
+  api.nvim_win_set_option(notice_win, 'winhl', 'Normal:' .. (hl or 'Normal') .. ',FloatBorder:Comment')
+  local win = notice_win
+  vim.cmd(string.format('autocmd InsertEnter * ++once lua pcall(vim.api.nvim_win_close, %d, true)', win))
+end
+
+function M.notice_lines()
+  if notice_win and api.nvim_win_is_valid(notice_win) then
+    return api.nvim_buf_get_lines(api.nvim_win_get_buf(notice_win), 0, -1, false)
+  end
+  return nil
+end
+
 -- show(title, lines, opts): the whole text in a focused markdown float
 -- (opts.split: in a split instead). `q` and <Esc> close it; opts.keys adds
 -- mappings { key = function() end }. Returns the buffer and window.
