@@ -343,17 +343,23 @@ func (c *client) diagnostics(ctx context.Context, u uri.URI, version int32) ([]D
 }
 
 // shutdown asks the server to exit, then kills what is left.
-func (c *client) shutdown() {
+func (c *client) shutdown() { c.shutdownWithin(2 * time.Second) }
+
+// shutdownWithin asks the server to shut down and exit, waiting at most
+// grace for each step, then kills it. A server busy loading a workspace
+// may not answer shutdown for seconds: the host's end (the command line's
+// exit) gives it little time, an idle stop more.
+func (c *client) shutdownWithin(grace time.Duration) {
 	if c.alive() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		if c.call(ctx, "shutdown", nil, nil) == nil {
 			_ = c.conn.Notify(ctx, "exit", nil)
+			select {
+			case <-c.exited:
+			case <-time.After(grace):
+			}
 		}
 		cancel()
-		select {
-		case <-c.exited:
-		case <-time.After(2 * time.Second):
-		}
 	}
 	c.kill()
 }

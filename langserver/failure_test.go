@@ -1,6 +1,8 @@
 package langserver
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,5 +44,35 @@ func TestBrokenServersFailClearlyAndBounded(t *testing.T) {
 				t.Errorf("second call: %s after %s; want the same failure at once", again.Text, took)
 			}
 		})
+	}
+}
+
+// TestCloseDoesNotWaitOnABusyServer: a server that never answers shutdown
+// (busy loading a workspace) is killed after the short grace, so the
+// host's end (the command line's exit) is not held for seconds.
+func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
+	script, err := filepath.Abs("testdata/deaf_to_shutdown.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dir := goWorkspace(t, "greet")
+	p := NewPool(time.Minute)
+	p.Configure([]string{dir}, map[string]Config{"go": {Command: "python3", Args: []string{script}}}, "")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := p.Request(ctx, filepath.Join(dir, "order/total.go"), "package order\n", "textDocument/hover",
+		map[string]any{"textDocument": map[string]string{"uri": "file://" + filepath.Join(dir, "order/total.go")}, "position": map[string]int{"line": 0, "character": 0}}, nil); err == nil {
+		t.Log("the deaf server answered hover") // it answers nothing: the call times out, the server stays up
+	}
+	if r := p.Running(); r["go"] == "" {
+		t.Fatalf("the server is not running: %v", r)
+	}
+	start := time.Now()
+	p.Close()
+	if took := time.Since(start); took > 2*closeGrace+time.Second {
+		t.Errorf("Close took %s with a server deaf to shutdown; want about %s", took, closeGrace)
+	}
+	if r := p.Running(); len(r) != 0 {
+		t.Errorf("servers still running after Close: %v", r)
 	}
 }

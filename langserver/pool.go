@@ -372,7 +372,8 @@ func (p *Pool) Running() map[string]string {
 	return out
 }
 
-// Close stops every server (shutdown, then kill) and waits for them.
+// Close stops every server (shutdown within closeGrace, then kill) and
+// waits for them.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {
@@ -389,8 +390,13 @@ func (p *Pool) Close() error {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range cs {
-		wg.Go(c.shutdown)
+		wg.Go(func() { c.shutdownWithin(closeGrace) })
 	}
 	wg.Wait()
 	return nil
 }
+
+// closeGrace is how long Close waits for a server's shutdown reply and
+// then its exit before killing it: the host ends when the command line or
+// the editor's session ends, and that must not wait on a busy server.
+const closeGrace = 300 * time.Millisecond
