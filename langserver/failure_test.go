@@ -2,6 +2,7 @@ package langserver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,11 +52,17 @@ func TestBrokenServersFailClearlyAndBounded(t *testing.T) {
 // (busy loading a workspace) is killed after the short grace, so the
 // host's end (the command line's exit) is not held for seconds.
 func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
-	script, err := filepath.Abs("testdata/deaf_to_shutdown.py")
+	_, dir := goWorkspace(t, "greet")
+	// The script goes in the workspace: the sandbox shows a server the
+	// roots, not this package's folder (hidden when it is under /tmp).
+	src, err := os.ReadFile("testdata/deaf_to_shutdown.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dir := goWorkspace(t, "greet")
+	script := filepath.Join(dir, "deaf_to_shutdown.py")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	p := NewPool(time.Minute)
 	p.Configure([]string{dir}, map[string]Config{"go": {Command: "python3", Args: []string{script}}}, "")
 	// Started and initialized (it answers that), then asked nothing.
