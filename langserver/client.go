@@ -76,7 +76,7 @@ type client struct {
 	server protocol.Server
 	stop   context.CancelFunc // kills the process (tools.Run's cancel path)
 	exited chan struct{}      // closed when the process ended
-	stderr *tailBuffer
+	stderr *tools.Tail
 	// syncMu orders the didOpen/didChange notifications of concurrent
 	// syncs, so the server sees each document's versions in order.
 	syncMu sync.Mutex
@@ -142,7 +142,7 @@ func start(ctx context.Context, lang string, cfg Config, opts startOptions) (*cl
 	}
 	outR, outW := io.Pipe()
 	procCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	c := &client{cfg: cfg, lang: lang, stop: stop, exited: make(chan struct{}), stderr: &tailBuffer{max: 2048},
+	c := &client{cfg: cfg, lang: lang, stop: stop, exited: make(chan struct{}), stderr: &tools.Tail{Max: 2048},
 		docs: map[uri.URI]doc{}, diags: map[uri.URI]published{}, diagWait: make(chan struct{}), lastUse: time.Now()}
 	started := make(chan error, 1)
 	go func() {
@@ -440,28 +440,4 @@ func (h *handler) InlayHintRefresh(context.Context) error      { return nil }
 func (h *handler) DiagnosticRefresh(context.Context) error     { return nil }
 func (h *handler) TextDocumentContentRefresh(context.Context, *protocol.TextDocumentContentRefreshParams) error {
 	return nil
-}
-
-// tailBuffer keeps the last max bytes written to it; safe for concurrent
-// use.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

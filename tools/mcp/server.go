@@ -69,7 +69,7 @@ type conn struct {
 	ended    chan struct{} // closed when the process (or the connection) ended
 	why      func() string // how it ended, once ended is closed
 	stop     func()        // ends the connection and the process
-	stderr   *tailBuffer
+	stderr   *tools.Tail
 }
 
 func (c *conn) isEnded() bool {
@@ -203,7 +203,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		env = append(env, k+"="+cfg.Env[k])
 	}
 	procCtx, kill := context.WithCancel(context.Background())
-	c := &conn{ended: make(chan struct{}), stderr: &tailBuffer{max: stderrTail}}
+	c := &conn{ended: make(chan struct{}), stderr: &tools.Tail{Max: stderrTail}}
 	var res tools.RunResult
 	var runErr error
 	go func() {
@@ -297,7 +297,7 @@ func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) 
 		}
 		return nil, fmt.Errorf("the MCP server %q (%s) could not be reached: %w", s.cfg.Name, cfg.URL, err)
 	}
-	c := &conn{sess: sess, ended: make(chan struct{}), stderr: &tailBuffer{max: 1}}
+	c := &conn{sess: sess, ended: make(chan struct{}), stderr: &tools.Tail{Max: 1}}
 	c.sessDone = c.ended
 	var whyErr error
 	go func() {
@@ -447,27 +447,4 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.next.RoundTrip(r)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
