@@ -429,20 +429,26 @@ func TestOneLauncherForServers(t *testing.T) {
 
 // everythingServer is the npm reference server
 // @modelcontextprotocol/server-everything, installed by make install
-// (npm ci in editors/testing/mcp, from its package-lock.json).
-func everythingServer(t *testing.T) ServerConfig {
+// (npm ci in editors/testing/mcp, from its package-lock.json), copied into
+// root: the sandbox shows a server the roots and the caches, and a
+// checkout under /tmp (CI) is hidden by the private /tmp.
+func everythingServer(t *testing.T, root string) ServerConfig {
 	t.Helper()
-	js, err := filepath.Abs("../../editors/testing/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	modules, err := filepath.Abs("../../editors/testing/mcp/node_modules")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(js); err != nil {
+	const entry = "@modelcontextprotocol/server-everything/dist/index.js"
+	if _, err := os.Stat(filepath.Join(modules, entry)); err != nil {
 		t.Fatalf("the npm MCP server is not installed (%v): run make install (or npm ci in editors/testing/mcp)", err)
+	}
+	if out, err := exec.Command("cp", "-a", modules, filepath.Join(root, "node_modules")).CombinedOutput(); err != nil {
+		t.Fatalf("copy the npm MCP server into the workspace: %v: %s", err, out)
 	}
 	if _, err := tools.LookPath("node", nil); err != nil {
 		t.Fatalf("node: %v: run make install", err)
 	}
-	return ServerConfig{Name: "everything", Command: "node", Args: []string{js, "stdio"}, Source: FromSettings}
+	return ServerConfig{Name: "everything", Command: "node", Args: []string{filepath.Join(root, "node_modules", entry), "stdio"}, Source: FromSettings}
 }
 
 // TestNPMServerEverything: the reference server from npm (Node) through
@@ -450,9 +456,9 @@ func everythingServer(t *testing.T) ServerConfig {
 // called (text, a sum, an image named not shown), approved and denied,
 // and a long operation bounded by the call timeout.
 func TestNPMServerEverything(t *testing.T) {
-	cfg := everythingServer(t)
-	cfg.Timeout = 2
 	f := newFixture(t)
+	cfg := everythingServer(t, f.launch.Roots[0])
+	cfg.Timeout = 2
 	user := &approvals{answer: tools.AllowOnce}
 	start := time.Now()
 	got := f.tools(t, user, cfg)
