@@ -148,11 +148,12 @@ func TestEditWithoutDiagnosticsSourceDoesNotWait(t *testing.T) {
 	}
 }
 
-// TestNothingReportedIsLearned: a plugin that cannot tell whether a
-// language server checks a.go (no versions, no "checked") and reports
-// nothing at all: the first edit waits, and the server learns that nothing
-// checks .go files for this client, so the second edit does not wait.
-func TestNothingReportedIsLearned(t *testing.T) {
+// TestCleanEditDoesNotStopLaterWaits: a client that sends neither versions
+// nor checked (VS Code) and reports nothing for a clean edit is still
+// waited for at the next edit: nothing reported for clean text cannot be
+// told from nothing checking the file, and not waiting would hide the
+// errors a later edit brings (a slow server reports them after the edit).
+func TestCleanEditDoesNotStopLaterWaits(t *testing.T) {
 	var mu sync.Mutex
 	afterSecond := 0
 	cfg := lsptest.Config{ApplyEdit: true, DiagnosticsUnversioned: true,
@@ -173,12 +174,9 @@ func TestNothingReportedIsLearned(t *testing.T) {
 	mu.Lock()
 	n := afterSecond
 	mu.Unlock()
-	// Waiting polls every 250 ms for 3 s (about 12 requests); learned, the
-	// second edit asks once.
-	if n > 2 {
-		t.Errorf("the second edit asked for diagnostics %d times; want at most 2 (no wait once learned)", n)
-	}
-	if rep := readFile(t, strings.TrimPrefix(r.Report, "file://")); !strings.Contains(rep, "Not checked") {
-		t.Errorf("the report does not say a.go was not checked:\n%s", rep)
+	// Waiting polls every 250 ms for up to 3 s: the second edit asks again
+	// and again, as the first did.
+	if n <= 2 {
+		t.Errorf("the second edit asked for diagnostics %d times; want it to wait as the first did (more than 2)", n)
 	}
 }

@@ -1,8 +1,6 @@
 package lsp
 
 import (
-	"path/filepath"
-	"sync"
 	"time"
 )
 
@@ -30,37 +28,6 @@ type documentDiagnostics struct {
 	Diagnostics []DiagnosticArg `json:"diagnostics"`
 	// Checked says whether a language server reports diagnostics for the
 	// document (the plugin knows which servers are attached); absent when
-	// the plugin cannot tell, and the server learns it from edits.
+	// the plugin cannot tell (VS Code), and every edit waits.
 	Checked *bool `json:"checked,omitempty"`
 }
-
-// uncheckedLanguages remembers, per client, the file extensions for which
-// an edit's wait saw no diagnostics at all: later edits do not wait, until
-// the client reports something for that language.
-type uncheckedLanguages struct {
-	mu   sync.Mutex // guards exts
-	exts map[string]bool
-}
-
-func (u *uncheckedLanguages) set(path string, none bool) {
-	ext := filepath.Ext(path)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.exts == nil {
-		u.exts = map[string]bool{}
-	}
-	if none {
-		u.exts[ext] = true
-	} else {
-		delete(u.exts, ext)
-	}
-}
-
-func (u *uncheckedLanguages) has(path string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.exts[filepath.Ext(path)]
-}
-
-// NothingReported implements session.UncheckedLearner.
-func (p *taskPort) NothingReported(path string) { p.svc.unchecked.set(path, true) }

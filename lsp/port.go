@@ -179,13 +179,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 		if doc.Version != nil {
 			versions[wp.String()] = *doc.Version
 		}
-		switch {
-		case doc.Checked != nil && !*doc.Checked:
-			versions[wp.String()] = session.VersionUnchecked
-		case doc.Checked != nil || doc.Version != nil || len(doc.Diagnostics) > 0:
-			// Something checks it: forget what an earlier wait learned.
-			svc.unchecked.set(wp.String(), false)
-		case svc.unchecked.has(wp.String()):
+		if doc.Checked != nil && !*doc.Checked {
 			versions[wp.String()] = session.VersionUnchecked
 		}
 		for _, d := range doc.Diagnostics {

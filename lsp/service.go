@@ -50,9 +50,6 @@ type Service struct {
 	// the agentls requests its plugin answers (save.go, diagnostics.go,
 	// forward.go).
 	saveDocs, diagnostics, forwardLSP pluginRequest
-	// unchecked: the languages (file extensions) nothing checks for this
-	// client, learned from edits (diagnostics.go).
-	unchecked uncheckedLanguages
 }
 
 // NewService returns a service; pass its Options to New.

@@ -52,13 +52,6 @@ type DiagnosticsSource interface {
 // none).
 const VersionUnchecked int32 = -1
 
-// UncheckedLearner is a DiagnosticsSource that remembers, for its client,
-// the files (by language) for which an edit's wait saw no diagnostics at
-// all: later edits of such files do not wait.
-type UncheckedLearner interface {
-	NothingReported(path string)
-}
-
 // DiagnosticsDelta is what a task did to the editor's errors: the errors
 // in the files it edited that were not there before its first edit of the
 // file, and those that were and are gone.
@@ -184,7 +177,7 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 	deadline := time.Now().Add(diagnosticsWait)
 	var last []Diagnostic
 	for {
-		ds, version, all, ok := d.fetchWithAll(ctx, path)
+		ds, version, _, ok := d.fetchWithAll(ctx, path)
 		if !ok {
 			return nil
 		}
@@ -208,21 +201,9 @@ func (d *diagnostics) after(ctx context.Context, path string) []Diagnostic {
 			break
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			// Nothing at all, no version, no change: probably nothing
-			// checks this language; the source may remember that.
-			if ctx.Err() == nil && version == 0 && len(all) == 0 && len(base) == 0 {
-				d.mu.Lock()
-				l, learns := d.src.(UncheckedLearner)
-				d.mu.Unlock()
-				if learns {
-					l.NothingReported(path)
-				}
-				d.mu.Lock()
-				d.unchecked[path] = true
-				delete(d.baseline, path)
-				d.mu.Unlock()
-				return nil
-			}
+			// Nothing at all, no version, no change: a clean file and a
+			// file nothing checks look the same here, so the next edit
+			// waits again (only a client's checked: false skips waits).
 			break
 		}
 		time.Sleep(diagnosticsPoll)

@@ -269,12 +269,14 @@ test("initialize states what agentls can do", async () => {
 });
 
 test("a question in ask mode is answered, reading the file through the client", async () => {
-  const mcp = [{ name: "unused", command: "/bin/true", args: [], env: [] }];
+  const mcp = [{ name: "exits-at-once", command: "/bin/true", args: [], env: [] }];
   const r = await server.agent.request(acp.methods.agent.session.new, { cwd: WS, mcpServers: mcp });
   session1 = r.sessionId;
   assert.equal(r.modes.currentModeId, "edit", "sessions start in edit mode");
   assert.deepEqual(r.modes.availableModes.map((m) => m.id), ["ask", "edit", "plan"]);
-  assert.match(r._meta.agentls.mcpServers, /not used/);
+  // The client's MCP servers are the session's (their tools join edit tasks).
+  assert.match(r._meta.agentls.mcpServers, /^1 used/);
+  assert.deepEqual(r._meta.agentls.servers, ["exits-at-once"]);
   const cmds = await waitFor("available_commands_update", () => of(session1).find((u) => u.sessionUpdate === "available_commands_update"));
   for (const c of ["undo", "report", "tasks"]) assert.ok(cmds.availableCommands.some((x) => x.name === c), c);
   await server.agent.request(acp.methods.agent.session.setMode, { sessionId: session1, modeId: "ask" });

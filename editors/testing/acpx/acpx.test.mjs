@@ -50,9 +50,16 @@ const transcript = [];
 
 // run one acpx invocation; returns its exit code, the messages in order
 // (each marked from: "agent" or "client") and stderr.
+// A command that reaches a queue owner while its TTL (--ttl 1) ends it is
+// refused with QUEUE_OWNER_CLOSED, which acpx marks retryable: it ran
+// nothing, and is sent again (a new owner starts).
 function acpx(args, { timeout = 180000 } = {}) {
-  const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });
-  return { status: r.status, ...classify(r.stdout || ""), stderr: r.stderr || "", stdout: r.stdout || "" };
+  for (let attempt = 1; ; attempt++) {
+    const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });
+    const stdout = r.stdout || "";
+    if (r.status !== 0 && attempt < 5 && stdout.includes('"QUEUE_OWNER_CLOSED"')) continue;
+    return { status: r.status, ...classify(stdout), stderr: r.stderr || "", stdout };
+  }
 }
 // the same, in the background
 function acpxBackground(args) {
