@@ -127,22 +127,7 @@ func connectClient(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabi
 		}
 		return ""
 	}
-	ar, cw := io.Pipe()
-	cr, aw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	})
-	conn := sdk.NewClientSideConnection(c, cw, cr)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
 	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
@@ -328,4 +313,28 @@ func TestSessionUpdatesCarryNoSecret(t *testing.T) {
 	if !strings.Contains(got, "[redacted]") {
 		t.Errorf("message text %q; want the secrets replaced by [redacted]", got)
 	}
+}
+
+// serveOverPipes runs the ACP agent with opts over a pair of pipes and
+// returns client c's connection to it; the agent is stopped at the test's
+// end.
+func serveOverPipes(t *testing.T, c sdk.Client, opts acp.Options) *sdk.ClientSideConnection {
+	t.Helper()
+	ar, cw := io.Pipe()
+	cr, aw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = acp.Serve(ctx, ar, aw, opts)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = cw.Close()
+		_ = aw.Close()
+		<-done
+	})
+	conn := sdk.NewClientSideConnection(c, cw, cr)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	return conn
 }

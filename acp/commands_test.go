@@ -2,7 +2,6 @@ package acp_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -45,22 +44,7 @@ func connectWith(t *testing.T, c *testClient, turns []fakemodel.Turn, files map[
 		}
 		return ""
 	}
-	ar, cw := io.Pipe()
-	cr, aw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	})
-	conn := sdk.NewClientSideConnection(c, cw, cr)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
 	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
