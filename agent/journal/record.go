@@ -146,16 +146,16 @@ func (w *Writer) Record(ctx context.Context, taskID string, r Record) error {
 	case TaskState:
 		return w.st.SetTaskState(taskID, r.State)
 	case MessageAdded:
-		sm := StoredMessage(r.Message)
+		sm := storedMessage(r.Message)
 		sm.Seq, sm.ModelCall, sm.Usage, sm.Duration = r.Seq, r.ModelCall, store.Usage(r.Usage), r.Duration
 		sm.Excluded, sm.ExcludedReason = r.Excluded != "", r.Excluded
 		return w.st.AppendMessage(taskID, sm)
 	case MessagesExcluded:
 		return w.st.ExcludeMessages(taskID, r.Reason, r.Seqs...)
 	case ToolCalled:
-		return w.st.RecordToolCall(taskID, ToolCallRecord(r.CallID, r.Result))
+		return w.st.RecordToolCall(taskID, toolCallRecord(r.CallID, r.Result))
 	case PlanUpdated:
-		u, err := PlanUpdate(r.Plan)
+		u, err := planUpdate(r.Plan)
 		if err != nil {
 			return err
 		}
@@ -164,7 +164,7 @@ func (w *Writer) Record(ctx context.Context, taskID string, r Record) error {
 		return w.st.RecordEdit(taskID, store.Edit{Path: r.Path, Before: r.Before, After: r.After, Created: r.Created})
 	case ApprovalAnswered:
 		q := r.Request
-		a := store.Approval{Tool: q.Tool, Decision: DecisionName(r.Decision), Summary: q.Summary, Command: q.Command, Path: q.Path}
+		a := store.Approval{Tool: q.Tool, Decision: decisionName(r.Decision), Summary: q.Summary, Command: q.Command, Path: q.Path}
 		if r.Decision == tools.AllowAlways {
 			a.Prefix = q.Command
 		}

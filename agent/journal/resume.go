@@ -132,7 +132,7 @@ func Resume(ctx context.Context, st TaskLoader, taskID string, files Files, root
 		if m.Excluded {
 			continue
 		}
-		hm := HistoryMessage(m)
+		hm := historyMessage(m)
 		hm.Reasoning = ""
 		r.History = append(r.History, StoredTurn{Seq: m.Seq, Message: hm})
 	}

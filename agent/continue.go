@@ -2,19 +2,83 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/workspace"
 )
 
-// Files reads workspace files as the tools see them (an open buffer first,
-// then the disk); *workspace.Workspace satisfies it. The loop reads the
-// project instructions through it.
-type Files interface {
-	FileReader
-	Resolve(input string) (workspace.Path, error)
+// A task interrupted by a crash or a kill is read back by the journal
+// (journal.Resume, called by the host) and continued here, from the
+// history, plan, edits and totals it recorded.
+
+// Continue runs again, under its own ID, the interrupted task r holds
+// (journal.Resume read it back): its history is repaired (a tool call whose
+// result was never written gets one synthetic error result, which is
+// recorded), its plan, edits and totals are restored, and the model is
+// told, in one injected message followed by a model turn, that the task
+// was interrupted and which files changed outside the task since its last
+// step. Messages continue the recorded Seq numbering, so nothing is
+// duplicated. A task that runs in the registry is refused.
+func Continue(ctx context.Context, cfg Config, r *journal.Resumed, sink Sink) (*Task, error) {
+	cfg = cfg.withDefaults()
+	t, err := resume(ctx, cfg, r, sink)
+	if err != nil {
+		cfg.Guard.done()
+	}
+	return t, err
+}
+
+func resume(ctx context.Context, cfg Config, r *journal.Resumed, sink Sink) (*Task, error) {
+	if cfg.Model == nil {
+		return nil, fmt.Errorf("resume %s: no model", r.ID)
+	}
+	if t := cfg.Registry.Task(r.ID); t != nil && !t.State().Terminal() {
+		return nil, fmt.Errorf("resume %s: the task is running", r.ID)
+	}
+	spec, err := ResumedSpec(r)
+	if err != nil {
+		return nil, err
+	}
+	var prev *Result
+	if len(r.History) == 0 && spec.FollowUp != "" {
+		// Interrupted before its first message was recorded: it starts
+		// over, and a follow-up needs the task it follows.
+		if prev, _, err = previous(cfg, spec.FollowUp); err != nil {
+			return nil, fmt.Errorf("resume %s: %w", r.ID, err)
+		}
+	}
+	t, tctx, cancel := newTask(ctx, cfg, r.ID, r.SessionID, spec, sink)
+	if !cfg.Registry.add(t) {
+		cancel(nil)
+		return nil, fmt.Errorf("resume %s: the task is running", r.ID)
+	}
+	x := &run{t: t, cfg: cfg, resume: r, prev: prev}
+	if len(r.History) == 0 {
+		x.lessons = cfg.Lessons
+	}
+	launch(tctx, cancel, x)
+	return t, nil
+}
+
+// ResumedSpec is the spec of the interrupted task r: its kind, prompt,
+// editor context and the task it follows up. The host finds the lessons
+// of a task that starts over (no history) by it.
+func ResumedSpec(r *journal.Resumed) (TaskSpec, error) {
+	spec := TaskSpec{Kind: Kind(r.Kind), Prompt: r.Prompt, FollowUp: r.FollowUp}
+	switch spec.Kind {
+	case KindAsk, KindEdit, KindPlan:
+	default:
+		return TaskSpec{}, fmt.Errorf("resume %s: unknown kind %q", r.ID, r.Kind)
+	}
+	if len(r.EditorContext) > 0 {
+		if err := json.Unmarshal(r.EditorContext, &spec.Context); err != nil {
+			return TaskSpec{}, fmt.Errorf("resume %s: editor context: %w", r.ID, err)
+		}
+	}
+	return spec, nil
 }
 
 // maxOutsideDiff bounds the diff of one file shown to a resumed task.
