@@ -115,13 +115,7 @@ func (x *run) restore(ctx context.Context) State {
 	x.modelTime = rec.ModelTime
 	x.toolTime = rec.ToolTime
 	for _, c := range rec.ToolCalls {
-		st := x.stats[c.Name]
-		st.Calls++
-		st.Duration += c.Duration
-		if c.IsError {
-			st.Errors++
-		}
-		x.stats[c.Name] = st
+		x.tally(c.Name, c.Duration, c.IsError)
 		x.calls = append(x.calls, callRecord{Tool: c.Name, Args: string(c.Args), IsError: c.IsError, Evidence: tail(c.Summary, 800)})
 		if x.callIDs == nil {
 			x.callIDs = map[string]int{}

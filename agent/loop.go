@@ -940,13 +940,7 @@ func (x *run) unavailable(name string) string {
 // account applies a result to the task: plan updates, changed files,
 // statistics and evidence.
 func (x *run) account(c llm.ToolCall, res tools.Result) {
-	st := x.stats[c.Name]
-	st.Calls++
-	st.Duration += res.Duration
-	if res.IsError {
-		st.Errors++
-	}
-	x.stats[c.Name] = st
+	x.tally(c.Name, res.Duration, res.IsError)
 	x.toolTime += res.Duration
 	ev := res.Evidence
 	if ev == "" {
@@ -993,6 +987,17 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 		x.recordPlan(cp)
 		x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
 	}
+}
+
+// tally counts one call of tool name in the task's statistics.
+func (x *run) tally(name string, d time.Duration, isError bool) {
+	st := x.stats[name]
+	st.Calls++
+	st.Duration += d
+	if isError {
+		st.Errors++
+	}
+	x.stats[name] = st
 }
 
 // finish ends the task: sets the result, stores a lesson for a failure

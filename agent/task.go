@@ -48,8 +48,9 @@ type TaskSpec struct {
 	Kind    Kind
 	Prompt  string
 	Context EditorContext
-	// FollowUp is the ID of an earlier task of the same runner (session) that
-	// this one continues: its prompt and result are shown to the model.
+	// FollowUp is the ID of an earlier task (of the registry, or of an
+	// earlier run: Config.Earlier) that this one continues: its prompt and
+	// result are shown to the model.
 	FollowUp string
 	// Resume is the conversation of an interrupted earlier run of this task
 	// (its turns after the task message, e.g. loaded after a crash). It is
@@ -163,7 +164,7 @@ func (t *Task) lateChange(path, before, after string, known, created bool) {
 func (t *Task) SessionID() string { return t.sessionID }
 
 // ID returns the task's identifier: unique across sessions
-// ("<runner>-<n>", e.g. "3fa2c1d0-2").
+// ("<registry>-<n>", e.g. "3fa2c1d0-2").
 func (t *Task) ID() string { return t.id }
 
 // Started returns when the task was started.
