@@ -240,8 +240,7 @@ func start(ctx context.Context, cfg Config, spec TaskSpec, sink Sink) (*Task, er
 	return t, nil
 }
 
-// newTask makes a task (not yet listed or started) and its context, and
-// binds the guard to it.
+// newTask makes a task (not yet listed or started) and its context.
 func newTask(ctx context.Context, cfg Config, id, session string, spec TaskSpec, sink Sink) (*Task, context.Context, context.CancelCauseFunc) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &Task{
@@ -263,7 +262,8 @@ func newTask(ctx context.Context, cfg Config, id, session string, spec TaskSpec,
 	return t, tctx, cancel
 }
 
-// launch runs a task's loop on its own goroutine.
+// launch binds the task's guard to it and runs its loop on its own
+// goroutine.
 func launch(tctx context.Context, cancel context.CancelCauseFunc, x *run) {
 	x.stats = map[string]ToolStat{}
 	x.start = time.Now()
