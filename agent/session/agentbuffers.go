@@ -75,13 +75,12 @@ type agentTextEditor struct {
 
 func (e agentTextEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
 	type before struct {
-		abs, prev, disk, next string
-		ok                    bool
+		prev, disk, next string // hashes: the buffer's, the disk's, the buffer's after the edit
+		ok               bool
 	}
 	pre := make([]before, len(edits))
 	for i, fe := range edits {
-		abs := e.ws.Abs(fe.Path)
-		doc, open := e.ws.Buffers().Get(abs)
+		doc, open := e.ws.Buffers().Get(e.ws.Abs(fe.Path))
 		if !open || fe.Create {
 			continue
 		}
@@ -93,35 +92,24 @@ func (e agentTextEditor) Apply(ctx context.Context, label string, edits []worksp
 		if err != nil {
 			continue // the editor refuses it too
 		}
-		pre[i] = before{abs: abs, prev: workspace.HashText(doc.Text), disk: disk.Hash, next: workspace.HashText(next), ok: true}
+		pre[i] = before{prev: workspace.HashText(doc.Text), disk: disk.Hash, next: workspace.HashText(next), ok: true}
 	}
 	err := e.next.Apply(ctx, label, edits)
 	for i, fe := range edits {
 		b := pre[i]
-		if !b.ok {
-			e.texts.forget(e.ws.Abs(fe.Path))
-			continue
-		}
-		if err != nil {
-			// Not applied (or not yet: a cancelled wait). Whatever the
-			// buffer holds now is not known to be the agent's.
-			if doc, open := e.ws.Buffers().Get(b.abs); !open || workspace.HashText(doc.Text) != b.prev {
-				e.texts.forget(b.abs)
+		abs := e.ws.Abs(fe.Path)
+		doc, open := e.ws.Buffers().Get(abs)
+		// Recorded only when the buffer now holds exactly the text the
+		// edit makes: an edit refused, reviewed down to part of it, not
+		// echoed yet or written to disk instead leaves the buffer as
+		// no one's but the user's (never saved without them).
+		if err != nil || !b.ok || !open || workspace.HashText(doc.Text) != b.next {
+			if !open || !b.ok || workspace.HashText(doc.Text) != b.prev {
+				e.texts.forget(abs)
 			}
 			continue
 		}
-		if doc, open := e.ws.Buffers().Get(b.abs); !open || (b.next != b.prev && workspace.HashText(doc.Text) == b.prev) {
-			// The edit went to disk, not into the buffer.
-			e.texts.forget(b.abs)
-			continue
-		}
-		if d, derr := e.ws.ReadDisk(fe.Path); derr == nil && d.Hash == b.next {
-			// Written to disk (a clean buffer the editor reloads, or a
-			// client without workspace/applyEdit): nothing unsaved.
-			e.texts.forget(b.abs)
-			continue
-		}
-		e.texts.applied(b.abs, b.prev, b.disk, b.next)
+		e.texts.applied(abs, b.prev, b.disk, b.next)
 	}
 	return err
 }
