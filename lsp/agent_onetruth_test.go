@@ -58,7 +58,11 @@ func TestReadAfterCommandSeesTheDisk(t *testing.T) {
 				go reloadOnDiskChange(a, a.path("c.go"), stop, done)
 				defer func() { close(stop); <-done }()
 			}
-			r, err := a.run(t, map[string]any{"prompt": "bump V and show c.go, 20 times", "mode": "edit"})
+			// 40 tool calls, 20 of them sandboxed commands: more than the
+			// usual test context allows under -race on a loaded machine.
+			long, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			r, err := a.c.Run(t, long, map[string]any{"prompt": "bump V and show c.go, 20 times", "mode": "edit"})
 			if err != nil {
 				t.Fatal(err)
 			}
