@@ -299,7 +299,8 @@ local ok_main, err_main = xpcall(function()
   -- 9. One truth across tasks (issue 28): task A's edit stays unsaved in
   -- the buffer; task B runs `go test ./...`, which passes only when A's
   -- edit is on disk. The buffer holds only agent edits, so the server has
-  -- the plugin save it (agentls/saveDocuments) before the command.
+  -- the plugin save it (agentls/saveDocuments) before the command. Task C
+  -- runs a command while the buffer holds the user's unsaved line.
   if want.twotasks then
     local name = vim.api.nvim_buf_get_name(bufnr)
     vim.cmd('silent! write') -- start clean: no unsaved text of the user's
@@ -323,6 +324,25 @@ local ok_main, err_main = xpcall(function()
     note(disk:find('name + "!"', 1, true) ~= nil and not vim.api.nvim_buf_get_option(bufnr, 'modified'),
       'the plugin saved the buffer before the command (on disk, not modified)')
     note(#notes_matching('unsaved changes of yours', n0 + 1) == 0, 'the user was not told of unsaved changes of theirs (there were none)')
+
+    -- Task C: the user types a line and does not save; a command runs.
+    -- agentls never saves the user's text: the buffer stays modified, the
+    -- disk lacks the line, and the task's report names main.go.
+    vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '// the user\'s unsaved line' })
+    prev = agentls.last_result()
+    vim.cmd('AgentRun TWO-TASKS-C: run the tests again')
+    r = wait_result(prev)
+    note(r ~= nil and r.status == 'completed', 'task C completed (' .. tostring(r and r.status) .. ')')
+    disk = table.concat(vim.fn.readfile(name), '\n')
+    note(disk:find("the user's unsaved line", 1, true) == nil and vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'the user\'s unsaved line was not saved for the command (buffer still modified)')
+    local rep = ''
+    if r and type(r.report) == 'string' and r.report ~= '' then
+      rep = table.concat(vim.fn.readfile(vim.uri_to_fname(r.report)), '\n')
+    end
+    note(rep:find('main.go has unsaved changes of yours: `go test ./...` ran on the saved copy', 1, true) ~= nil,
+      'task C\'s report names main.go\'s unsaved changes (' .. tostring(r and r.report) .. ')')
+    vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, {})
   end
 end, debug.traceback)
 
