@@ -180,11 +180,15 @@ func conflicts(ctx context.Context, ws *workspace.Workspace, deltas []workspace.
 
 // commandOf names the command of the tool call in ctx for people:
 // "`go vet ./...`", or the tool's name; "the check command" outside a
-// tool call.
+// tool call; "a hook after edit_file" for the PostToolUse hooks of a tool
+// that runs no program.
 func commandOf(ctx context.Context) string {
 	c, ok := tools.CallFrom(ctx)
 	if !ok {
 		return "the check command"
+	}
+	if !c.Effects.Has(tools.RunsProgram) {
+		return "a hook after " + c.Tool
 	}
 	var a struct {
 		Command string `json:"command"`
