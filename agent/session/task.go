@@ -33,6 +33,7 @@ type Task struct {
 	hooks *hookLog           // the hooks that ran for the task
 	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
 	edits editLog            // what edit tools said about their edits, for the report (renames)
+	bufs  bufferLog          // the user's unsaved buffers its commands met, for the report
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -160,7 +161,16 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// The task's gate: its tools are built on it, and it knows what the
 	// task changed.
 	guard := agent.NewGuard()
-	sync := func(ctx context.Context) string { return h.syncBuffers(ctx, ws, port, guard.Changes()) }
+	sync := func(ctx context.Context) string {
+		note, user := h.syncBuffers(ctx, ws, port, guard.Changes())
+		if len(user) > 0 {
+			what := commandOf(ctx)
+			if t.bufs.add(what, user, false, "unsaved: "+strings.Join(user, ", ")) {
+				guard.Warn(fmt.Sprintf("%s unsaved changes of yours; %s ran on the saved copy", filesPhrase(user), what))
+			}
+		}
+		return note
+	}
 	cfg, st := h.agentConfig(ctx, ws, settings)
 	cfg.StopHook = stopHook(h, hr, hlog)
 	if cfg.Check != nil {
@@ -363,6 +373,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		ed = pe
 	}
 	ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
+	ed = agentTextEditor{next: ed, ws: ws, texts: &h.agentTexts}
 	policy, errs := s.Policy()
 	for _, err := range errs {
 		h.logger().Warn("safe command ignored", "error", err)
@@ -391,7 +402,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		eff := tool.Effects()
 		switch {
 		case eff.Has(tools.RunsProgram):
-			tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
+			tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g, bufs: &t.bufs}
 		case eff.Has(tools.WritesFiles):
 			tool = reportedTool{Tool: tool, log: &t.edits}
 			if t.diags != nil {
@@ -444,7 +455,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section() + t.bufs.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)
