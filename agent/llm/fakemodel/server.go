@@ -40,7 +40,7 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	used     []int      // per turn: requests answered
 	requests []RecordedRequest
-	prevBody []byte // last request body, for simulated prefix caching
+	prevBody []byte                   // last request body, for simulated prefix caching
 	gates    map[string]chan struct{} // by name: closed when opened
 
 	srv *http.Server
