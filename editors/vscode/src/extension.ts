@@ -677,11 +677,13 @@ function showError(text: string): void {
 
 function showResult(r: RunResult): void {
   log.info(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
-  // The panel showed the answer as it streamed: the result replaces it.
-  if (streams.delete(r.taskId)) showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+  // The panel showed the answer as it streamed: the result replaces it
+  // there (opening the preview again would open a second one beside it).
+  const streamed = streams.delete(r.taskId);
+  if (streamed) setAnswer(r);
   if (isPlanResult(r)) {
     const n = planItems(r).length;
-    showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
+    if (!streamed) showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
     vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
       if (pick === 'Execute plan') executePlan(r.taskId);
       else if (pick === 'Show plan') showAnswer(r);
@@ -695,7 +697,7 @@ function showResult(r: RunResult): void {
   const whole = !answerFits(r.answer) && r.status === 'completed';
   if (whole) buttons.push('Show answer');
   if (r.report) buttons.push('Show report');
-  if (whole && config().get<boolean>('openAnswer', true)) {
+  if (whole && !streamed && config().get<boolean>('openAnswer', true)) {
     showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
   }
   const show = view.severity === 'error' ? vscode.window.showErrorMessage : view.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
@@ -735,7 +737,15 @@ function onAnswer(p: AnswerPart): void {
   const uri = answerUri();
   answers.set(uri.toString(), streamMarkdown(p.taskId, mine.length === 1 ? mine[0].prompt : prompts.get(p.taskId), text, p.done === true));
   answerChanged.fire(uri);
-  if (first) openPreview(uri).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+  // An answer panel already open shows the new document in place.
+  if (first && !answerPanelOpen()) openPreview(uri).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+}
+
+/** answerPanelOpen: a markdown preview of the answer document is open in some editor group. */
+function answerPanelOpen(): boolean {
+  const name = answerUri().path.replace(/^.*\//, '');
+  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) =>
+    t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('markdown.preview') && t.label.endsWith(name)));
 }
 
 // The answer documents, by URI: agentls-answer:/answer-ID.md.
@@ -749,12 +759,18 @@ function answerUri(): vscode.Uri {
 
 /** showAnswer opens the whole answer of a task in the markdown preview. */
 async function showAnswer(r: RunResult): Promise<void> {
-  // One answer document, reused: its preview updates in place instead of
-  // opening a new editor group per answer.
+  await openPreview(setAnswer(r));
+}
+
+/**
+ * setAnswer makes the one answer document show r: an open preview of it
+ * updates in place instead of opening a new editor group per answer.
+ */
+function setAnswer(r: RunResult): vscode.Uri {
   const uri = answerUri();
   answers.set(uri.toString(), answerMarkdown({ ...r, prompt: prompts.get(r.taskId) }));
   answerChanged.fire(uri);
-  await openPreview(uri);
+  return uri;
 }
 
 async function openPreview(uri: vscode.Uri): Promise<void> {

@@ -442,8 +442,8 @@ async function main() {
         return /completed/.test(t) && !/writing the answer/.test(t) ? t : undefined;
       }, 30000);
       note(Boolean(whole), 'the reply replaces the streamed parts with the whole result in the same panel');
-      const previews = (await tabTitles()).filter((t) => /^Preview /.test(t));
-      note(previews.length <= 1, `one answer panel, reused: ${previews.join(', ') || 'none'}`);
+      const previews = (await tabTitles()).filter((t) => /^Preview answer\.md/.test(t));
+      note(previews.length === 1, `one answer panel, reused (an open one shows the stream): ${(await tabTitles()).join(', ')}`);
       await shot('vscode-stream-done');
       await page.keyboard.press('Escape');
     }
