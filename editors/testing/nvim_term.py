@@ -77,6 +77,16 @@ def answer_shown(pattern, timeout=15):
     return m
 
 
+def wait_gone(text, timeout=5):
+    """Waits until text is no longer on the screen; reports whether it went."""
+    deadline = time.time() + timeout
+    while text in t.screen():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def open_gate(name):
     """Lets the fake model send the rest of a turn held at gate name."""
     req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/gates/" + name, method="POST")
@@ -101,10 +111,7 @@ def stream_step():
            "the reply's answer float replaces the streamed one with the whole answer")
     t.note(re.search(r"# agentls task \S+: writing", t.screen()) is None, "nothing says it is still writing")
     t.send("q")
-    gone = time.time() + 5
-    while time.time() < gone and "STREAM-PART-6" in t.screen():
-        time.sleep(0.1)
-    t.note("STREAM-PART-6" not in t.screen() and lua_probe("return #require'agentls.stream'.open()") == 0,
+    t.note(wait_gone("STREAM-PART-6") and lua_probe("return #require'agentls.stream'.open()") == 0,
            "q closes the answer float and no streamed float is left behind")
 
 
@@ -199,6 +206,7 @@ try:
         t.send("x")
         t.note(answer_shown(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
         t.send("q")
+        wait_gone("EXECUTED")  # else the report's wait sees the closing float
         ex("AgentReport")
         t.note(t.wait_for(r"EXECUTED", 10) is not None, ":AgentReport shows the last task's answer (agentls.result)")
         t.send("q")
