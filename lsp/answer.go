@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // MethodAnswer is the server-to-client notification that streams a task's
@@ -49,7 +52,7 @@ const AnswerInterval = 80 * time.Millisecond
 // while the task validates) is an internal step and is not streamed, as in
 // the ACP face. Its methods are safe for concurrent use.
 type answerStream struct {
-	srv *Server
+	srv *server.Server
 	ctx context.Context // never cancelled: the last part is sent after the request ends
 
 	sendMu sync.Mutex // held while sending: keeps the notifications in order
@@ -69,7 +72,7 @@ type answerStream struct {
 // newAnswerStream returns the stream of one task, or nil when the client
 // did not ask for agentls/answer (a nil stream does nothing).
 func (s *Service) newAnswerStream(ctx context.Context) *answerStream {
-	if s.srv == nil || !s.srv.supportsAnswerStream() {
+	if s.srv == nil || s.srv.Client() == nil || !answerStreamDeclared(s.srv.ClientCapabilities()) {
 		return nil
 	}
 	return &answerStream{srv: s.srv, ctx: context.WithoutCancel(ctx)}
@@ -170,15 +173,14 @@ func (a *answerStream) Close() {
 
 // send sends one notification, redacted. a.sendMu must be held.
 func (a *answerStream) send(p AnswerParams) {
-	p.Text = a.srv.redact(p.Text)
-	a.srv.notifyMethod(a.ctx, MethodAnswer, p)
+	p.Text = a.srv.Redact(p.Text)
+	a.srv.Notify(a.ctx, MethodAnswer, p)
 }
 
-// supportsAnswerStream reports whether the client declared
+// answerStreamDeclared reports whether caps declare
 // experimental.agentls.answerStream.
-func (s *Server) supportsAnswerStream() bool {
-	raw := s.ClientCapabilities().Experimental
-	if s.client == nil || len(raw) == 0 {
+func answerStreamDeclared(caps protocol.ClientCapabilities) bool {
+	if len(caps.Experimental) == 0 {
 		return false
 	}
 	var exp struct {
@@ -186,5 +188,5 @@ func (s *Server) supportsAnswerStream() bool {
 			AnswerStream bool `json:"answerStream"`
 		} `json:"agentls"`
 	}
-	return json.Unmarshal(raw, &exp) == nil && exp.Agentls.AnswerStream
+	return json.Unmarshal(caps.Experimental, &exp) == nil && exp.Agentls.AnswerStream
 }

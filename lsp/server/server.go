@@ -523,9 +523,9 @@ func (s *Server) notify(ctx context.Context, send func(ctx context.Context, c pr
 	}
 }
 
-// notifyMethod sends a notification that protocol.Client has no method
-// for (agentls/answer).
-func (s *Server) notifyMethod(ctx context.Context, method string, params any) {
+// Notify sends a notification that protocol.Client has no method for
+// (agentls/answer); a failure is logged.
+func (s *Server) Notify(ctx context.Context, method string, params any) {
 	if s.conn == nil {
 		return
 	}
