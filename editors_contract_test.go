@@ -562,8 +562,9 @@ func TestPluginsMatchTheContract(t *testing.T) {
 }
 
 // TestPluginCheckFails: the checks catch a renamed command, a renamed
-// argument key, a renamed request, and a contract whose argument was
-// renamed under the plugin.
+// argument key, a renamed request, a notification not taken or its
+// capability not declared, and a contract whose argument was renamed under
+// the plugin.
 func TestPluginCheckFails(t *testing.T) {
 	c := readContract(t)
 	renamedPrompt := readContract(t)
@@ -601,6 +602,10 @@ func TestPluginCheckFails(t *testing.T) {
 		{0, `return { saved = saved, failed = failed }`, `return { saved = saved, failures = failed }`, c, `agentls/saveDocuments: the reply never has the required "failed"`},
 		{0, `item.version =`, `item.ver =`, c, `agentls/diagnostics: reply key "ver" is not in the contract`},
 		{1, `:saved (vconcat`, `:done (vconcat`, c, `agentls/saveDocuments: reply key "done" is not in the contract`},
+		{0, `['agentls/answer']`, `['agentls/answers']`, c, "notification agentls/answer is not taken"},
+		{0, `answerStream`, `answer_stream_on`, c, "notification agentls/answer: the capability experimental.agentls.answerStream is not declared"},
+		{1, `('agentls/answer `, `('agentls/answers `, c, "notification agentls/answer is not taken"},
+		{1, `:answerStream`, `:answer-stream`, c, "notification agentls/answer: the capability experimental.agentls.answerStream is not declared"},
 		{1, `:diagnostics
 `, `:diags
 `, c, `agentls/diagnostics: the reply never has the required "diagnostics"`},
