@@ -665,8 +665,19 @@ with the whole result (`agentls--show-result')."
         (let ((win (display-buffer (current-buffer))))
           (when win (set-window-point win (point-max))))))))
 
-(defun agentls--stream-end ()
-  "The streamed answer ends: the reply (or a stopped server) takes over."
+(defun agentls--stream-end (&optional status)
+  "The streamed answer ends: the reply (or a stopped server) takes over.
+Its header says STATUS (or \"ended\") instead of \"writing the answer\"
+when the reply does not replace the text (a cancelled task)."
+  (when agentls--streaming
+    (let ((b (get-buffer "*agentls answer*")))
+      (when (buffer-live-p b)
+        (with-current-buffer b
+          (let ((inhibit-read-only t))
+            (save-excursion
+              (goto-char (point-min))
+              (when (re-search-forward ": \\(writing the answer…\\|answer written\\)$" (line-end-position) t)
+                (replace-match (concat ": " (or status "ended")) t t))))))))
   (setq agentls--streaming nil))
 
 ;;; Results
@@ -676,7 +687,7 @@ with the whole result (`agentls--show-result')."
 (defun agentls--show-result (r)
   "One message and the whole answer in *agentls answer*."
   (setq agentls-last-result r)
-  (agentls--stream-end)
+  (agentls--stream-end (agentls--str (plist-get r :status)))
   (let* ((status (agentls--str (plist-get r :status)))
          (summary (agentls--str (plist-get r :summary)))
          (answer (agentls--str (plist-get r :answer)))
