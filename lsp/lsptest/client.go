@@ -83,6 +83,10 @@ type Config struct {
 	// request to the editor's own language servers and returns their
 	// result (nil: null); nil answers MethodNotFound, as a plain client.
 	LSP func(method string, params json.RawMessage) (json.RawMessage, error)
+	// AnswerStream declares experimental.agentls.answerStream, so the
+	// server streams the answer in agentls/answer notifications (recorded
+	// in State.Answers, as are any sent without it).
+	AnswerStream bool
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.
@@ -100,6 +104,23 @@ type ProgressRecord struct {
 	// ReportTimes are the arrival times of Reports.
 	ReportTimes []time.Time
 	End         *protocol.WorkDoneProgressEnd
+}
+
+// AnswerPart is one agentls/answer notification and when it came.
+type AnswerPart struct {
+	lsp.AnswerParams
+	Time time.Time
+}
+
+// AnswerText is the concatenation of the streamed answer parts of a task.
+func (s *State) AnswerText(taskID string) string {
+	var b strings.Builder
+	for _, a := range s.Answers {
+		if a.TaskID == taskID {
+			b.WriteString(a.Text)
+		}
+	}
+	return b.String()
 }
 
 // Ended reports whether the progress has ended.
@@ -123,8 +144,10 @@ type State struct {
 	Forwarded       []string
 	MessageRequests []protocol.ShowMessageRequestParams
 	AppliedEdits    []AppliedEdit
-	CreateRequests  int        // window/workDoneProgress/create requests received
-	SaveRequests    [][]string // the uris of each agentls/saveDocuments request
+	// Answers are the agentls/answer notifications, in order.
+	Answers        []AnswerPart
+	CreateRequests int        // window/workDoneProgress/create requests received
+	SaveRequests   [][]string // the uris of each agentls/saveDocuments request
 }
 
 // HasShowMessage reports whether a window/showMessage contains substr.
@@ -283,6 +306,9 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 	if c.cfg.ApplyEdit {
 		caps.Workspace.ApplyEdit = ptr(true)
 		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: ptr(true)}
+	}
+	if c.cfg.AnswerStream {
+		caps.Experimental = protocol.LSPAny(`{"agentls":{"answerStream":true}}`)
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{
@@ -499,6 +525,7 @@ func (c *Client) copyState() State {
 	s.MessageRequests = append([]protocol.ShowMessageRequestParams(nil), c.state.MessageRequests...)
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
 	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
+	s.Answers = append([]AnswerPart(nil), c.state.Answers...)
 	return s
 }
 
