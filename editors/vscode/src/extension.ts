@@ -7,6 +7,7 @@
 import { randomBytes } from 'crypto';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
+import { DiagnosticSources, Manifest, languagesOfFile, servesLanguage } from './diagsources';
 import {
   CancellationToken,
   CancellationTokenSource,
@@ -313,6 +314,41 @@ async function saveDocuments(params: unknown): Promise<{ saved: string[]; failed
   return { saved, failed };
 }
 
+// What this window has seen of diagnostics sources (src/diagsources.ts):
+// agentls/diagnostics answers `checked: false` for a document no source can
+// check, and the server then does not wait for diagnostics after an edit.
+const diagSources = new DiagnosticSources();
+
+function manifests(): Manifest[] {
+  return vscode.extensions.all.map((e) => e.packageJSON as Manifest);
+}
+
+/** languagesOf: the open document's language, else those contributed for its file name. */
+function languagesOf(uri: vscode.Uri): string[] {
+  const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
+  return doc ? [doc.languageId] : languagesOfFile(manifests(), uri.path);
+}
+
+/**
+ * noteDiagnostics records the documents some source reported diagnostics
+ * for (an empty report too: a language server sends one for a clean file).
+ * agentls publishes none itself; were its own collection to hold some for
+ * a document, a report with nothing else in it is not counted.
+ */
+function noteDiagnostics(uris: readonly vscode.Uri[]): void {
+  for (const uri of uris) {
+    const own = client?.diagnostics?.get(uri) ?? [];
+    if (own.length > 0 && vscode.languages.getDiagnostics(uri).length <= own.length) continue;
+    diagSources.reported(uri.toString(), languagesOf(uri));
+  }
+}
+
+/** checkedOf: agentls/diagnostics' `checked` for uri (undefined: cannot tell). */
+function checkedOf(uri: vscode.Uri): boolean | undefined {
+  const langs = languagesOf(uri);
+  return diagSources.checked(uri.toString(), langs, servesLanguage(manifests(), langs, ctx.extension.id));
+}
+
 /** editorDiagnostics answers agentls/diagnostics with what the editor shows, agentls's own left out. */
 function editorDiagnostics(params: unknown) {
   const lc = requireClient();
@@ -338,8 +374,8 @@ function editorDiagnostics(params: unknown) {
     // language server's diagnostics are for, and the document's own version
     // would tell the server they are current right after an edit, before
     // the language server has looked. Without one the server waits until
-    // the errors change (bounded).
-    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), diagnostics });
+    // the errors change (bounded), unless nothing checks the document.
+    out.push({ uri: lc.code2ProtocolConverter.asUri(uri), diagnostics, checked: uris.length === 0 ? undefined : checkedOf(uri) });
   }
   return out;
 }
@@ -640,6 +676,7 @@ async function runCommand(command: string, arg: object, prompt: string): Promise
       },
     );
     const result = parseResult(reply);
+    log.info(`${command} replied in ${Date.now() - run.start} ms`);
     if (result) {
       prompts.set(result.taskId, prompt);
       lastResult = result;
@@ -1158,7 +1195,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ exte
     context.secrets.onDidChange((e) => {
       if (e.key === secretKey) log.info('API key changed in secret storage');
     }),
+    vscode.languages.onDidChangeDiagnostics((e) => noteDiagnostics(e.uris)),
   );
+  noteDiagnostics(vscode.languages.getDiagnostics().map(([uri]) => uri));
   askForKeyOnce().catch((err) => log.warn(`API key prompt: ${errorText(err)}`));
   try {
     await startClient();
