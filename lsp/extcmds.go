@@ -43,6 +43,7 @@ func (s *Service) extensionCommands() []CommandHandler {
 	return []CommandHandler{
 		bind(PromptsCommand, s.promptsCommand),
 		bind(ToolsCommand, s.toolsCommand),
+		bind(RunCommentCommand, s.runCommentCommand),
 	}
 }
 

@@ -485,6 +485,16 @@ async function startClient(): Promise<void> {
   lc.onRequest(ServerRequest.saveDocuments, saveDocuments);
   lc.onRequest(ServerRequest.diagnostics, editorDiagnostics);
   lc.onRequest(ServerRequest.lsp, forwardLsp);
+  // The server sends its agentls/* requests only to a client that lists
+  // them in capabilities.experimental.agentls.
+  lc.registerFeature({
+    fillClientCapabilities: (caps) => {
+      caps.experimental = { ...(caps.experimental as object | undefined), agentls: { requests: Object.values(ServerRequest) } };
+    },
+    initialize: () => undefined,
+    getState: () => ({ kind: 'static' }),
+    clear: () => undefined,
+  });
   client = lc;
   try {
     await lc.start();

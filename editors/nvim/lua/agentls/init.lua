@@ -615,6 +615,10 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
+  -- The agentls/* requests this plugin answers (handlers()): the server
+  -- sends them only to a client that lists them.
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = { requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' } }
   return caps
 end
 

@@ -1,0 +1,47 @@
+package lsp
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// An agentls plugin says in initialize which agentls/* requests it
+// answers, in the LSP's place for extensions:
+//
+//	"capabilities": {"experimental": {"agentls": {"requests":
+//	    ["agentls/saveDocuments", "agentls/diagnostics", "agentls/lsp"]}}}
+//
+// The server sends an agentls/* request only to a client that listed it,
+// so an editor with standard LSP only (Helix, Kakoune, Zed, Sublime, Vim +
+// ALE) never receives a method it does not know: it saves nothing on the
+// agent's behalf, reports no diagnostics, and agentls's own language
+// servers answer the language tools.
+
+// pluginCapabilities is capabilities.experimental.agentls.
+type pluginCapabilities struct {
+	Requests []string `json:"requests"`
+}
+
+// PluginCapabilities is the experimental capability that declares the
+// agentls/* requests a client answers (for plugins written in Go, and
+// tests).
+func PluginCapabilities(requests ...string) json.RawMessage {
+	b, _ := json.Marshal(map[string]pluginCapabilities{"agentls": {Requests: requests}})
+	return b
+}
+
+// clientAnswers reports whether the client declared that it answers the
+// agentls request method.
+func (s *Server) clientAnswers(method string) bool {
+	raw := s.ClientCapabilities().Experimental
+	if len(raw) == 0 {
+		return false
+	}
+	var exp struct {
+		Agentls *pluginCapabilities `json:"agentls"`
+	}
+	if json.Unmarshal(raw, &exp) != nil || exp.Agentls == nil {
+		return false
+	}
+	return slices.Contains(exp.Agentls.Requests, method)
+}
