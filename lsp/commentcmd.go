@@ -115,7 +115,7 @@ func (s *Service) runCommentCommand(ctx context.Context, inv *Invocation, a RunC
 		}
 		out.CommentRemoved = removed
 	}
-	s.showAnswer(ctx, reply)
+	s.showAnswer(ctx, out)
 	return out, nil
 }
 
@@ -198,9 +198,11 @@ func utf16Len(s string) uint32 {
 // showAnswer brings a comment task's answer to a client that has only
 // standard LSP: its report opens with window/showDocument when the client
 // declared it (and the showReport setting has not opened it already), else
-// a window/showMessage names the report file after the summary runTask
-// sent.
-func (s *Service) showAnswer(ctx context.Context, reply *RunReply) {
+// one window/showMessage holds the summary, what happened to the comment
+// and the report file. It comes last, so editors that show one message at
+// a time (Vim + ALE) keep it on screen.
+func (s *Service) showAnswer(ctx context.Context, out RunCommentReply) {
+	reply := out.RunReply
 	if reply.Report == "" {
 		return
 	}
@@ -209,5 +211,15 @@ func (s *Service) showAnswer(ctx context.Context, reply *RunReply) {
 			return
 		}
 	}
-	s.srv.ShowMessage(ctx, statusMessageType(agent.State(reply.Status)), "agentls: the whole answer is in "+uri.URI(reply.Report).FsPath())
+	msg := "agentls: " + strings.TrimSuffix(cutLine(reply.Summary, 200), ".")
+	if len(reply.ChangedFiles) > 0 {
+		if apply, _ := s.srv.supportsApplyEdit(); !apply {
+			msg += "; changed on disk: " + strings.Join(reply.ChangedFiles, ", ")
+		}
+	}
+	if out.CommentRemoved {
+		msg += "; the instruction comment was removed"
+	}
+	msg += ". The whole answer: " + uri.URI(reply.Report).FsPath()
+	s.srv.ShowMessage(ctx, statusMessageType(agent.State(reply.Status)), msg)
 }
