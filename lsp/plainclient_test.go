@@ -206,6 +206,19 @@ func TestCommentActionStrictClient(t *testing.T) {
 					t.Errorf("the report named is not there: %v", err)
 				}
 			}
+			// agentls.undo reverts the task's edit and leaves the comment out
+			// (its removal is not the task's change).
+			if _, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandUndo, map[string]string{"taskId": reply.TaskID}); err != nil {
+				t.Fatalf("undo: %v", err)
+			}
+			undone := strings.Replace(shopGo, "// agent: make Total skip negative\n// quantities\n", "", 1)
+			got, _, _ := a.c.Document(file)
+			if !cfg.ApplyEdit {
+				got = readFile(t, file)
+			}
+			if got != undone {
+				t.Errorf("after undo:\n%s\nwant\n%s", got, undone)
+			}
 			a.checkNoKey(t)
 		})
 	}
