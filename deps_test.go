@@ -135,6 +135,8 @@ var importRules = []struct {
 		why: "MCP servers belong to the session host; the LSP face reaches them through it"},
 	{pkg: "agent/journal/...", never: []string{"agent", "agent/session"},
 		why: "the journal is what a task recorded, read back (stored forms, undo, lessons); it knows nothing of the loop that records or the host"},
+	{pkg: "lsp/server", never: []string{"lsp", "agent", "tools", "langserver", "acp"},
+		why: "the protocol server (lifecycle, document sync, commands, progress) knows nothing of the agent face plugged into it nor of the loop and its tools"},
 	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
 		why: "the language-server client serves every face and knows none of them"},
 }
@@ -347,6 +349,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "lsp", Imports: []string{"acp"}},
 		{Path: "agent/journal", Imports: []string{"agent/store"}},
 		{Path: "lsp/wire"},
+		{Path: "lsp/server", Imports: []string{"lsp/wire"}},
 		{Path: "langserver", Imports: []string{"lsp"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
@@ -475,5 +478,28 @@ func TestWireRuleCanFail(t *testing.T) {
 	}
 	if len(got) != 2 {
 		t.Errorf("wire violations %q; want lsp/wire depending on agent/session and agent reported", got)
+	}
+}
+
+// TestProtocolServerRuleCanFail: a protocol server that reaches into the
+// agent face or the loop is reported; the face importing the server is not.
+func TestProtocolServerRuleCanFail(t *testing.T) {
+	broken := []goPackage{
+		{Path: "lsp/server", Imports: []string{"lsp/wire", "workspace", "lsp", "agent", "tools"}},
+		{Path: "lsp", Imports: []string{"lsp/server", "agent/session"}},
+	}
+	var got []string
+	for _, v := range importViolations(broken) {
+		if strings.HasPrefix(v, "lsp/server ") {
+			got = append(got, v)
+		}
+	}
+	for _, want := range []string{"lsp/server imports lsp;", "lsp/server imports agent;", "lsp/server imports tools;"} {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, want) }) {
+			t.Errorf("importViolations does not report %q:\n%s", want, strings.Join(got, "\n"))
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d protocol-server violations; want 3:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

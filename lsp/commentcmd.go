@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -30,7 +31,7 @@ type RunCommentArgs struct {
 
 // Validate checks the arguments after decoding.
 func (a *RunCommentArgs) Validate() error {
-	if _, err := filenameOf(uri.URI(a.URI)); err != nil {
+	if _, err := server.Filename(uri.URI(a.URI)); err != nil {
 		return fmt.Errorf(`"uri": %v`, err)
 	}
 	if strings.TrimSpace(a.Instruction) == "" {
@@ -51,7 +52,7 @@ type RunCommentReply struct {
 
 // RunCommentCommand declares agentls.runComment, the command of the code
 // action "Run agent on this comment".
-var RunCommentCommand = &Command[RunCommentArgs, RunCommentReply]{Name: "agentls.runComment"}
+var RunCommentCommand = &server.Command[RunCommentArgs, RunCommentReply]{Name: "agentls.runComment"}
 
 // CommandRunComment is the name of agentls.runComment (public contract).
 var CommandRunComment = RunCommentCommand.Name
@@ -75,14 +76,14 @@ func commentActions(doc workspace.Document, u string, r Range) (protocol.Command
 // answer reaches a client with only standard LSP: the report opens with
 // window/showDocument when the client declared it, else a
 // window/showMessage names the report file.
-func (s *Service) runCommentCommand(ctx context.Context, inv *Invocation, a RunCommentArgs) (RunCommentReply, error) {
+func (s *Service) runCommentCommand(ctx context.Context, inv *server.Invocation, a RunCommentArgs) (RunCommentReply, error) {
 	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		s.srv.ShowMessage(ctx, protocol.MessageTypeError, "agentls: "+err.Error())
 		return RunCommentReply{}, requestFailed("%s: %v", CommandRunComment, err)
 	}
-	name, _ := filenameOf(uri.URI(a.URI))
+	name, _ := server.Filename(uri.URI(a.URI))
 	p, err := ws.Resolve(name)
 	if err != nil {
 		return RunCommentReply{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: uri %s is not in the workspace (%s)", CommandRunComment, a.URI, strings.Join(ws.Roots(), ", "))
@@ -206,14 +207,14 @@ func (s *Service) showAnswer(ctx context.Context, out RunCommentReply) {
 	if reply.Report == "" {
 		return
 	}
-	if s.srv.supportsShowDocument() {
-		if s.Host().Settings().ShowReport || s.srv.showDocument(ctx, uri.URI(reply.Report)) {
+	if s.srv.SupportsShowDocument() {
+		if s.Host().Settings().ShowReport || s.srv.ShowDocument(ctx, uri.URI(reply.Report)) {
 			return
 		}
 	}
 	msg := "agentls: " + strings.TrimSuffix(cutLine(reply.Summary, 200), ".")
 	if len(reply.ChangedFiles) > 0 {
-		if apply, _ := s.srv.supportsApplyEdit(); !apply {
+		if apply, _ := s.srv.SupportsApplyEdit(); !apply {
 			msg += "; changed on disk: " + strings.Join(reply.ChangedFiles, ", ")
 		}
 	}

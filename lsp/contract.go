@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"reflect"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ type ClientRequest[P, R any] struct {
 func (r ClientRequest[P, R]) ask(ctx context.Context, svc *Service, params P, timeout time.Duration, req *pluginRequest) (R, error) {
 	var raw json.RawMessage
 	var res R
-	if !svc.srv.clientAnswers(r.Method) {
+	if !clientAnswers(svc.srv, r.Method) {
 		// Not declared (pluginreqs.go): a plain client is never sent it.
 		req.unsupported.Store(true)
 		return res, errNotAnswered
@@ -96,18 +97,17 @@ type Field struct {
 func (s *Service) Contract() Contract {
 	c := Contract{Comment: "Generated from the Go declarations (lsp/agentcmds.go, lsp/contract.go) by `go test ./lsp -run TestContractJSON -update`. Do not edit."}
 	for _, h := range s.Commands() {
-		if d, ok := h.(interface{ contract() ContractCommand }); ok {
-			c.Commands = append(c.Commands, d.contract())
+		if d, ok := h.(interface {
+			Types() (args, reply reflect.Type)
+		}); ok {
+			args, reply := d.Types()
+			c.Commands = append(c.Commands, ContractCommand{Name: h.CommandName(), Arguments: shapeOf(args, nil), Reply: shapeOf(reply, nil)})
 		}
 	}
 	for _, r := range clientRequests {
 		c.ClientRequests = append(c.ClientRequests, r.contract())
 	}
 	return c
-}
-
-func (c *Command[A, R]) contract() ContractCommand {
-	return ContractCommand{Name: c.Name, Arguments: shapeOf(reflect.TypeFor[A](), nil), Reply: shapeOf(reflect.TypeFor[R](), nil)}
 }
 
 func (r ClientRequest[P, R]) contract() ContractRequest {
@@ -145,7 +145,7 @@ func shapeOf(t reflect.Type, seen []reflect.Type) Shape {
 		s.Type = "any"
 		return s
 	}
-	switch k := jsonKind(t); {
+	switch k := server.JSONKind(t); {
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		s.Type = "array"
 		items := shapeOf(t.Elem(), seen)

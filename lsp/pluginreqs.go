@@ -3,6 +3,8 @@ package lsp
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // An agentls plugin says in initialize which agentls/* requests it
@@ -32,8 +34,8 @@ func PluginCapabilities(requests ...string) json.RawMessage {
 
 // clientAnswers reports whether the client declared that it answers the
 // agentls request method.
-func (s *Server) clientAnswers(method string) bool {
-	raw := s.ClientCapabilities().Experimental
+func clientAnswers(srv *server.Server, method string) bool {
+	raw := srv.ClientCapabilities().Experimental
 	if len(raw) == 0 {
 		return false
 	}

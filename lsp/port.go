@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -73,8 +74,8 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	// command (which has not started): say so, then go back.
 	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Request.Summary, 80))
 	defer p.sink.setActivity(prev)
-	item, err := srv.showMessageRequest(actx, &protocol.ShowMessageRequestParams{
-		Type: protocol.MessageTypeWarning, Message: srv.redact(msg), Actions: actions,
+	item, err := srv.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning, Message: srv.Redact(msg), Actions: actions,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -168,7 +169,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 	var out []session.Diagnostic
 	versions := map[string]int32{}
 	for _, doc := range docs {
-		name, err := filenameOf(uri.URI(doc.URI))
+		name, err := server.Filename(uri.URI(doc.URI))
 		if err != nil {
 			continue
 		}

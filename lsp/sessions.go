@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 	"time"
 
@@ -19,7 +20,7 @@ import (
 // resumeCommand continues an interrupted task (same ID) through the same
 // pipeline as agentls.run (progress, report, summary); the reply is
 // agentls.run's.
-func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDArgs) (*RunReply, error) {
+func (s *Service) resumeCommand(ctx context.Context, inv *server.Invocation, a TaskIDArgs) (*RunReply, error) {
 	spec, err := s.Host().Resumable(ctx, a.TaskID)
 	switch {
 	case errors.Is(err, session.ErrUnknownTask):
@@ -46,7 +47,7 @@ type UndoReply struct {
 // undoCommand reverts every edit of a task: the open files in one
 // workspace/applyEdit, the others on disk; files changed since the task are
 // merged around the change or left alone and reported with a diff.
-func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (UndoReply, error) {
+func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskIDArgs) (UndoReply, error) {
 	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
@@ -187,7 +188,7 @@ func parseSince(s string) (time.Time, error) {
 
 // tasksCommand lists this server's tasks and the stored ones of earlier
 // runs (interrupted ones flagged), oldest first.
-func (s *Service) tasksCommand(ctx context.Context, _ *Invocation, a TasksArgs) ([]TaskInfo, error) {
+func (s *Service) tasksCommand(ctx context.Context, _ *server.Invocation, a TasksArgs) ([]TaskInfo, error) {
 	out, err := s.Host().List(ctx, a.filter())
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTasks, err)
@@ -218,7 +219,7 @@ type StatsReply struct {
 	Markdown string `json:"markdown"`
 }
 
-func (s *Service) statsCommand(ctx context.Context, _ *Invocation, a StatsArgs) (StatsReply, error) {
+func (s *Service) statsCommand(ctx context.Context, _ *server.Invocation, a StatsArgs) (StatsReply, error) {
 	stats, err := s.Host().Stats(ctx, a.since, a.Top)
 	if err != nil {
 		return StatsReply{}, requestFailed("%s: %v", CommandStats, err)

@@ -1,5 +1,5 @@
 // Package lsptest is a fake editor for tests of the agentls server. A Client
-// connects to an lsp.Server in the same process (over net.Pipe) or to the
+// connects to an server.Server in the same process (over net.Pipe) or to the
 // agentls binary over its stdio, declares configurable capabilities, and
 // records what the server sends: $/progress per token, window/showMessage,
 // window/logMessage, window/showDocument, window/showMessageRequest and the
@@ -29,6 +29,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/lsp/wire"
 )
 
@@ -188,7 +189,7 @@ const maxTranscript = 4 << 20
 // Connect serves srv in-process over net.Pipe and returns a client
 // connected to it, and a channel that receives Serve's result. The
 // connection is closed when the test ends.
-func Connect(t testing.TB, srv *lsp.Server, cfg Config) (*Client, <-chan error) {
+func Connect(t testing.TB, srv *server.Server, cfg Config) (*Client, <-chan error) {
 	t.Helper()
 	serverEnd, clientEnd := net.Pipe()
 	serveDone := make(chan struct{})
