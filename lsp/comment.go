@@ -20,7 +20,7 @@ type instruction struct {
 	// (inclusive).
 	StartLine, EndLine int
 	// Text is the instruction: the comment's text after "agent:", its
-	// lines joined by spaces.
+	// lines joined, every run of white space one space.
 	Text string
 	// Lines are the comment's lines as the document holds them (without
 	// line endings), to tell whether the comment is still there, untouched.
@@ -122,7 +122,7 @@ func instructions(text string, markers []string) []instruction {
 			in.EndLine = j
 			in.Lines = append(in.Lines, strings.TrimRight(lines[j], "\r"))
 		}
-		in.Text = strings.TrimSpace(strings.Join(parts, " "))
+		in.Text = strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
 		i = in.EndLine
 		if in.Text == "" {
 			continue // "// agent:" and nothing to do

@@ -19,6 +19,8 @@ func TestInstructions(t *testing.T) {
 			[]instruction{{StartLine: 0, EndLine: 0, Text: "rename x"}}},
 		{"stops at the next instruction", "go", "a.go", "// agent: one\n// agent: two\n",
 			[]instruction{{StartLine: 0, EndLine: 0, Text: "one"}, {StartLine: 1, EndLine: 1, Text: "two"}}},
+		{"white space runs", "go", "a.go", "// agent:   make\tTotal  skip\n//    negative\n",
+			[]instruction{{StartLine: 0, EndLine: 1, Text: "make Total skip negative"}}},
 		{"python", "python", "a.py", "def f():\n    # agent: return early on None\n    pass\n",
 			[]instruction{{StartLine: 1, EndLine: 1, Text: "return early on None"}}},
 		{"lua", "lua", "a.lua", "-- agent: cache the result\nlocal x = 1\n",
