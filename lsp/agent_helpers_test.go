@@ -61,15 +61,15 @@ func newAgentSession(t testing.TB, turns []fakemodel.Turn, files map[string]stri
 	}
 	cfg.Roots = []string{root}
 	cfg.InitializationOptions = settings
-	svc := lsp.NewService(o.svc)
 	logs := &syncLog{}
-	env := func(k string) string {
+	o.svc.Getenv = func(k string) string {
 		if k == "OPENAI_API_KEY" && !o.noKey {
 			return testAPIKey
 		}
 		return ""
 	}
-	opts := append(svc.Options(), server.WithEnv(env), server.WithLogger(logs.handler(t), nil))
+	svc := lsp.NewService(o.svc)
+	opts := append(svc.Options(), server.WithLogger(logs.handler(t), nil))
 	s := newSession(t, cfg, opts...)
 	if _, err := s.c.Initialize(ctx(t)); err != nil {
 		t.Fatalf("initialize: %v", err)

@@ -177,7 +177,7 @@ func TestModelConfigChangeRebuildsTheClient(t *testing.T) {
 	if err := a.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{Settings: raw}); err != nil {
 		t.Fatal(err)
 	}
-	if !waitFor(2*time.Second, func() bool { return a.srv.Config().Model == "other-model" }) {
+	if !waitFor(2*time.Second, func() bool { return a.svc.Host().Settings().Model == "other-model" }) {
 		t.Fatal("configuration not applied")
 	}
 	if _, err := a.run(t, map[string]any{"prompt": "what is Bar?"}); err != nil {

@@ -95,7 +95,6 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		svc := lsp.NewService(lsp.ServiceOptions{})
 		cfg := lsptest.Config{WorkDoneProgress: true, ApplyEdit: true, CodeActionLiterals: true, Roots: []string{root},
 			InitializationOptions: map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off",
 				"approval": "auto", "maxTurns": searchRounds*len(searchGreps) + 5}}
@@ -105,9 +104,10 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 			}
 			return ""
 		}
+		svc := lsp.NewService(lsp.ServiceOptions{Getenv: env})
 		// Warnings only: a debug line per request would be part of the load.
 		quiet := slog.NewTextHandler(testWriter{b}, &slog.HandlerOptions{Level: slog.LevelWarn})
-		s := newSession(b, cfg, append(svc.Options(), server.WithEnv(env), server.WithLogger(quiet, nil))...)
+		s := newSession(b, cfg, append(svc.Options(), server.WithLogger(quiet, nil))...)
 		b.StartTimer()
 
 		if _, err := s.c.Initialize(ctx(b)); err != nil {

@@ -1,6 +1,8 @@
 package lsp_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	sess "github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/lsp/server"
 )
@@ -85,21 +88,29 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// withSettings is an initialized session with the agent service plugged in
+// (it owns the settings) and an empty environment.
+func withSettings(t *testing.T, cfg lsptest.Config, opts ...server.Option) (*session, *lsp.Service) {
+	t.Helper()
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: func(string) string { return "" }})
+	return initialized(t, cfg, append(svc.Options(), opts...)...), svc
+}
+
 // TestConfigOverLSP: initializationOptions and didChangeConfiguration apply;
 // invalid values are reported with a showMessage warning naming the field;
 // an API key sent as a setting is never echoed or logged.
 func TestConfigOverLSP(t *testing.T) {
 	secret := "sk-never-echo-this"
-	var seen []sess.Settings
-	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{"model": "init-model", "maxTurns": -3, "apiKey": secret}},
-		server.WithConfigHandler(func(c sess.Settings) { seen = append(seen, c) }))
+	var seen []string
+	s, svc := withSettings(t, lsptest.Config{InitializationOptions: map[string]any{"model": "init-model", "maxTurns": -3, "apiKey": secret}},
+		server.WithSettingsHandler(func(_ context.Context, _ server.SettingsFrom, raw json.RawMessage) { seen = append(seen, string(raw)) }))
 	st := s.c.Await(2*time.Second, "a warning about maxTurns", func(st *lsptest.State) bool { return st.HasShowMessage("maxTurns") })
 	for _, m := range st.ShowMessages {
 		if strings.Contains(m.Message, "maxTurns") && m.Type != protocol.MessageTypeWarning {
 			t.Errorf("config warning type = %v; want Warning", m.Type)
 		}
 	}
-	if c := s.srv.Config(); c.Model != "init-model" || c.MaxTurns != sess.DefaultMaxTurns {
+	if c := svc.Host().Settings(); c.Model != "init-model" || c.MaxTurns != sess.DefaultMaxTurns {
 		t.Errorf("config after initialize = %+v; want model set and maxTurns default kept", c)
 	}
 	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{
@@ -112,11 +123,11 @@ func TestConfigOverLSP(t *testing.T) {
 	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
 		t.Fatal(err)
 	}
-	if c := s.srv.Config(); c.Approval != "deny" || c.Validate != "edits" || c.Model != "init-model" {
+	if c := svc.Host().Settings(); c.Approval != "deny" || c.Validate != "edits" || c.Model != "init-model" {
 		t.Errorf("config after change = %+v", c)
 	}
 	if len(seen) != 2 {
-		t.Errorf("config handler called %d times; want 2", len(seen))
+		t.Errorf("settings handler called %d times; want 2", len(seen))
 	}
 	if strings.Contains(s.c.Transcript(), secret) {
 		// The client sent it; only the client's own message may hold it.
@@ -132,7 +143,7 @@ func TestConfigOverLSP(t *testing.T) {
 // TestLogMirroring: logs reach the client as window/logMessage at the
 // configured level only.
 func TestLogMirroring(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
+	s, _ := withSettings(t, lsptest.Config{})
 	name := t.TempDir() + "/x.txt"
 	if err := s.c.OpenDocument(ctx(t), name, "plaintext", "x"); err != nil { // logs "didOpen" at debug
 		t.Fatal(err)
@@ -165,10 +176,10 @@ func TestBaseURLSecretsNeverShown(t *testing.T) {
 	var logBuf lsptest.SyncBuffer
 	level := new(slog.LevelVar)
 	level.Set(slog.LevelDebug)
-	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{
+	s, svc := withSettings(t, lsptest.Config{InitializationOptions: map[string]any{
 		"baseURL": "https://user:" + secret + "@models.example/v1?api-key=" + secret, "logLevel": "debug"}},
 		server.WithLogger(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: level}), level))
-	if got := s.srv.Config().BaseURL; !strings.Contains(got, secret) {
+	if got := svc.Host().Settings().BaseURL; !strings.Contains(got, secret) {
 		t.Fatalf("baseURL = %q; the setting itself must be kept as given", got)
 	}
 	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeConfiguration, &protocol.DidChangeConfigurationParams{

@@ -17,7 +17,7 @@ import (
 // recovered).
 func TestGarbageFrames(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		srv := server.New(server.WithEnv(func(string) string { return "" }))
+		srv := server.New()
 		serverEnd, clientEnd := net.Pipe()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(context.Background(), serverEnd) }()
@@ -50,8 +50,7 @@ func FuzzIncoming(f *testing.F) {
 	f.Add([]byte("Content-Length: 90\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":1}}"))
 	init := []byte("Content-Length: 96\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":\"initialize\",\"params\":{\"processId\":null,\"capabilities\":{}}}")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		srv := server.New(server.WithEnv(func(string) string { return "" }),
-			server.WithLogger(slog.DiscardHandler, nil), server.WithCommands(cmdEcho, cmdPanic))
+		srv := server.New(server.WithLogger(slog.DiscardHandler, nil), server.WithCommands(cmdEcho, cmdPanic))
 		serverEnd, clientEnd := net.Pipe()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(context.Background(), serverEnd) }()

@@ -75,7 +75,6 @@ func newSession(t testing.TB, cfg lsptest.Config, opts ...server.Option) *sessio
 	base := []server.Option{
 		server.WithVersion("test-1"),
 		server.WithLogger(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}), level),
-		server.WithEnv(func(string) string { return "" }),
 		server.WithCommands(cmdSleep, cmdEcho, cmdPanic),
 	}
 	srv := server.New(append(base, opts...)...)

@@ -2,14 +2,16 @@ package lsp
 
 import (
 	"context"
-	"github.com/agentls/agentls/lsp/server"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/langserver"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // ServiceOptions configure NewService. Zero fields mean their defaults.
@@ -28,6 +30,10 @@ type ServiceOptions struct {
 	// workspace/applyEdit before its progress says it is waiting for the
 	// editor. The wait itself has no limit. Default 1 s.
 	ApplyNoticeAfter time.Duration
+	// Getenv reads the environment: the settings' variables and the API
+	// key (tests use it to avoid touching the process environment).
+	// Default os.Getenv.
+	Getenv func(string) string
 }
 
 // Service is the LSP face of the agent: it hosts one session.Host for the
@@ -42,6 +48,16 @@ type Service struct {
 
 	hostOnce sync.Once
 	host     *session.Host
+
+	// The settings before the host owns them (settings.go): those of the
+	// environment, then those initialize left (start).
+	env         session.Settings
+	envProblems []session.Problem
+	startMu     sync.Mutex // guards start
+	start       *session.Settings
+	// redactor is the Redactor of the current settings, for the server
+	// (server.WithRedactor).
+	redactor atomic.Pointer[redact.Redactor]
 
 	// clientAnswered is set once the client answers an approval question;
 	// clientMute once a client that never answered let one time out
@@ -67,19 +83,29 @@ func NewService(opts ServiceOptions) *Service {
 	if opts.ApplyNoticeAfter <= 0 {
 		opts.ApplyNoticeAfter = time.Second
 	}
-	return &Service{opts: opts}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	s := &Service{opts: opts}
+	s.env, s.envProblems = session.FromEnv(opts.Getenv)
+	var cache session.RedactorCache
+	r := cache.Get(s.env, opts.Getenv)
+	s.redactor.Store(&r)
+	return s
 }
 
 // Options are the server options that plug the service in: the agentls.*
-// commands, the code actions, the roots and configuration handlers (which
-// hand them to the host) and the end-of-connection handler (Close).
+// commands, the code actions, the roots and settings handlers (which hand
+// them to the host), the redactor of the host's settings and the
+// end-of-connection handler (Close).
 func (s *Service) Options() []server.Option {
 	return []server.Option{
 		func(srv *server.Server) { s.srv = srv },
 		server.WithCommands(s.Commands()...),
 		server.WithCodeActions(s.codeActions),
 		server.WithRootsHandler(s.rootsChanged),
-		server.WithConfigHandler(s.configChanged),
+		server.WithSettingsHandler(s.settings),
+		server.WithRedactor(s.currentRedactor),
 		server.WithEndHandler(s.Close),
 	}
 }
@@ -91,8 +117,8 @@ func (s *Service) Server() *server.Server { return s.srv }
 // (once the server is configured).
 func (s *Service) Host() *session.Host {
 	s.hostOnce.Do(func() {
-		s.host = session.New(s.srv.StartConfig(), session.Options{
-			Getenv:       s.srv.Getenv,
+		s.host = session.New(s.startSettings(), session.Options{
+			Getenv:       s.opts.Getenv,
 			Logger:       s.srv.Logger(),
 			Buffers:      s.srv.Buffers(),
 			Watch:        true,
@@ -103,14 +129,6 @@ func (s *Service) Host() *session.Host {
 		})
 	})
 	return s.host
-}
-
-// configChanged hands the host the settings initialize and
-// workspace/didChangeConfiguration gave: the host owns them from there
-// (the next task runs under them, after the user's consent to what they
-// widen).
-func (s *Service) configChanged(cfg session.Settings) {
-	s.Host().SetSettings(cfg)
 }
 
 // rootsChanged runs on the read loop: it must not block, so the workspace

@@ -139,11 +139,10 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	cfg := o.cfg
 	cfg.Roots = []string{root}
 	cfg.InitializationOptions = settings
-	svc := lsp.NewService(lsp.ServiceOptions{})
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),
-		lspserver.WithEnv(os.Getenv),
 		lspserver.WithLogger(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}), nil),
 	)...)
 	c, _ := lsptest.Connect(t, srv, cfg)

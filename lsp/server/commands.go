@@ -230,8 +230,8 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 	}
 	s.log.Debug("executeCommand", "command", p.Command)
 	res, err := c.run(ctx, &Invocation{Server: s, WorkDoneToken: p.WorkDoneToken}, p.Arguments)
-	if raw, ok := res.(json.RawMessage); ok {
-		res = json.RawMessage(s.redactor.Get(s.Config(), s.getenv).JSON(raw))
+	if raw, ok := res.(json.RawMessage); ok && s.redactor != nil {
+		res = json.RawMessage(s.redactor().JSON(raw))
 	}
 	if err != nil {
 		err = redactErr(err, s.Redact)

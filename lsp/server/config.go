@@ -2,20 +2,58 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"go.lsp.dev/protocol"
-
-	"github.com/agentls/agentls/agent/session"
 )
 
-// The settings are the session's (session.Settings): layered from the
-// defaults, the environment, initializationOptions and each
-// workspace/didChangeConfiguration (section "agentls"); an invalid setting is
-// reported to the user and keeps its value.
+// The server does not know what the settings mean: it hands them, as the
+// client sent them, to the handlers the face installed (WithSettingsHandler):
+// initializationOptions at initialize, the settings of each
+// workspace/didChangeConfiguration. The face applies and checks them, and
+// sets the server's log level (SetLogLevel) and redaction (WithRedactor)
+// from them.
+
+// SettingsFrom says which message a SettingsHandler's settings came in.
+type SettingsFrom int
+
+const (
+	// FromInitialize: the initializationOptions of initialize, handled
+	// before the roots handler and before the initialize result is sent.
+	FromInitialize SettingsFrom = iota
+	// FromDidChangeConfiguration: the settings of a
+	// workspace/didChangeConfiguration notification.
+	FromDidChangeConfiguration
+)
+
+// A SettingsHandler receives settings as the client sent them (raw may be
+// empty or null). It runs on the read loop and must not block.
+type SettingsHandler func(ctx context.Context, from SettingsFrom, raw json.RawMessage)
+
+// WithSettingsHandler adds a handler for the settings the client sends.
+func WithSettingsHandler(f SettingsHandler) Option {
+	return func(s *Server) { s.onSettings = append(s.onSettings, f) }
+}
+
+// A Redactor hides secrets in text (String) and in a JSON reply, keeping it
+// valid JSON (JSON).
+type Redactor interface {
+	String(text string) string
+	JSON(raw []byte) []byte
+}
+
+// WithRedactor sets the function that returns the current Redactor: what
+// the server sends or logs passes through it (messages, progress, command
+// replies and errors, the log and its mirror to the client). Without it
+// text goes out as it is. It is called for every record and message, from
+// any goroutine: it must be cheap and must not log.
+func WithRedactor(current func() Redactor) Option { return func(s *Server) { s.redactor = current } }
+
+// SetLogLevel sets the level of the log (and of its mirror to the client).
+func (s *Server) SetLogLevel(l slog.Level) { s.level.Set(l) }
 
 // ParseLevel parses a log level name: debug, info, warn or error.
 func ParseLevel(name string) (slog.Level, error) {
@@ -32,39 +70,13 @@ func ParseLevel(name string) (slog.Level, error) {
 	return 0, fmt.Errorf("unknown log level %q (want debug, info, warn or error)", name)
 }
 
-// applyLevel sets level from the settings, when they name one.
-func applyLevel(c session.Settings, level *slog.LevelVar) {
-	if l, err := ParseLevel(c.LogLevel); err == nil {
-		level.Set(l)
+func (s *Server) settings(ctx context.Context, from SettingsFrom, raw json.RawMessage) {
+	for _, f := range s.onSettings {
+		f(ctx, from, raw)
 	}
-}
-
-func envLookup(name string) string { return os.Getenv(name) }
-
-// reportConfigProblems tells the user, with one window/showMessage warning,
-// which settings were not applied.
-func (s *Server) reportConfigProblems(ctx context.Context, problems []session.Problem) {
-	if len(problems) == 0 {
-		return
-	}
-	parts := make([]string, len(problems))
-	for i, p := range problems {
-		parts[i] = p.String()
-		s.log.Warn("invalid setting", "field", p.Field, "problem", p.Message)
-	}
-	s.ShowMessage(ctx, protocol.MessageTypeWarning, "agentls: invalid configuration: "+strings.Join(parts, "; "))
 }
 
 func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) error {
-	s.mu.Lock()
-	cfg, problems := s.config.Apply(p.Settings)
-	s.config = cfg
-	s.mu.Unlock()
-	applyLevel(cfg, s.level)
-	s.reportConfigProblems(ctx, problems)
-	s.log.Info("configuration changed", "config", cfg)
-	if s.onConfig != nil {
-		s.onConfig(cfg)
-	}
+	s.settings(ctx, FromDidChangeConfiguration, json.RawMessage(p.Settings))
 	return nil
 }

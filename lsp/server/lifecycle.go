@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -13,36 +14,29 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-// initialize records the client's capabilities, roots and configuration and
-// answers with the server's capabilities. It runs on the read loop, so no
+// initialize records the client's capabilities and roots, hands the
+// initializationOptions to the settings handlers, and answers with the
+// server's capabilities. It runs on the read loop, so no
 // message after it is handled before the state is initialized.
 func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	if !s.state.CompareAndSwap(int32(stateNew), int32(stateInitialized)) {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already received")
 	}
 	roots, rootErrs := rootsFromInitialize(p)
-	cfg, problems := s.Config().Apply(p.InitializationOptions)
 
 	s.mu.Lock()
 	s.clientCaps = p.Capabilities
 	s.clientName = p.ClientInfo.Name
 	s.roots = roots
-	s.config = cfg
-	s.startConfig = &cfg
 	s.mu.Unlock()
 
-	applyLevel(cfg, s.level)
-	problems = append(s.envProblems, problems...)
 	for _, err := range rootErrs {
 		s.log.Warn("workspace root ignored", "error", err)
 	}
-	s.reportConfigProblems(ctx, problems)
-	s.log.Info("initialize", "client", p.ClientInfo.Name, "roots", roots, "config", cfg)
+	s.settings(ctx, FromInitialize, json.RawMessage(p.InitializationOptions))
+	s.log.Info("initialize", "client", p.ClientInfo.Name, "roots", roots)
 	if s.onRoots != nil {
 		s.onRoots(roots)
-	}
-	if s.onConfig != nil {
-		s.onConfig(cfg)
 	}
 
 	res := &protocol.InitializeResult{

@@ -15,7 +15,6 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/lsp/wire"
 	"github.com/agentls/agentls/workspace"
 )
@@ -66,10 +65,6 @@ func WithCommands(cmds ...CommandHandler) Option {
 // Without it the server offers no code actions.
 func WithCodeActions(f CodeActionFunc) Option { return func(s *Server) { s.codeActions = f } }
 
-// WithEnv replaces os.Getenv for reading the configuration's environment
-// variables (tests use it to avoid touching the process environment).
-func WithEnv(getenv func(string) string) Option { return func(s *Server) { s.getenv = getenv } }
-
 // WithProgressCreateTimeout bounds the wait for the client's answer to
 // window/workDoneProgress/create (default 1 s; some clients never answer).
 func WithProgressCreateTimeout(d time.Duration) Option {
@@ -85,10 +80,6 @@ func WithRootsHandler(f func(roots []string)) Option { return func(s *Server) { 
 // ended (every request context is cancelled by then), before Serve returns:
 // the place to cancel background work and drain it.
 func WithEndHandler(f func()) Option { return func(s *Server) { s.onEnd = append(s.onEnd, f) } }
-
-// WithConfigHandler sets a function called, on the read loop, with the new
-// configuration whenever it changes. It must not block.
-func WithConfigHandler(f func(session.Settings)) Option { return func(s *Server) { s.onConfig = f } }
 
 // lifecycle is the state of the LSP session.
 type lifecycle int32
@@ -110,10 +101,10 @@ type Server struct {
 	buffers       *workspace.Buffers
 	commands      *commandRegistry
 	codeActions   CodeActionFunc
-	getenv        func(string) string
 	createTimeout time.Duration
 	onRoots       func([]string)
-	onConfig      func(session.Settings)
+	onSettings    []SettingsHandler
+	redactor      func() Redactor
 	onEnd         []func()
 
 	log      *slog.Logger // baseLog plus the client mirror
@@ -133,15 +124,6 @@ type Server struct {
 	clientCaps protocol.ClientCapabilities
 	clientName string
 	roots      []string
-	config     session.Settings
-	// startConfig is config as initialize left it: the user's start-up
-	// configuration, whose model endpoint may receive the key.
-	startConfig *session.Settings
-
-	envProblems []session.Problem
-	// redactor hides the secrets of the current settings in everything the
-	// server sends or logs: replies, messages, progress, the log.
-	redactor session.RedactorCache // invalid environment values, reported at initialize
 
 	docMu     sync.Mutex    // guards docChange
 	docChange chan struct{} // closed and replaced after every document change
@@ -172,12 +154,8 @@ func New(opts ...Option) *Server {
 	if s.buffers == nil {
 		s.buffers = workspace.NewBuffers()
 	}
-	if s.getenv == nil {
-		s.getenv = envLookup
-	}
 	s.mirror = newClientLogHandler(s.level)
 	s.log = slog.New(redactHandler{teeHandler{s.baseLog, s.mirror}, s.Redact})
-	s.config, s.envProblems = session.FromEnv(s.getenv)
 	s.progress = newTracker(s)
 	s.routes = s.buildRoutes()
 	return s
@@ -206,36 +184,13 @@ func (s *Server) ClientCapabilities() protocol.ClientCapabilities {
 	return s.clientCaps
 }
 
-// redact hides the secrets of the current settings in text.
+// Redact hides secrets in text with the Redactor given by WithRedactor.
 func (s *Server) Redact(text string) string {
-	if text == "" {
+	if text == "" || s.redactor == nil {
 		return text
 	}
-	return s.redactor.Get(s.Config(), s.getenv).String(text)
+	return s.redactor().String(text)
 }
-
-// Config returns the current settings.
-func (s *Server) Config() session.Settings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.config
-}
-
-// StartConfig returns the settings as initialize left them (the current
-// ones before initialize): later changes arrive through
-// workspace/didChangeConfiguration, which a workspace file can cause.
-func (s *Server) StartConfig() session.Settings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.startConfig != nil {
-		return *s.startConfig
-	}
-	return s.config
-}
-
-// Getenv reads the configuration's environment variables (os.Getenv
-// unless WithEnv replaced it).
-func (s *Server) Getenv(name string) string { return s.getenv(name) }
 
 // Roots returns the workspace roots as absolute, cleaned OS paths, sorted.
 func (s *Server) Roots() []string {
