@@ -174,7 +174,7 @@ func (l *syncLog) String() string {
 }
 
 func (l *syncLog) handler(t testing.TB) slog.Handler {
-	return slog.NewTextHandler(io.MultiWriter(l, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug})
+	return slog.NewTextHandler(io.MultiWriter(l, lsptest.LogWriter(t)), &slog.HandlerOptions{Level: slog.LevelDebug})
 }
 
 func readFile(t testing.TB, path string) string {

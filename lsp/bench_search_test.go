@@ -106,7 +106,7 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 		}
 		svc := lsp.NewService(lsp.ServiceOptions{Getenv: env})
 		// Warnings only: a debug line per request would be part of the load.
-		quiet := slog.NewTextHandler(testWriter{b}, &slog.HandlerOptions{Level: slog.LevelWarn})
+		quiet := slog.NewTextHandler(lsptest.LogWriter(b), &slog.HandlerOptions{Level: slog.LevelWarn})
 		s := newSession(b, cfg, append(svc.Options(), server.WithLogger(quiet, nil))...)
 		b.StartTimer()
 

@@ -1,4 +1,4 @@
-package lsp_test
+package server_test
 
 import (
 	"context"
@@ -50,12 +50,12 @@ func FuzzIncoming(f *testing.F) {
 	f.Add([]byte("Content-Length: 90\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":1}}"))
 	init := []byte("Content-Length: 96\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":\"initialize\",\"params\":{\"processId\":null,\"capabilities\":{}}}")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		srv := server.New(server.WithLogger(slog.DiscardHandler, nil), server.WithCommands(cmdEcho, cmdPanic))
+		srv := server.New(server.WithLogger(slog.DiscardHandler, nil), server.WithCommands(lsptest.Echo, lsptest.Panic))
 		serverEnd, clientEnd := net.Pipe()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(context.Background(), serverEnd) }()
 		readDone := make(chan error, 1)
-		go func() { readDone <- drainFrames(clientEnd) }()
+		go func() { readDone <- lsptest.DrainFrames(clientEnd) }()
 		_, _ = clientEnd.Write(init)
 		_, _ = clientEnd.Write(data)
 		// End of input: the server must stop.

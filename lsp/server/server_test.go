@@ -1,4 +1,4 @@
-package lsp_test
+package server_test
 
 import (
 	"context"
@@ -17,8 +17,8 @@ import (
 )
 
 func TestInitializeResult(t *testing.T) {
-	s := newSession(t, lsptest.Config{CodeActionLiterals: true})
-	res, err := s.c.Initialize(ctx(t))
+	s := lsptest.NewSession(t, lsptest.Config{CodeActionLiterals: true})
+	res, err := s.C.Initialize(lsptest.Context(t))
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -46,45 +46,45 @@ func TestInitializeResult(t *testing.T) {
 		t.Errorf("codeActionProvider = %T; want options for a client with literal support", res.Capabilities.CodeActionProvider)
 	}
 	// A second initialize is an invalid request.
-	if err := s.c.Call(ctx(t), protocol.MethodInitialize, &protocol.InitializeParams{}, nil); code(err) != jsonrpc2.InvalidRequest {
+	if err := s.C.Call(lsptest.Context(t), protocol.MethodInitialize, &protocol.InitializeParams{}, nil); lsptest.Code(err) != jsonrpc2.InvalidRequest {
 		t.Errorf("second initialize: %v; want InvalidRequest", err)
 	}
 }
 
 func TestLifecycleErrors(t *testing.T) {
-	s := newSession(t, lsptest.Config{})
+	s := lsptest.NewSession(t, lsptest.Config{})
 	// Before initialize.
 	var echo any
-	_, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "x"})
-	if code(err) != jsonrpc2.ServerNotInitialized {
+	_, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "x"})
+	if lsptest.Code(err) != jsonrpc2.ServerNotInitialized {
 		t.Errorf("request before initialize: %v; want ServerNotInitialized (-32002)", err)
 	}
-	if _, err := s.c.Initialize(ctx(t)); err != nil {
+	if _, err := s.C.Initialize(lsptest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.c.Call(ctx(t), "textDocument/hover", map[string]any{}, &echo); code(err) != jsonrpc2.MethodNotFound {
+	if err := s.C.Call(lsptest.Context(t), "textDocument/hover", map[string]any{}, &echo); lsptest.Code(err) != jsonrpc2.MethodNotFound {
 		t.Errorf("unknown method: %v; want MethodNotFound", err)
 	}
-	if err := s.c.Call(ctx(t), "agentls/noSuchThing", nil, &echo); code(err) != jsonrpc2.MethodNotFound {
+	if err := s.C.Call(lsptest.Context(t), "agentls/noSuchThing", nil, &echo); lsptest.Code(err) != jsonrpc2.MethodNotFound {
 		t.Errorf("unknown custom method: %v; want MethodNotFound", err)
 	}
 	// An unknown notification is ignored; the connection goes on.
-	if err := s.c.Notify(ctx(t), "$/unknownNotification", map[string]int{"x": 1}); err != nil {
+	if err := s.C.Notify(lsptest.Context(t), "$/unknownNotification", map[string]int{"x": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "x"}); err != nil {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "x"}); err != nil {
 		t.Errorf("echo after unknown notification: %v", err)
 	}
-	if err := s.c.Shutdown(ctx(t)); err != nil {
+	if err := s.C.Shutdown(lsptest.Context(t)); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "x"}); code(err) != jsonrpc2.InvalidRequest {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "x"}); lsptest.Code(err) != jsonrpc2.InvalidRequest {
 		t.Errorf("request after shutdown: %v; want InvalidRequest", err)
 	}
-	if err := s.c.Exit(ctx(t)); err != nil {
+	if err := s.C.Exit(lsptest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitServe(t, s.served); err != nil {
+	if err := waitServe(t, s.Served); err != nil {
 		t.Errorf("Serve after shutdown+exit = %v; want nil", err)
 	}
 }
@@ -105,24 +105,24 @@ func TestExitCodes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		shutdown bool
-		end      func(s *session) // how the session ends
+		end      func(s *lsptest.Session) // how the session ends
 		want     error
 	}{
-		{"shutdown then exit", true, func(s *session) { _ = s.c.Exit(context.Background()) }, nil},
-		{"exit without shutdown", false, func(s *session) { _ = s.c.Exit(context.Background()) }, server.ErrExitWithoutShutdown},
-		{"end of input after shutdown", true, func(s *session) { s.c.Close() }, nil},
-		{"end of input without shutdown", false, func(s *session) { s.c.Close() }, server.ErrExitWithoutShutdown},
+		{"shutdown then exit", true, func(s *lsptest.Session) { _ = s.C.Exit(context.Background()) }, nil},
+		{"exit without shutdown", false, func(s *lsptest.Session) { _ = s.C.Exit(context.Background()) }, server.ErrExitWithoutShutdown},
+		{"end of input after shutdown", true, func(s *lsptest.Session) { s.C.Close() }, nil},
+		{"end of input without shutdown", false, func(s *lsptest.Session) { s.C.Close() }, server.ErrExitWithoutShutdown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := initialized(t, lsptest.Config{})
+			s := lsptest.Initialized(t, lsptest.Config{})
 			if tc.shutdown {
-				if err := s.c.Shutdown(ctx(t)); err != nil {
+				if err := s.C.Shutdown(lsptest.Context(t)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			start := time.Now()
 			tc.end(s)
-			if err := waitServe(t, s.served); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			if err := waitServe(t, s.Served); !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Errorf("Serve = %v; want %v", err, tc.want)
 			}
 			if d := time.Since(start); d > time.Second {
@@ -136,26 +136,26 @@ func TestExitCodes(t *testing.T) {
 // its own number, arrive in order (the stock go.lsp.dev chain reorders
 // them).
 func TestNotificationsInOrder(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
+	s := lsptest.Initialized(t, lsptest.Config{})
 	name := filepath.Join(t.TempDir(), "order.txt")
-	if err := s.c.OpenDocument(ctx(t), name, "plaintext", ""); err != nil {
+	if err := s.C.OpenDocument(lsptest.Context(t), name, "plaintext", ""); err != nil {
 		t.Fatal(err)
 	}
 	var want strings.Builder
 	for i := range 3000 {
-		text, _, _ := s.c.Document(name)
+		text, _, _ := s.C.Document(name)
 		item := fmt.Sprintf("%d,", i)
 		end := lsptest.PositionAt(text, len([]rune(text))) // ASCII: runes == UTF-16 units
-		if _, err := s.c.ChangeDocument(ctx(t), name, lsptest.Change{Range: &protocol.Range{Start: end, End: end}, Text: item}); err != nil {
+		if _, err := s.C.ChangeDocument(lsptest.Context(t), name, lsptest.Change{Range: &protocol.Range{Start: end, End: end}, Text: item}); err != nil {
 			t.Fatal(err)
 		}
 		want.WriteString(item)
 	}
 	// A request is handled after every notification sent before it.
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "sync"}); err != nil {
 		t.Fatal(err)
 	}
-	doc, ok := s.srv.Buffers().Get(name)
+	doc, ok := s.Srv.Buffers().Get(name)
 	if !ok {
 		t.Fatal("document not open on the server")
 	}
@@ -168,16 +168,16 @@ func TestNotificationsInOrder(t *testing.T) {
 }
 
 func TestPanicInHandler(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
-	_, _, err := s.c.ExecuteCommand(ctx(t), "test.panic", nil)
-	if code(err) != jsonrpc2.InternalError || !strings.Contains(err.Error(), "assignment to entry in nil map") {
+	s := lsptest.Initialized(t, lsptest.Config{})
+	_, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.panic", nil)
+	if lsptest.Code(err) != jsonrpc2.InternalError || !strings.Contains(err.Error(), "assignment to entry in nil map") {
 		t.Errorf("panicking command: %v; want InternalError naming the panic", err)
 	}
-	s.c.Await(2*time.Second, "a logMessage about the panic", func(st *lsptest.State) bool {
+	s.C.Await(2*time.Second, "a logMessage about the panic", func(st *lsptest.State) bool {
 		return st.HasLogMessage("panic in handler")
 	})
 	// The connection survives.
-	if res, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "alive"}); err != nil || !strings.Contains(string(res), "alive") {
+	if res, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "alive"}); err != nil || !strings.Contains(string(res), "alive") {
 		t.Errorf("echo after panic = %s, %v", res, err)
 	}
 }
@@ -186,19 +186,19 @@ func TestPanicInHandler(t *testing.T) {
 // logged and the connection goes on.
 func TestPanicInNotificationHandler(t *testing.T) {
 	calls := 0
-	s := initialized(t, lsptest.Config{}, server.WithRootsHandler(func([]string) {
+	s := lsptest.Initialized(t, lsptest.Config{}, server.WithRootsHandler(func([]string) {
 		if calls++; calls > 1 { // not during initialize
 			panic("roots handler exploded")
 		}
 	}))
-	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeWorkspaceFolders, &protocol.DidChangeWorkspaceFoldersParams{})
+	err := s.C.Notify(lsptest.Context(t), protocol.MethodWorkspaceDidChangeWorkspaceFolders, &protocol.DidChangeWorkspaceFoldersParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.c.Await(2*time.Second, "a logMessage about the panic", func(st *lsptest.State) bool {
+	s.C.Await(2*time.Second, "a logMessage about the panic", func(st *lsptest.State) bool {
 		return st.HasLogMessage("roots handler exploded")
 	})
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "alive"}); err != nil {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "alive"}); err != nil {
 		t.Errorf("echo after notification panic: %v", err)
 	}
 }
@@ -215,11 +215,11 @@ func TestCancelRequest(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	}
-	s := initialized(t, lsptest.Config{}, server.WithCommands(waiter))
-	callCtx, cancel := context.WithCancel(ctx(t))
+	s := lsptest.Initialized(t, lsptest.Config{}, server.WithCommands(waiter))
+	callCtx, cancel := context.WithCancel(lsptest.Context(t))
 	errc := make(chan error, 1)
 	go func() {
-		_, _, err := s.c.ExecuteCommand(callCtx, "test.wait", nil)
+		_, _, err := s.C.ExecuteCommand(callCtx, "test.wait", nil)
 		errc <- err
 	}()
 	<-started
@@ -237,13 +237,13 @@ func TestCancelRequest(t *testing.T) {
 	}
 	// Over the wire the reply is RequestCancelled: check with a raw call
 	// whose cancel we send ourselves.
-	if err := s.c.Call(ctx(t), protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: "test.echo", Arguments: []protocol.LSPAny{protocol.LSPAny(`{"text":"x"}`)}}, nil); err != nil {
+	if err := s.C.Call(lsptest.Context(t), protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: "test.echo", Arguments: []protocol.LSPAny{protocol.LSPAny(`{"text":"x"}`)}}, nil); err != nil {
 		t.Errorf("connection unusable after cancel: %v", err)
 	}
 }
 
 func TestCommandArguments(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
+	s := lsptest.Initialized(t, lsptest.Config{})
 	for _, tc := range []struct {
 		name    string
 		command string
@@ -261,29 +261,29 @@ func TestCommandArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var res any
-			err := s.c.Call(ctx(t), protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: tc.command, Arguments: tc.args}, &res)
+			err := s.C.Call(lsptest.Context(t), protocol.MethodWorkspaceExecuteCommand, &protocol.ExecuteCommandParams{Command: tc.command, Arguments: tc.args}, &res)
 			if tc.code == 0 {
-				if err != nil || !strings.Contains(mustJSON(t, res), tc.msg) {
+				if err != nil || !strings.Contains(lsptest.MustJSON(t, res), tc.msg) {
 					t.Errorf("result = %v, %v; want %s", res, err, tc.msg)
 				}
 				return
 			}
-			if code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
-				t.Errorf("error = %v (code %d); want code %d with %q", err, code(err), tc.code, tc.msg)
+			if lsptest.Code(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("error = %v (code %d); want code %d with %q", err, lsptest.Code(err), tc.code, tc.msg)
 			}
 		})
 	}
 }
 
 func TestCommandNew(t *testing.T) {
-	cmd, err := cmdEcho.New("Echo", echoArgs{Text: "hi"})
+	cmd, err := lsptest.Echo.New("Echo", lsptest.EchoArgs{Text: "hi"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cmd.Command != "test.echo" || len(cmd.Arguments) != 1 {
 		t.Fatalf("New = %+v", cmd)
 	}
-	got, err := cmdEcho.Decode(cmd.Arguments)
+	got, err := lsptest.Echo.Decode(cmd.Arguments)
 	if err != nil || got.Text != "hi" {
 		t.Errorf("Decode(New(args)) = %+v, %v; want the same args", got, err)
 	}
@@ -292,15 +292,15 @@ func TestCommandNew(t *testing.T) {
 func TestWorkspaceRoots(t *testing.T) {
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
 	var seen [][]string
-	s := initialized(t, lsptest.Config{Roots: []string{b, a}}, server.WithRootsHandler(func(r []string) { seen = append(seen, r) }))
+	s := lsptest.Initialized(t, lsptest.Config{Roots: []string{b, a}}, server.WithRootsHandler(func(r []string) { seen = append(seen, r) }))
 	want := []string{a, b}
 	if a > b {
 		want = []string{b, a}
 	}
-	if got := s.srv.Roots(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := s.Srv.Roots(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Roots() = %v; want %v", got, want)
 	}
-	err := s.c.Notify(ctx(t), protocol.MethodWorkspaceDidChangeWorkspaceFolders, &protocol.DidChangeWorkspaceFoldersParams{
+	err := s.C.Notify(lsptest.Context(t), protocol.MethodWorkspaceDidChangeWorkspaceFolders, &protocol.DidChangeWorkspaceFoldersParams{
 		Event: protocol.WorkspaceFoldersChangeEvent{
 			Added:   []protocol.WorkspaceFolder{{URI: lsptest.FileURI(c), Name: "c"}, {URI: "untitled:x", Name: "bad"}},
 			Removed: []protocol.WorkspaceFolder{{URI: lsptest.FileURI(a), Name: "a"}},
@@ -309,14 +309,14 @@ func TestWorkspaceRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "sync"}); err != nil {
 		t.Fatal(err)
 	}
 	want = []string{b, c}
 	if b > c {
 		want = []string{c, b}
 	}
-	if got := s.srv.Roots(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := s.Srv.Roots(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Roots() after change = %v; want %v", got, want)
 	}
 	if len(seen) != 2 {
@@ -337,11 +337,11 @@ func TestRootsFromRootURIAndPath(t *testing.T) {
 		{"no root", map[string]any{"processId": nil, "rootUri": nil, "capabilities": map[string]any{}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newSession(t, lsptest.Config{})
-			if err := s.c.Call(ctx(t), protocol.MethodInitialize, tc.params, nil); err != nil {
+			s := lsptest.NewSession(t, lsptest.Config{})
+			if err := s.C.Call(lsptest.Context(t), protocol.MethodInitialize, tc.params, nil); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(s.srv.Roots(), ","); got != tc.want {
+			if got := strings.Join(s.Srv.Roots(), ","); got != tc.want {
 				t.Errorf("Roots() = %q; want %q", got, tc.want)
 			}
 		})
@@ -349,39 +349,39 @@ func TestRootsFromRootURIAndPath(t *testing.T) {
 }
 
 func TestDocumentSync(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
+	s := lsptest.Initialized(t, lsptest.Config{})
 	name := filepath.Join(t.TempDir(), "a.go")
 	sync := func() {
 		t.Helper()
-		if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "sync"}); err != nil {
+		if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "sync"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.c.OpenDocument(ctx(t), name, "go", "package a\n\nfunc 世界() {}\n"); err != nil {
+	if err := s.C.OpenDocument(lsptest.Context(t), name, "go", "package a\n\nfunc 世界() {}\n"); err != nil {
 		t.Fatal(err)
 	}
 	// Replace 世界 (UTF-16 columns 5..7 of line 2) with 😀, then the whole text.
-	if _, err := s.c.ChangeDocument(ctx(t), name,
+	if _, err := s.C.ChangeDocument(lsptest.Context(t), name,
 		lsptest.Change{Range: &protocol.Range{Start: protocol.Position{Line: 2, Character: 5}, End: protocol.Position{Line: 2, Character: 7}}, Text: "😀x"},
 		lsptest.Change{Range: &protocol.Range{Start: protocol.Position{Line: 2, Character: 7}, End: protocol.Position{Line: 2, Character: 8}}, Text: "y"},
 	); err != nil {
 		t.Fatal(err)
 	}
 	sync()
-	doc, _ := s.srv.Buffers().Get(name)
+	doc, _ := s.Srv.Buffers().Get(name)
 	if doc.Text != "package a\n\nfunc 😀y() {}\n" || doc.Version != 2 || doc.LanguageID != "go" {
 		t.Errorf("after didChange: %+v", doc)
 	}
-	if _, err := s.c.ChangeDocument(ctx(t), name, lsptest.Change{Text: "whole\n"}); err != nil {
+	if _, err := s.C.ChangeDocument(lsptest.Context(t), name, lsptest.Change{Text: "whole\n"}); err != nil {
 		t.Fatal(err)
 	}
 	// didSave with text that differs brings the buffer in line.
 	saved := "saved\n"
-	if err := s.c.Notify(ctx(t), protocol.MethodTextDocumentDidSave, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: lsptest.FileURI(name)}, Text: &saved}); err != nil {
+	if err := s.C.Notify(lsptest.Context(t), protocol.MethodTextDocumentDidSave, &protocol.DidSaveTextDocumentParams{TextDocument: protocol.TextDocumentIdentifier{URI: lsptest.FileURI(name)}, Text: &saved}); err != nil {
 		t.Fatal(err)
 	}
 	sync()
-	if doc, _ := s.srv.Buffers().Get(name); doc.Text != "saved\n" {
+	if doc, _ := s.Srv.Buffers().Get(name); doc.Text != "saved\n" {
 		t.Errorf("after didSave: %q", doc.Text)
 	}
 	// A change that does not fit is logged, not fatal.
@@ -390,37 +390,37 @@ func TestDocumentSync(t *testing.T) {
 		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangePartial{
 			Range: protocol.Range{Start: protocol.Position{Line: 40}, End: protocol.Position{Line: 41}}, Text: "x"}},
 	}
-	if err := s.c.Notify(ctx(t), protocol.MethodTextDocumentDidChange, bad); err != nil {
+	if err := s.C.Notify(lsptest.Context(t), protocol.MethodTextDocumentDidChange, bad); err != nil {
 		t.Fatal(err)
 	}
-	s.c.Await(2*time.Second, "an error log about the bad change", func(st *lsptest.State) bool {
+	s.C.Await(2*time.Second, "an error log about the bad change", func(st *lsptest.State) bool {
 		return st.HasLogMessage("notification failed")
 	})
 	// Non-file documents are ignored.
-	if err := s.c.Notify(ctx(t), protocol.MethodTextDocumentDidOpen, &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: "untitled:Untitled-1", Version: 1, Text: "x"}}); err != nil {
+	if err := s.C.Notify(lsptest.Context(t), protocol.MethodTextDocumentDidOpen, &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: "untitled:Untitled-1", Version: 1, Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.c.CloseDocument(ctx(t), name); err != nil {
+	if err := s.C.CloseDocument(lsptest.Context(t), name); err != nil {
 		t.Fatal(err)
 	}
 	sync()
-	if names := s.srv.Buffers().Filenames(); len(names) != 0 {
+	if names := s.Srv.Buffers().Filenames(); len(names) != 0 {
 		t.Errorf("open documents after close = %v; want none", names)
 	}
 }
 
 func TestInvalidParamsForNotificationAndRequest(t *testing.T) {
-	s := initialized(t, lsptest.Config{})
+	s := lsptest.Initialized(t, lsptest.Config{})
 	// A request with params of the wrong type gets InvalidParams.
-	err := s.c.Call(ctx(t), protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": 42}, nil)
-	if code(err) != jsonrpc2.InvalidParams {
+	err := s.C.Call(lsptest.Context(t), protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": 42}, nil)
+	if lsptest.Code(err) != jsonrpc2.InvalidParams {
 		t.Errorf("executeCommand with a numeric command: %v; want InvalidParams", err)
 	}
 	// A notification with bad params is logged, and the connection lives.
-	if err := s.c.Notify(ctx(t), protocol.MethodTextDocumentDidOpen, map[string]any{"textDocument": 5}); err != nil {
+	if err := s.C.Notify(lsptest.Context(t), protocol.MethodTextDocumentDidOpen, map[string]any{"textDocument": 5}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.echo", echoArgs{Text: "alive"}); err != nil {
+	if _, _, err := s.C.ExecuteCommand(lsptest.Context(t), "test.echo", lsptest.EchoArgs{Text: "alive"}); err != nil {
 		t.Errorf("echo after a bad notification: %v", err)
 	}
 }
