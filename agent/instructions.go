@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -83,7 +82,7 @@ func loadInstructions(ctx context.Context, files Files, root string, spec TaskSp
 	var body strings.Builder
 	left := MaxInstructionsBytes
 	for _, p := range instructionPaths(spec.Context.File) {
-		text, ok, err := journal.ReadText(ctx, files, root, p)
+		text, ok, err := workspace.ReadText(ctx, files, root, p)
 		if err != nil || !ok || strings.TrimSpace(text) == "" {
 			continue
 		}

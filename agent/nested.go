@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // Instructions follow the work: when a tool call of a task reads, edits,
@@ -121,7 +121,7 @@ func (x *run) nestedInstructions(ctx context.Context, c llm.ToolCall, res tools.
 				if x.instr.given[f] {
 					break
 				}
-				text, ok, err := journal.ReadText(ctx, x.cfg.Files, x.cfg.Root, f)
+				text, ok, err := workspace.ReadText(ctx, x.cfg.Files, x.cfg.Root, f)
 				if err != nil || !ok || strings.TrimSpace(text) == "" {
 					continue
 				}

@@ -3,9 +3,6 @@ package journal
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -19,34 +16,4 @@ var ErrNoStore = errors.New("no session store configured")
 type Files interface {
 	ReadFile(ctx context.Context, p workspace.Path) (*workspace.File, error)
 	Resolve(input string) (workspace.Path, error)
-}
-
-// ReadText reads a workspace-relative file through files, or from disk
-// under root when files is nil. A missing file is (exists false, nil).
-func ReadText(ctx context.Context, files Files, root, path string) (text string, exists bool, err error) {
-	if files == nil {
-		if root == "" {
-			return "", false, errors.New("no workspace to read it from")
-		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-		return string(b), true, nil
-	}
-	p, err := files.Resolve(path)
-	if err != nil {
-		return "", false, err
-	}
-	f, err := files.ReadFile(ctx, p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return f.Text, true, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // TaskLoader reads a stored task whole; *store.Store satisfies it.
@@ -138,7 +139,7 @@ func Resume(ctx context.Context, st TaskLoader, taskID string, files Files, root
 	}
 	r.Files = store.FileChanges(rec.Edits)
 	for _, fc := range r.Files {
-		cur, exists, err := ReadText(ctx, files, root, fc.Path)
+		cur, exists, err := workspace.ReadText(ctx, files, root, fc.Path)
 		switch {
 		case err != nil:
 			r.Outside = append(r.Outside, Outside{Path: fc.Path, Err: err})
