@@ -1,8 +1,10 @@
 // Package server is the agentls language server's protocol side: JSON-RPC over a byte stream
 // (stdio in production, in-memory pipes in tests), the LSP lifecycle,
 // document sync into a workspace.Buffers store, a typed command registry,
-// a work-done progress tracker, logging mirrored to the client, and the
-// server configuration.
+// a work-done progress tracker and logging mirrored to the client. It
+// knows nothing of the agent's settings: it hands the face what the client
+// sends (WithSettingsHandler), and the face gives it a log level
+// (SetLogLevel) and a redactor (WithRedactor).
 //
 // The server runs its own handler chain on go.lsp.dev/jsonrpc2 rather than
 // protocol.NewServer, because the stock chain handles notifications
