@@ -171,7 +171,9 @@ not loaded); t asks; nil not."
       (agentls--start root))))
 
 (defun agentls--capabilities ()
-  (list :experimental (list :agentls (list :answerStream (if agentls-show-answer t :json-false)))
+  ;; agentls/answer: shown while `agentls-show-answer' is on (it may change
+  ;; after the server started).
+  (list :experimental (list :agentls (list :answerStream t))
         :window (list :workDoneProgress t :showDocument (list :support t))
         :workspace (list :applyEdit t :configuration t
                          :workspaceEdit (list :documentChanges t))

@@ -568,7 +568,7 @@ end
 -- agentls/answer: the answer as the model writes it, in the answer float
 -- (agentls.stream); the task's reply replaces it.
 local function answer_stream(_, params)
-  if M.config.show_answer then stream.on_answer(params) end
+  if M.config.show_answer then stream.on_answer(params, { orphan = next(runs) == nil }) end
   return vim.NIL
 end
 
@@ -624,8 +624,9 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
-  -- agentls/answer: the answer streamed into the answer float.
-  caps.experimental = { agentls = { answerStream = M.config.show_answer and true or false } }
+  -- agentls/answer: the answer streamed into the answer float (shown while
+  -- config.show_answer is on, which may change after the client started).
+  caps.experimental = { agentls = { answerStream = true } }
   return caps
 end
 
