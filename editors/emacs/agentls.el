@@ -171,13 +171,16 @@ not loaded); t asks; nil not."
       (agentls--start root))))
 
 (defun agentls--capabilities ()
-  ;; agentls/answer: shown while `agentls-show-answer' is on (it may change
-  ;; after the server started).
-  (list :experimental (list :agentls (list :answerStream t))
-        :window (list :workDoneProgress t :showDocument (list :support t))
+  (list :window (list :workDoneProgress t :showDocument (list :support t))
         :workspace (list :applyEdit t :configuration t
                          :workspaceEdit (list :documentChanges t))
-        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))))
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
+        ;; The agentls/* requests `agentls--handle-request' answers: the
+        ;; server sends them only to a client that lists them.
+        :experimental (list :agentls (list :requests ["agentls/saveDocuments" "agentls/diagnostics" "agentls/lsp"]
+                                           ;; shown while `agentls-show-answer' is on (it
+                                           ;; may change after the server started)
+                                           :answerStream t))))
 
 (defun agentls--start (root)
   (let* ((default-directory root)

@@ -624,9 +624,15 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
-  -- agentls/answer: the answer streamed into the answer float (shown while
-  -- config.show_answer is on, which may change after the client started).
-  caps.experimental = { agentls = { answerStream = true } }
+  -- The agentls/* requests this plugin answers (handlers()): the server
+  -- sends them only to a client that lists them; agentls/answer: the
+  -- answer streamed into the answer float (shown while config.show_answer
+  -- is on, which may change after the client started).
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = {
+    requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' },
+    answerStream = true,
+  }
   return caps
 end
 
