@@ -122,6 +122,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		case a = <-answered:
 			waiting = false
 		case <-notice.C:
+			ed.svc.log().Info("the editor has not answered an edit yet", "files", fileNames(edits), "after", ed.svc.opts.ApplyNoticeAfter)
 			if ed.sink != nil {
 				ed.sink.setActivity("waiting for the editor to apply the edit to " + fileNames(edits))
 			}

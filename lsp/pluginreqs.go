@@ -19,17 +19,10 @@ import (
 // agent's behalf, reports no diagnostics, and agentls's own language
 // servers answer the language tools.
 
-// pluginCapabilities is capabilities.experimental.agentls.
+// pluginCapabilities is capabilities.experimental.agentls (answerStream,
+// the agentls/answer notification's switch, is read in answer.go).
 type pluginCapabilities struct {
 	Requests []string `json:"requests"`
-}
-
-// PluginCapabilities is the experimental capability that declares the
-// agentls/* requests a client answers (for plugins written in Go, and
-// tests).
-func PluginCapabilities(requests ...string) json.RawMessage {
-	b, _ := json.Marshal(map[string]pluginCapabilities{"agentls": {Requests: requests}})
-	return b
 }
 
 // clientAnswers reports whether the client declared that it answers the
