@@ -96,10 +96,10 @@ type Config struct {
 	Capabilities *protocol.ClientCapabilities
 	// Strict makes the client a generic LSP client that implements nothing
 	// of agentls (Helix, Kakoune, Zed, Sublime): it declares only standard
-	// capabilities (SaveDocuments, Diagnostics, LSP and AnswerStream must be
-	// unset), and every message the server sends outside what it declared
-	// fails the test (see strict.go): an agentls/* request or notification,
-	// an unknown method, workspace/applyEdit without ApplyEdit,
+	// capabilities (SaveDocuments, Diagnostics and LSP must be unset), and
+	// every message the server sends outside what it declared fails the
+	// test (see strict.go): an agentls/* request or notification, an
+	// unknown method, workspace/applyEdit without ApplyEdit,
 	// window/showDocument without ShowDocument,
 	// window/workDoneProgress/create or $/progress without
 	// WorkDoneProgress (or a token the client gave).
@@ -254,8 +254,8 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
-	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.AnswerStream || cfg.Capabilities != nil) {
-		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP, AnswerStream and Capabilities")
+	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.Capabilities != nil) {
+		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP and Capabilities")
 	}
 	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
@@ -321,8 +321,8 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: ptr(true)}
 	}
 	// The agentls plugins list the agentls/* requests they answer
-	// (capabilities.experimental.agentls.requests) and declare agentls/answer; a client
-	// without them is sent none of them.
+	// (lsp.PluginCapabilities) and ask for the answer stream; a client
+	// without them is sent none.
 	var answers []string
 	if c.cfg.SaveDocuments {
 		answers = append(answers, lsp.MethodSaveDocuments)
@@ -334,15 +334,7 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 		answers = append(answers, lsp.MethodLSP)
 	}
 	if len(answers) > 0 || c.cfg.AnswerStream {
-		agentls := map[string]any{}
-		if len(answers) > 0 {
-			agentls["requests"] = answers
-		}
-		if c.cfg.AnswerStream {
-			agentls["answerStream"] = true
-		}
-		raw, _ := json.Marshal(map[string]any{"agentls": agentls})
-		caps.Experimental = protocol.LSPAny(raw)
+		caps.Experimental = protocol.LSPAny(lsp.PluginCapabilities(c.cfg.AnswerStream, answers...))
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{

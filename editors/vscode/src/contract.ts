@@ -31,11 +31,7 @@ export const ServerNotification = {
 } as const;
 
 /** The client capabilities that ask for ServerNotification (capabilities.experimental). */
-export const experimentalCapabilities = {
-  // requests: the agentls/* requests the extension answers; the server
-  // sends them only to a client that lists them.
-  agentls: { answerStream: true, requests: Object.values(ServerRequest) },
-};
+export const experimentalCapabilities = { agentls: { answerStream: true, requests: Object.values(ServerRequest) } };
 
 /** agentls/answer params: the next part of a task's answer as the model writes it. */
 export interface AnswerPart {
