@@ -96,10 +96,10 @@ type Config struct {
 	Capabilities *protocol.ClientCapabilities
 	// Strict makes the client a generic LSP client that implements nothing
 	// of agentls (Helix, Kakoune, Zed, Sublime): it declares only standard
-	// capabilities (SaveDocuments, Diagnostics and LSP must be unset), and
-	// every message the server sends outside what it declared fails the
-	// test (see strict.go): an agentls/* request or notification, an
-	// unknown method, workspace/applyEdit without ApplyEdit,
+	// capabilities (SaveDocuments, Diagnostics, LSP and AnswerStream must be
+	// unset), and every message the server sends outside what it declared
+	// fails the test (see strict.go): an agentls/* request or notification,
+	// an unknown method, workspace/applyEdit without ApplyEdit,
 	// window/showDocument without ShowDocument,
 	// window/workDoneProgress/create or $/progress without
 	// WorkDoneProgress (or a token the client gave).
@@ -254,8 +254,8 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
-	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.Capabilities != nil) {
-		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP and Capabilities")
+	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.AnswerStream || cfg.Capabilities != nil) {
+		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP, AnswerStream and Capabilities")
 	}
 	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
