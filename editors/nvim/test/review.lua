@@ -114,6 +114,17 @@ local ok_main, err_main = xpcall(function()
     'a document newer than the edit is not applied: ' .. vim.inspect(res, { newline = ' ', indent = '' }))
   note(buf_text(b) == table.concat(text, '\n'), 'the newer buffer is untouched')
 
+  -- Without review, a versioned edit for an older text is refused (the
+  -- default handler would skip it and answer applied).
+  b = fresh()
+  local plain_stale = two_hunks(1)
+  plain_stale.edit.changeAnnotations = nil
+  vim.lsp.util.buf_versions[b] = 5
+  res = handler(nil, plain_stale, { id = 14 })
+  note(res and res.applied == false and tostring(res.failureReason):find('changed', 1, true) ~= nil and buf_text(b) == table.concat(text, '\n'),
+    'an unreviewed edit for an older version is refused, not skipped silently: ' .. vim.inspect(res, { newline = ' ', indent = '' }))
+  note(agentls.client_config(dir).capabilities.workspace.workspaceEdit.documentChanges == true, 'the client declares versioned documentChanges')
+
   -- Withdrawn (the task ended): no answer, float closed.
   fresh()
   local r2 = review.handle(two_hunks(), 'utf-16', { withdrawn = function() return true end })

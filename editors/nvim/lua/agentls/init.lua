@@ -366,6 +366,10 @@ end
 local function apply_edit(err, params, ctx, config)
   local default = vim.lsp.handlers['workspace/applyEdit']
   if type(params) ~= 'table' or not review.needs_confirmation(params.edit) then
+    -- (A versioned edit for an older text than the buffer's is refused:
+    -- the default handler would skip it and still answer applied.)
+    local stale = type(params) == 'table' and review.stale(params.edit)
+    if stale then return { applied = false, failureReason = stale } end
     return default(err, params, ctx, config)
   end
   local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
@@ -649,7 +653,10 @@ local function capabilities()
   caps.workspace.applyEdit = true
   -- Review before apply: the server annotates each hunk (needsConfirmation)
   -- and apply_edit asks for each.
+  -- Versioned documentChanges (Neovim's handler applies them; 0.7 does not
+  -- declare it) are where the server puts annotated edits.
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
   caps.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
   return caps
 end

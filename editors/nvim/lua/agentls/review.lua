@@ -254,6 +254,23 @@ function M.open_lines()
   return nil
 end
 
+-- stale(edit): why a versioned edit cannot apply (a document's buffer is
+-- newer than the version the edit was made for), or nil. Neovim's own
+-- handler would skip such a document and still answer applied.
+function M.stale(edit)
+  local dcs = type(edit) == 'table' and type(edit.documentChanges) == 'table' and edit.documentChanges or {}
+  for _, dc in ipairs(dcs) do
+    local td = type(dc) == 'table' and not dc.kind and dc.textDocument
+    if td and type(td.version) == 'number' and td.version > 0 then
+      local have = vim.lsp.util.buf_versions[vim.uri_to_bufnr(td.uri)]
+      if have and have > td.version then
+        return 'the document ' .. vim.uri_to_fname(td.uri) .. ' changed (version ' .. have .. ', edit for ' .. td.version .. ')'
+      end
+    end
+  end
+  return nil
+end
+
 -- apply(docs, enc): apply the accepted items and the edits that needed no
 -- confirmation, in the edit's order. Returns nil, or the failure reason
 -- when a document changed since the server sent the edit (nothing of it
