@@ -993,8 +993,8 @@ Signals an error for file operations (create, rename, delete)."
     (list (nreverse hunks) docs)))
 
 (defconst agentls--review-keys
-  "a accept · r reject · A accept all · R reject all · n/p next/previous · C-c C-c or q finish (undecided = rejected)"
-  "The keys of the review buffer, shown at its top.")
+  "a accept · r reject · A accept all · R reject all · n/p move · C-c C-c or q finish"
+  "The keys of the review buffer, shown in its header line.")
 
 (defvar agentls-review-mode-map
   (let ((m (make-sparse-keymap)))
@@ -1023,7 +1023,8 @@ Signals an error for file operations (create, rename, delete)."
          (last-file nil)
          cur-pos)
     (erase-buffer)
-    (insert (plist-get st :title) "\n" agentls--review-keys "\n\n")
+    (insert (plist-get st :title) "\n"
+            "Only the hunks you accept are applied; finishing rejects the undecided ones.\n\n")
     (cl-loop for h in hunks for i from 0 do
              (let ((start (point)))
                (unless (equal (agentls--rhunk-file h) last-file)
@@ -1042,8 +1043,11 @@ Signals an error for file operations (create, rename, delete)."
                (dolist (l (agentls--rhunk-new h)) (insert "+" l "\n"))
                (put-text-property start (point) 'agentls-review-hunk i)))
     (goto-char (or cur-pos (point-min)))
+    ;; The title and the keys stay in view when the hunk fits below them.
     (let ((w (get-buffer-window (current-buffer))))
-      (when w (set-window-point w (point)) (with-selected-window w (recenter 3))))))
+      (when w
+        (set-window-start w (point-min))
+        (set-window-point w (point))))))
 
 (defun agentls--review-current ()
   "The index of the hunk at point (the first when point is above them)."
@@ -1157,6 +1161,7 @@ error answer) when LIVE returns nil or the tasks that were running end."
           (diff-mode)
           (setq buffer-read-only t)
           (agentls-review-mode 1)
+          (setq header-line-format agentls--review-keys)
           ;; Before diff-mode's own read-only keys (n, p, a, r, A, R, q).
           (push (cons 'agentls-review-mode agentls-review-mode-map) minor-mode-overriding-map-alist)
           (setq agentls--review-state

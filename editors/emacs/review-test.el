@@ -48,7 +48,7 @@
     (agentls--review params (lambda (r) (setq answer r)) (lambda () t))
     (when (get-buffer "*agentls review*")
       (with-current-buffer "*agentls review*"
-        (setq rt-screen (buffer-string)))
+        (setq rt-screen (concat (format "%s" header-line-format) "\n" (buffer-string))))
       (set-buffer "*agentls review*")
       (execute-kbd-macro (kbd keys)))
     (cons answer (with-current-buffer (find-buffer-visiting file) (buffer-string)))))

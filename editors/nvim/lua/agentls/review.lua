@@ -174,7 +174,8 @@ function M.review(items, title, opts)
   api.nvim_buf_set_option(b, 'bufhidden', 'wipe')
   pcall(api.nvim_buf_set_name, b, 'agentls://review/' .. b)
   local width = math.max(40, math.min(vim.o.columns - 4, 110))
-  local height = math.max(5, vim.o.lines - 6)
+  -- As tall as the hunks need, at most the screen.
+  local height = math.max(5, math.min(#M.render(items, cur, title), vim.o.lines - 6))
   local win = api.nvim_open_win(b, false, {
     relative = 'editor', row = 1, col = math.floor((vim.o.columns - width) / 2), width = width, height = height,
     style = 'minimal', border = 'double', zindex = 70,
