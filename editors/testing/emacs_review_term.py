@@ -20,6 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from term import Blocked, Term  # noqa: E402
 
 root, ws, art = sys.argv[1:4]
+# The review's screenshot also goes to docs/images with AGENTLS_E2E_SHOTS=docs.
+shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
 probe = os.path.join(art, "emacs-review.probe.json")
 init = os.path.join(art, "emacs-review-init.el")
 with open(init, "w") as f:
@@ -50,8 +52,8 @@ def probe_eval(expr, timeout=10):
     return None
 
 
-def save_screen(name):
-    t.screenshot(os.path.join(art, name + ".png"))
+def save_screen(name, docs=False):
+    t.screenshot(os.path.join(shots if docs else art, name + ".png"))
     with open(os.path.join(art, name + ".txt"), "w") as f:
         f.write(t.screen())
 
@@ -75,7 +77,7 @@ try:
     t.note(re.search(r'-\s+fmt\.Println\(Greet\("world"\)\)', s) is not None and re.search(r'\+\s+fmt\.Println\(Greet\("REVIEW-REJECTED"\)\)', s) is not None,
            "hunk 2 shows its old and new line")
     t.note("1/2 main.go:5" in s and "2/2 main.go:11" in s, "each hunk names the file and line: %s" % [l for l in s.splitlines() if "/2 main.go" in l])
-    save_screen("emacs-review")
+    save_screen("emacs-review", docs=True)
     # Accept the first hunk (point starts on it), reject the second.
     t.type("a")
     t.note(t.wait_for(r"\[\+\] accept 1/2", 5) is not None, "a marks hunk 1 accepted and moves on")
