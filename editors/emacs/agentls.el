@@ -1162,6 +1162,7 @@ error answer) when LIVE returns nil or the tasks that were running end."
           (setq buffer-read-only t)
           (agentls-review-mode 1)
           (setq header-line-format agentls--review-keys)
+          (add-hook 'kill-buffer-hook #'agentls--review-killed nil t)
           ;; Before diff-mode's own read-only keys (n, p, a, r, A, R, q).
           (push (cons 'agentls-review-mode agentls-review-mode-map) minor-mode-overriding-map-alist)
           (setq agentls--review-state
@@ -1179,6 +1180,17 @@ error answer) when LIVE returns nil or the tasks that were running end."
         (pop-to-buffer buf)
         (with-current-buffer buf (agentls--review-render 0))
         (message "agentls: review the edit: %s" agentls--review-keys))))))
+
+(defun agentls--review-killed ()
+  "The review buffer is killed while its review is open: nothing is
+applied, and the server hears that the user rejected every hunk."
+  (let ((st agentls--review-state))
+    (when st
+      (setq agentls--review-state nil)
+      (when (plist-get st :timer) (cancel-timer (plist-get st :timer)))
+      (funcall (plist-get st :reply)
+               (list :result (list :applied :json-false
+                                   :failureReason "rejected in review (the review buffer was killed)"))))))
 
 (defun agentls--review-withdraw (buf)
   "Close the review in BUF (if any) without applying anything: its task ended."

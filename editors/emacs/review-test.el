@@ -113,6 +113,13 @@
                    (format "a document newer than the edit is not applied: %S" (car res)))
           (rt-note (equal (cdr res) rt-text) "the newer buffer is untouched"))
         (with-current-buffer b (setq agentls--conn nil)))
+      ;; Killing the review buffer rejects everything (the server is answered).
+      (let* ((file (rt-fresh)) (answer nil))
+        (agentls--review (rt-params file) (lambda (r) (setq answer r)) (lambda () t))
+        (kill-buffer "*agentls review*")
+        (rt-note (and (eq (plist-get (plist-get answer :result) :applied) :json-false)
+                      (equal (with-current-buffer (find-buffer-visiting file) (buffer-string)) rt-text))
+                 (format "killing the review buffer answers not applied and changes nothing: %S" answer)))
       ;; Withdrawn when the connection is gone.
       (let* ((file (rt-fresh)) (answer nil) (alive t))
         (agentls--review (rt-params file) (lambda (r) (setq answer r)) (lambda () alive))
