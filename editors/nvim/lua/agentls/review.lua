@@ -255,6 +255,14 @@ function M.open_lines()
   return nil
 end
 
+-- version(bufnr): the buffer's version as the client sent it to servers
+-- (util.buf_versions up to 0.10; the changedtick later), nil unloaded.
+local function version(bufnr)
+  local v = vim.lsp.util.buf_versions and vim.lsp.util.buf_versions[bufnr]
+  if v == nil and api.nvim_buf_is_loaded(bufnr) then v = api.nvim_buf_get_changedtick(bufnr) end
+  return v
+end
+
 -- stale(edit): why a versioned edit cannot apply (a document's buffer is
 -- newer than the version the edit was made for), or nil. Neovim's own
 -- handler would skip such a document and still answer applied.
@@ -263,7 +271,7 @@ function M.stale(edit)
   for _, dc in ipairs(dcs) do
     local td = type(dc) == 'table' and not dc.kind and dc.textDocument
     if td and type(td.version) == 'number' and td.version > 0 then
-      local have = vim.lsp.util.buf_versions[vim.uri_to_bufnr(td.uri)]
+      local have = version(vim.uri_to_bufnr(td.uri))
       if have and have > td.version then
         return 'the document ' .. vim.uri_to_fname(td.uri) .. ' changed (version ' .. have .. ', edit for ' .. td.version .. ')'
       end
@@ -280,7 +288,7 @@ function M.apply(docs, enc)
   for _, d in ipairs(docs) do
     if d.uri and d.version and d.version ~= vim.NIL and d.version > 0 then
       local bufnr = vim.uri_to_bufnr(d.uri)
-      local have = vim.lsp.util.buf_versions[bufnr]
+      local have = version(bufnr)
       if have and have > d.version then
         return 'the document ' .. vim.uri_to_fname(d.uri) .. ' changed during review (version ' .. have .. ', edit for ' .. d.version .. ')'
       end
