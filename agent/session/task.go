@@ -312,13 +312,14 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		if pe := port.Editor(ws); pe != nil {
 			ed = pe
 		}
-		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
+		rev := reviewEditor{next: ed, mode: s.Review, ws: ws, port: port, task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }}
+		ed = gitWarnEditor{next: rev, git: t.git, warn: g.Warn}
 		policy, errs := s.Policy()
 		for _, err := range errs {
 			h.logger().Warn("safe command ignored", "error", err)
 		}
 		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
-			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
+			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }, reviewed: rev.coversPath})
 		forward := port.ForwardLSP
 		out, closeTools := h.taskTools(s, forward, tools.Env{
 			Workspace: ws,
