@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -75,8 +76,23 @@ func TestReviewBeforeApply(t *testing.T) {
 			if !strings.Contains(text, tc.wantText) {
 				t.Errorf("buffer = %q; want it to contain %q", text, tc.wantText)
 			}
-			if tc.name == "second hunk rejected" && strings.Contains(text, "return 20") {
-				t.Errorf("buffer = %q; the rejected hunk was applied", text)
+			if tc.name == "second hunk rejected" {
+				if strings.Contains(text, "return 20") {
+					t.Errorf("buffer = %q; the rejected hunk was applied", text)
+				}
+				// The report lists what was rejected; undo reverts only
+				// what was kept.
+				rep := readFile(t, strings.TrimPrefix(r.Report, "file://"))
+				if !strings.Contains(rep, "## Rejected in review") || !strings.Contains(rep, "+\treturn 20") {
+					t.Errorf("the report lacks the rejected hunk:\n%s", rep)
+				}
+				raw, _, err := a.c.ExecuteCommand(ctx(t), lsp.CommandUndo, map[string]string{"taskId": r.TaskID})
+				if err != nil {
+					t.Fatalf("agentls.undo = %s, %v", raw, err)
+				}
+				if text, _, _ := a.c.Document(a.path("main.go")); text != reviewFiles["main.go"] {
+					t.Errorf("buffer after undo = %q; want the original", text)
+				}
 			}
 			reqs := a.model.Requests()
 			if len(reqs) != 2 {

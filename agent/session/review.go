@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -44,7 +46,38 @@ type reviewEditor struct {
 	mode string
 	ws   *workspace.Workspace
 	port Port
+	log  *reviewLog // nil: not reported
 	task func() (id, prompt string)
+}
+
+// reviewLog keeps what the user rejected in the task's reviews, for the
+// report's "Rejected in review" section.
+type reviewLog struct {
+	mu    sync.Mutex // guards lines
+	lines []string
+}
+
+func (l *reviewLog) add(e *workspace.RejectedError) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, f := range e.Files {
+		if len(f.Rejected) == 0 {
+			continue
+		}
+		l.lines = append(l.lines, fmt.Sprintf("- %s: %d of %d changes rejected\n\n```diff\n%s```\n", f.Path, len(f.Rejected), len(f.Hunks), f.RejectedDiff()))
+	}
+}
+
+func (l *reviewLog) section() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return ""
+	}
+	return "\n## Rejected in review\n\n" + strings.Join(l.lines, "\n")
 }
 
 // reviewed reports whether the review setting covers fe.
@@ -85,13 +118,18 @@ func (e reviewEditor) Apply(ctx context.Context, label string, edits []workspace
 	if !covered {
 		return e.next.Apply(ctx, label, edits)
 	}
+	err := workspace.ErrNoReview
 	if r, ok := e.next.(workspace.Reviewer); ok {
-		err := r.Review(ctx, label, edits)
-		if !errors.Is(err, workspace.ErrNoReview) {
-			return err
-		}
+		err = r.Review(ctx, label, edits)
 	}
-	return e.ask(ctx, label, edits)
+	if errors.Is(err, workspace.ErrNoReview) {
+		err = e.ask(ctx, label, edits)
+	}
+	var rej *workspace.RejectedError
+	if errors.As(err, &rej) {
+		e.log.add(rej)
+	}
+	return err
 }
 
 // ask reviews edits file by file with the port's question (Keep or
