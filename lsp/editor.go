@@ -97,14 +97,50 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		ed.ws.ExpectEdit(fe.Path, newText, label)
 	}
 
-	// Once sent, the change is the editor's to answer (a user at Neovim's
-	// "Press ENTER" or eglot's "Proceed? (y or n)" may answer minutes
-	// later): the request is not tied to the task's context and has no
-	// time limit. The task waits for the answer; a cancel stops the wait,
-	// and an answer that still says applied joins the task's changes
-	// (workspace.PendingError).
-	title := "agentls: " + label
 	changed := srv.DocumentChanged()
+	res, err := ed.send(ctx, label, edits, we)
+	if err != nil {
+		return err
+	}
+	if res == nil || !res.Applied {
+		reason := "no reason given"
+		if res != nil && res.FailureReason != nil {
+			reason = *res.FailureReason
+		}
+		return fmt.Errorf("the editor refused the change (%s): %w", reason, workspace.ErrStale)
+	}
+	// Wait for the echo, so the task's next read sees its own edit.
+	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
+	defer deadline.Stop()
+	for _, p := range plans {
+		for {
+			doc, ok := srv.Buffers().Get(p.abs)
+			if !ok || doc.Text == p.newText || doc.Version != p.version {
+				break
+			}
+			select {
+			case <-changed:
+				changed = srv.DocumentChanged()
+			case <-deadline.C:
+				srv.Logger().Warn("no didChange after an applied workspace/applyEdit", "file", p.abs, "waited", ed.svc.opts.EchoTimeout)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// send sends we with workspace/applyEdit and waits for the answer.
+//
+// Once sent, the change is the editor's to answer (a user at Neovim's
+// "Press ENTER", eglot's "Proceed? (y or n)" or VS Code's refactor preview
+// may answer minutes later): the request is not tied to the task's context
+// and has no time limit. The task waits for the answer; a cancel stops the
+// wait, and an answer that still says applied joins the task's changes
+// (workspace.PendingError).
+func (ed *Editor) send(ctx context.Context, label string, edits []workspace.FileEdit, we protocol.WorkspaceEdit) (*protocol.ApplyWorkspaceEditResult, error) {
+	srv := ed.svc.srv
+	title := "agentls: " + label
 	type answer struct {
 		res *protocol.ApplyWorkspaceEditResult
 		err error
@@ -135,39 +171,13 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 			for i, fe := range edits {
 				paths[i] = fe.Path
 			}
-			return workspace.NewPendingError(paths, late)
+			return nil, workspace.NewPendingError(paths, late)
 		}
 	}
-	res, err := a.res, a.err
-	if err != nil {
-		return fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", err)
+	if a.err != nil {
+		return nil, fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", a.err)
 	}
-	if res == nil || !res.Applied {
-		reason := "no reason given"
-		if res != nil && res.FailureReason != nil {
-			reason = *res.FailureReason
-		}
-		return fmt.Errorf("the editor refused the change (%s): %w", reason, workspace.ErrStale)
-	}
-	// Wait for the echo, so the task's next read sees its own edit.
-	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
-	defer deadline.Stop()
-	for _, p := range plans {
-		for {
-			doc, ok := srv.Buffers().Get(p.abs)
-			if !ok || doc.Text == p.newText || doc.Version != p.version {
-				break
-			}
-			select {
-			case <-changed:
-				changed = srv.DocumentChanged()
-			case <-deadline.C:
-				srv.Logger().Warn("no didChange after an applied workspace/applyEdit", "file", p.abs, "waited", ed.svc.opts.EchoTimeout)
-				return nil
-			}
-		}
-	}
-	return nil
+	return a.res, nil
 }
 
 // fileNames lists the files of edits for people: "main.go", "a.go and b.go".

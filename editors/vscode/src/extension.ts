@@ -66,6 +66,7 @@ import {
   resultView,
   serverEnv,
   serverSettings,
+  strictestReview,
   settingsSection,
   statusMark,
   stderrLevel,
@@ -137,6 +138,7 @@ function readSettings() {
     commandNetwork: userSetting<unknown>('commandNetwork'),
     mcpServers: userSetting<unknown>('mcpServers'),
     hooks: userSetting<unknown>('hooks'),
+    review: strictestReview(c.inspect<unknown>('review')),
   });
 }
 
