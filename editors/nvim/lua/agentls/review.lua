@@ -140,8 +140,8 @@ local marks = { accept = '[+] accept', reject = '[-] reject' }
 
 -- render(items, cur, title): the float's lines and the first line of each
 -- item (1-based).
-function M.render(items, cur, title)
-  local lines = { title, M.keys_hint, '' }
+function M.render(items, cur, title, hint)
+  local lines = { title, hint or M.keys_hint, '' }
   local starts = {}
   for i, it in ipairs(items) do
     starts[i] = #lines + 1
@@ -173,9 +173,10 @@ function M.review(items, title, opts)
   local b = api.nvim_create_buf(false, true)
   api.nvim_buf_set_option(b, 'bufhidden', 'wipe')
   pcall(api.nvim_buf_set_name, b, 'agentls://review/' .. b)
-  local width = math.max(40, math.min(vim.o.columns - 4, 110))
+  local width = math.max(40, math.min(vim.o.columns - 4, 120))
   -- As tall as the hunks need, at most the screen.
-  local height = math.max(5, math.min(#M.render(items, cur, title), vim.o.lines - 6))
+  local hint = M.keys_hint .. (opts.on_cancel and ' · c cancels the task' or '')
+  local height = math.max(5, math.min(#M.render(items, cur, title, hint), vim.o.lines - 6))
   local win = api.nvim_open_win(b, false, {
     relative = 'editor', row = 1, col = math.floor((vim.o.columns - width) / 2), width = width, height = height,
     style = 'minimal', border = 'double', zindex = 70,
@@ -186,7 +187,7 @@ function M.review(items, title, opts)
   M._open = { buf = b, win = win }
   local ns = api.nvim_create_namespace('agentls_review')
   local function draw()
-    local lines, starts = M.render(items, cur, title)
+    local lines, starts = M.render(items, cur, title, hint)
     api.nvim_buf_set_option(b, 'modifiable', true)
     api.nvim_buf_set_lines(b, 0, -1, false, lines)
     api.nvim_buf_set_option(b, 'modifiable', false)
