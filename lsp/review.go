@@ -109,11 +109,12 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 	}
 
 	changed := srv.DocumentChanged()
+	waiting := "waiting for your review of the change to " + fileNames(edits)
 	if ed.sink != nil {
-		prev := ed.sink.swapActivity("waiting for your review of the change to " + fileNames(edits))
+		prev := ed.sink.swapActivity(waiting)
 		defer ed.sink.setActivity(prev)
 	}
-	res, err := ed.send(ctx, label, edits, we)
+	res, err := ed.send(ctx, label, edits, we, waiting)
 	if err != nil {
 		return err
 	}
