@@ -98,7 +98,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 	}
 
 	changed := srv.DocumentChanged()
-	res, err := ed.send(ctx, label, edits, we)
+	res, err := ed.send(ctx, label, edits, we, "waiting for the editor to apply the edit to "+fileNames(edits))
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,8 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 	return nil
 }
 
-// send sends we with workspace/applyEdit and waits for the answer.
+// send sends we with workspace/applyEdit and waits for the answer; after
+// ApplyNoticeAfter the task's progress says waiting.
 //
 // Once sent, the change is the editor's to answer (a user at Neovim's
 // "Press ENTER", eglot's "Proceed? (y or n)" or VS Code's refactor preview
@@ -138,7 +139,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 // and has no time limit. The task waits for the answer; a cancel stops the
 // wait, and an answer that still says applied joins the task's changes
 // (workspace.PendingError).
-func (ed *Editor) send(ctx context.Context, label string, edits []workspace.FileEdit, we protocol.WorkspaceEdit) (*protocol.ApplyWorkspaceEditResult, error) {
+func (ed *Editor) send(ctx context.Context, label string, edits []workspace.FileEdit, we protocol.WorkspaceEdit, activity string) (*protocol.ApplyWorkspaceEditResult, error) {
 	srv := ed.svc.srv
 	title := "agentls: " + label
 	type answer struct {
@@ -159,7 +160,7 @@ func (ed *Editor) send(ctx context.Context, label string, edits []workspace.File
 			waiting = false
 		case <-notice.C:
 			if ed.sink != nil {
-				ed.sink.setActivity("waiting for the editor to apply the edit to " + fileNames(edits))
+				ed.sink.setActivity(activity)
 			}
 		case <-ctx.Done():
 			late := make(chan bool, 1)

@@ -109,11 +109,13 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 	}
 
 	changed := srv.DocumentChanged()
+	logSeq := ed.ws.Seq()
+	waiting := "waiting for your review of the change to " + fileNames(edits)
 	if ed.sink != nil {
-		prev := ed.sink.swapActivity("waiting for your review of the change to " + fileNames(edits))
+		prev := ed.sink.swapActivity(waiting)
 		defer ed.sink.setActivity(prev)
 	}
-	res, err := ed.send(ctx, label, edits, we)
+	res, err := ed.send(ctx, label, edits, we, waiting)
 	if err != nil {
 		return err
 	}
@@ -181,6 +183,11 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 		rej.Files = append(rej.Files, fr)
 		if len(fr.Rejected) > 0 {
 			rej.Reason = "rejected in the editor's review"
+		}
+		if fr.Applied() {
+			// What the user kept is the task's edit, not the user's typing
+			// (a partial text, or one that came after ExpectEdit's time).
+			ed.ws.ClaimEdit(p.path, logSeq, label)
 		}
 	}
 	if rej.Reason == "" {

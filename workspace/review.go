@@ -243,3 +243,18 @@ func NewFileReview(p Path, before string, hunks []Hunk, after string) (FileRevie
 	}
 	return fr, ok
 }
+
+// ClaimEdit records the editor's changes of p after seq as agentls's,
+// with label: the echo of a reviewed edit whose text agentls could not
+// announce (ExpectEdit) before the user chose what to keep. The caller
+// has checked that the buffer holds only the kept part of its edit.
+func (w *Workspace) ClaimEdit(p Path, seq uint64, label string) {
+	c := w.changes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.log) - 1; i >= 0 && c.log[i].Seq > seq; i-- {
+		if c.log[i].Path == p && c.log[i].Origin == OriginEditor {
+			c.log[i].Origin, c.log[i].Label = OriginAgentls, label
+		}
+	}
+}

@@ -63,3 +63,27 @@ func TestHunksAndWhatWasKept(t *testing.T) {
 		t.Error("a text changed elsewhere was explained by the hunks")
 	}
 }
+
+// TestClaimEditRelabelsTheReviewEcho: the editor's change that echoes
+// what the user kept of a reviewed edit becomes agentls's; earlier and
+// other files' changes stay the editor's.
+func TestClaimEditRelabelsTheReviewEcho(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.go": "package a\n", "b.go": "package b\n"})
+	w := newWS(t, Options{Roots: []string{root}})
+	pa, pb := mustResolve(t, w, "a.go"), mustResolve(t, w, "b.go")
+	w.RecordChange(pa, OriginEditor, Modified, "")
+	seq := w.Seq()
+	w.RecordChange(pa, OriginEditor, Modified, "")
+	w.RecordChange(pb, OriginEditor, Modified, "")
+	w.ClaimEdit(pa, seq, "edit_file a.go")
+	if out, _ := w.ChangedOutside(seq, "edit_file a.go", pa); len(out) != 0 {
+		t.Errorf("ChangedOutside(a.go) after the claim = %v; want none", out)
+	}
+	if out, _ := w.ChangedOutside(0, "edit_file a.go", pa); len(out) != 1 {
+		t.Errorf("ChangedOutside(a.go) from the start = %v; want the earlier editor change", out)
+	}
+	if out, _ := w.ChangedOutside(seq, "edit_file a.go", pb); len(out) != 1 {
+		t.Errorf("ChangedOutside(b.go) = %v; want the editor's change", out)
+	}
+}

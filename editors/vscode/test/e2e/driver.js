@@ -562,9 +562,10 @@ async function main() {
       // Review before apply: with agentls.review "always", the scripted
       // model's edit of main.go in two hunks opens VS Code's refactor
       // preview (change annotations with needsConfirmation), a checkbox a
-      // change. The test unchecks the second change and applies: the file
-      // has only the first, and the model's next request carries the
-      // rejected hunk in the edit's tool result.
+      // change. The test keeps the first change, leaves the second
+      // unchecked and applies: the file has only the first, and the
+      // model's next request carries the rejected hunk in the edit's tool
+      // result.
       await clearToasts();
       await openMain();
       // The workspace's .vscode/settings.json turns review on (a repository
@@ -583,17 +584,19 @@ async function main() {
       await shot('vscode-review');
       note(Boolean(panel), `the edit opens the refactor preview, one row a change (${Date.now() - r0} ms): ${(panel || []).join(' | ').slice(0, 240)}`);
       if (panel) {
-        // Uncheck the second change (the row that shows its new text).
+        // VS Code starts every change that needs confirmation unchecked:
+        // the user checks the ones to keep. Keep the first (its row shows
+        // "Hi, "), leave the second unchecked.
         const box = await poll(async () => {
           for (const r of await page.$$('.bulk-edit-panel .monaco-list-row')) {
-            if ((await r.innerText()).includes('reviewer')) return r.$('.edit-checkbox');
+            if ((await r.innerText()).includes('"Hi, "')) return r.$('.edit-checkbox');
           }
           return undefined;
         }, 5000);
-        note(Boolean(box), 'the second change has its own checkbox');
+        note(Boolean(box), 'each change has its own checkbox');
         if (box) await box.click();
         await page.waitForTimeout(300);
-        await shot('vscode-review-unchecked');
+        await shot('vscode-review-checked');
         const apply = await poll(async () => {
           for (const b of await page.$$('.bulk-edit-panel .buttons .monaco-button')) {
             if ((await b.innerText()).trim() === 'Apply') return b;
