@@ -130,13 +130,7 @@ func connectSettings(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapa
 	if edit != nil {
 		edit(&settings)
 	}
-	getenv := func(k string) string {
-		if k == session.EnvAPIKey {
-			return key
-		}
-		return ""
-	}
-	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv(key), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
 	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
@@ -329,6 +323,17 @@ func TestSessionUpdatesCarryNoSecret(t *testing.T) {
 // end.
 func serveOverPipes(t *testing.T, c sdk.Client, opts acp.Options) *sdk.ClientSideConnection {
 	t.Helper()
+	w, r, _ := servePipes(t, opts)
+	conn := sdk.NewClientSideConnection(c, w, r)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	return conn
+}
+
+// servePipes runs acp.Serve over in-memory pipes and returns the client's
+// ends: w to the agent, r from it. stop ends the agent and waits for it (the
+// test's cleanup calls it too).
+func servePipes(t *testing.T, opts acp.Options) (w io.Writer, r io.Reader, stop func()) {
+	t.Helper()
 	ar, cw := io.Pipe()
 	cr, aw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -337,13 +342,25 @@ func serveOverPipes(t *testing.T, c sdk.Client, opts acp.Options) *sdk.ClientSid
 		defer close(done)
 		_ = acp.Serve(ctx, ar, aw, opts)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	})
-	conn := sdk.NewClientSideConnection(c, cw, cr)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
-	return conn
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			_ = cw.Close()
+			_ = aw.Close()
+			<-done
+		})
+	}
+	t.Cleanup(stop)
+	return cw, cr, stop
+}
+
+// keyEnv is an environment holding only the API key.
+func keyEnv(key string) func(string) string {
+	return func(k string) string {
+		if k == session.EnvAPIKey {
+			return key
+		}
+		return ""
+	}
 }

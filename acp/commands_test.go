@@ -38,13 +38,7 @@ func connectWith(t *testing.T, c *testClient, turns []fakemodel.Turn, files map[
 	}
 	settings := session.Defaults()
 	settings.BaseURL, settings.Model, settings.Validate = model.URL(), "test-model", "off"
-	getenv := func(k string) string {
-		if k == session.EnvAPIKey {
-			return "test-key"
-		}
-		return ""
-	}
-	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv("test-key"), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
 	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {

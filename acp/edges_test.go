@@ -2,7 +2,6 @@ package acp_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"path/filepath"
@@ -24,22 +23,9 @@ type rawConn struct {
 
 func rawAgent(t *testing.T, getenv func(string) string) *rawConn {
 	t.Helper()
-	ar, cw := io.Pipe()
-	cr, aw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
 	settings := session.Defaults()
 	settings.BaseURL = "https://models.invalid/v1" // not loopback: a key is needed
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	})
+	cw, cr, _ := servePipes(t, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	sc := bufio.NewScanner(cr)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	return &rawConn{w: cw, out: sc}

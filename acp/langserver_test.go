@@ -2,7 +2,6 @@ package acp_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -48,28 +47,7 @@ func connectGreet(t *testing.T, c *testClient, turns []fakemodel.Turn) (*sdk.Cli
 	}
 	settings := session.Defaults()
 	settings.BaseURL, settings.Model, settings.Validate = model.URL(), "test-model", "off"
-	getenv := func(k string) string {
-		if k == session.EnvAPIKey {
-			return "test-key"
-		}
-		return ""
-	}
-	sr, cw := io.Pipe()
-	cr, sw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, sr, sw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = sw.Close()
-		<-done
-	})
-	conn := sdk.NewClientSideConnection(c, cw, cr)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv("test-key"), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)
 	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {

@@ -2,8 +2,6 @@ package acp_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,29 +34,8 @@ func TestSessionMCPServers(t *testing.T) {
 	t.Cleanup(func() { _ = model.Close() })
 	settings := session.Defaults()
 	settings.BaseURL, settings.Model, settings.Validate = model.URL(), "test-model", "off"
-	getenv := func(k string) string {
-		if k == session.EnvAPIKey {
-			return "test-key"
-		}
-		return ""
-	}
-	ar, cw := io.Pipe()
-	cr, aw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: settings, Getenv: getenv, DBPath: filepath.Join(t.TempDir(), "agentls.db")})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	})
 	c := &testClient{answer: "allow_once"}
-	conn := sdk.NewClientSideConnection(c, cw, cr)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv("test-key"), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer tcancel()
 	init, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})

@@ -3,7 +3,6 @@ package acp_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,21 +50,7 @@ func newWorld(t *testing.T) *world {
 // client connection; stop ends that process.
 func (w *world) start(t *testing.T, c sdk.Client) (conn *sdk.ClientSideConnection, stop func()) {
 	t.Helper()
-	ar, cw := io.Pipe()
-	cr, aw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = acp.Serve(ctx, ar, aw, acp.Options{Settings: w.settings, Getenv: func(string) string { return "test-key" }, DBPath: w.db})
-	}()
-	stop = func() {
-		cancel()
-		_ = cw.Close()
-		_ = aw.Close()
-		<-done
-	}
-	t.Cleanup(stop)
+	cw, cr, stop := servePipes(t, acp.Options{Settings: w.settings, Getenv: func(string) string { return "test-key" }, DBPath: w.db})
 	conn = sdk.NewClientSideConnection(c, cw, cr)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {

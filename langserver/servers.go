@@ -66,23 +66,27 @@ func (s *Servers) Tools(env session.LanguageEnv) []tools.Tool {
 const diagnosticsWait = 5 * time.Second
 
 // Diagnostics gives each file's current text to its server and returns
-// what it reports for that text; files of languages without a server have
-// none.
-func (s *Servers) Diagnostics(ctx context.Context, env session.LanguageEnv, paths []string) ([]session.Diagnostic, error) {
+// what it reports for that text; files of languages without a server (or
+// whose server could not start or answer) are unchecked.
+func (s *Servers) Diagnostics(ctx context.Context, env session.LanguageEnv, paths []string) ([]session.Diagnostic, []string, error) {
 	s.configure(env)
 	ws := env.Workspace
 	var out []session.Diagnostic
+	var unchecked []string
 	for _, path := range paths {
 		p, err := ws.Resolve(path)
 		if err != nil {
+			unchecked = append(unchecked, path)
 			continue
 		}
 		f, err := ws.ReadFile(ctx, p)
 		if err != nil {
+			unchecked = append(unchecked, path)
 			continue
 		}
 		ds, server, ok := s.pool.Diagnostics(ctx, ws.Abs(p), f.Text, diagnosticsWait)
 		if !ok {
+			unchecked = append(unchecked, path)
 			continue
 		}
 		for _, d := range ds {
@@ -97,7 +101,7 @@ func (s *Servers) Diagnostics(ctx context.Context, env session.LanguageEnv, path
 			out = append(out, session.Diagnostic{Path: p.String(), Line: int(d.Range.Start.Line) + 1, Severity: sev, Message: d.Message, Source: src})
 		}
 	}
-	return out, nil
+	return out, unchecked, nil
 }
 
 // Close stops every server.

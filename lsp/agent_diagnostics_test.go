@@ -140,7 +140,7 @@ func TestEditWithoutDiagnosticsSourceDoesNotWait(t *testing.T) {
 		t.Errorf("the 2 edits asked for diagnostics %d times; want at most 4 (no wait when nothing checks a.go)", n)
 	}
 	rep := readFile(t, strings.TrimPrefix(r.Report, "file://"))
-	if !strings.Contains(rep, "Not checked: no language server of the editor reports diagnostics for a.go") {
+	if !strings.Contains(rep, "Not checked: no language server reports diagnostics for a.go") {
 		t.Errorf("the report does not say a.go was not checked:\n%s", rep)
 	}
 	if strings.Contains(rep, "No error introduced") {

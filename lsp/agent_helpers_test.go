@@ -13,6 +13,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // testAPIKey is the key the agent sessions run with; no message, log,
@@ -68,7 +69,7 @@ func newAgentSession(t testing.TB, turns []fakemodel.Turn, files map[string]stri
 		}
 		return ""
 	}
-	opts := append(svc.Options(), lsp.WithEnv(env), lsp.WithLogger(logs.handler(t), nil))
+	opts := append(svc.Options(), server.WithEnv(env), server.WithLogger(logs.handler(t), nil))
 	s := newSession(t, cfg, opts...)
 	if _, err := s.c.Initialize(ctx(t)); err != nil {
 		t.Fatalf("initialize: %v", err)

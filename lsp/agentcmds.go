@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 	"unicode/utf8"
 
@@ -132,7 +133,7 @@ func (a *RunArgs) Validate() error {
 		}
 	}
 	if a.URI != "" {
-		if _, err := filenameOf(uri.URI(a.URI)); err != nil {
+		if _, err := server.Filename(uri.URI(a.URI)); err != nil {
 			return fmt.Errorf(`"uri": %v`, err)
 		}
 	}
@@ -221,14 +222,14 @@ type ResultReply struct {
 // types). Code actions build their commands with RunCommand.New, so a name
 // is never a loose string.
 var (
-	RunCommand        = &Command[RunArgs, *RunReply]{Name: "agentls.run"}
-	CancelCommand     = &Command[TaskIDArgs, CancelReply]{Name: "agentls.cancel"}
-	TasksCommand      = &Command[TasksArgs, []TaskInfo]{Name: "agentls.tasks"}
-	ShowReportCommand = &Command[TaskIDArgs, ReportReply]{Name: "agentls.showReport"}
-	ResultCommand     = &Command[TaskIDArgs, ResultReply]{Name: "agentls.result"}
-	ResumeCommand     = &Command[TaskIDArgs, *RunReply]{Name: "agentls.resume"}
-	UndoCommand       = &Command[TaskIDArgs, UndoReply]{Name: "agentls.undo"}
-	StatsCommand      = &Command[StatsArgs, StatsReply]{Name: "agentls.stats"}
+	RunCommand        = &server.Command[RunArgs, *RunReply]{Name: "agentls.run"}
+	CancelCommand     = &server.Command[TaskIDArgs, CancelReply]{Name: "agentls.cancel"}
+	TasksCommand      = &server.Command[TasksArgs, []TaskInfo]{Name: "agentls.tasks"}
+	ShowReportCommand = &server.Command[TaskIDArgs, ReportReply]{Name: "agentls.showReport"}
+	ResultCommand     = &server.Command[TaskIDArgs, ResultReply]{Name: "agentls.result"}
+	ResumeCommand     = &server.Command[TaskIDArgs, *RunReply]{Name: "agentls.resume"}
+	UndoCommand       = &server.Command[TaskIDArgs, UndoReply]{Name: "agentls.undo"}
+	StatsCommand      = &server.Command[StatsArgs, StatsReply]{Name: "agentls.stats"}
 )
 
 // Names of the agentls commands (the public contract).
@@ -244,8 +245,8 @@ var (
 )
 
 // Commands returns the service's commands, each bound to its handler.
-func (s *Service) Commands() []CommandHandler {
-	return append([]CommandHandler{
+func (s *Service) Commands() []server.CommandHandler {
+	return append([]server.CommandHandler{
 		bind(RunCommand, s.runCommand),
 		bind(CancelCommand, s.cancelCommand),
 		bind(TasksCommand, s.tasksCommand),
@@ -258,7 +259,7 @@ func (s *Service) Commands() []CommandHandler {
 }
 
 // bind is the declaration c with run as its handler.
-func bind[A, R any](c *Command[A, R], run func(context.Context, *Invocation, A) (R, error)) *Command[A, R] {
+func bind[A, R any](c *server.Command[A, R], run func(context.Context, *server.Invocation, A) (R, error)) *server.Command[A, R] {
 	b := *c
 	b.Run = run
 	return &b
@@ -277,7 +278,7 @@ func hostError(command string, err error) error {
 	return requestFailed("%s: %v", command, err)
 }
 
-func (s *Service) runCommand(ctx context.Context, inv *Invocation, a RunArgs) (*RunReply, error) {
+func (s *Service) runCommand(ctx context.Context, inv *server.Invocation, a RunArgs) (*RunReply, error) {
 	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
@@ -300,7 +301,7 @@ func (s *Service) TaskSpec(ctx context.Context, ws *workspace.Workspace, a RunAr
 	if a.URI == "" {
 		return spec, nil
 	}
-	name, err := filenameOf(uri.URI(a.URI))
+	name, err := server.Filename(uri.URI(a.URI))
 	if err != nil {
 		return spec, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: invalid argument: uri: %v; expected %s", CommandRun, err, RunCommand.Expect())
 	}
@@ -385,7 +386,7 @@ func titleOf(prompt string) string {
 // messages), cancellation by $/cancelRequest (ctx),
 // window/workDoneProgress/cancel and agentls.cancel, and a
 // window/showMessage with the summary before it returns.
-func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskSpec) (*RunReply, error) {
+func (s *Service) runTask(ctx context.Context, inv *server.Invocation, spec agent.TaskSpec) (*RunReply, error) {
 	h := s.Host()
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -398,7 +399,7 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 		title = "execute the plan: " + prev.Spec().Prompt
 	}
 	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(title), "starting", cancel)
-	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns)}
+	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns), answer: s.newAnswerStream(ctx)}
 	t, err := h.Start(tctx, spec, port)
 	if err != nil {
 		wd.End("not started: " + err.Error())
@@ -411,6 +412,7 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 	}
 	out, _ := t.Wait(context.WithoutCancel(ctx))
 	reply := replyOf(out)
+	port.answer.Close() // the streamed answer's end comes before the reply
 
 	// The summary goes out before the reply (Emacs clients show or drop
 	// messages that follow it): the progress end, and a message.
@@ -419,7 +421,7 @@ func (s *Service) runTask(ctx context.Context, inv *Invocation, spec agent.TaskS
 		s.srv.ShowMessage(ctx, statusMessageType(out.Result.Status), "agentls: "+reply.Summary)
 	}
 	if out.Report != "" && h.Settings().ShowReport {
-		s.srv.showDocument(ctx, uri.File(out.Report))
+		s.srv.ShowDocument(ctx, uri.File(out.Report))
 	}
 	return reply, nil
 }
@@ -477,7 +479,7 @@ func replyOf(out *session.Outcome) *RunReply {
 	return r
 }
 
-func (s *Service) cancelCommand(_ context.Context, _ *Invocation, a TaskIDArgs) (CancelReply, error) {
+func (s *Service) cancelCommand(_ context.Context, _ *server.Invocation, a TaskIDArgs) (CancelReply, error) {
 	h := s.Host()
 	t := h.Task(a.TaskID)
 	if t == nil {
@@ -513,7 +515,7 @@ func (s *Service) TaskList() []TaskInfo {
 	return out
 }
 
-func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ReportReply, error) {
+func (s *Service) showReportCommand(ctx context.Context, _ *server.Invocation, a TaskIDArgs) (ReportReply, error) {
 	h := s.Host()
 	if t := h.Task(a.TaskID); t != nil && !t.State().Terminal() {
 		return ReportReply{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s: task %s is still running; its report is written when it ends", CommandShowReport, a.TaskID)
@@ -526,11 +528,11 @@ func (s *Service) showReportCommand(ctx context.Context, _ *Invocation, a TaskID
 		return ReportReply{}, requestFailed("%s: the report of task %s was not written (see the log)", CommandShowReport, a.TaskID)
 	}
 	u := uri.File(path)
-	shown := s.srv.showDocument(ctx, u)
+	shown := s.srv.ShowDocument(ctx, u)
 	return ReportReply{TaskID: a.TaskID, Report: string(u), Shown: shown}, nil
 }
 
-func (s *Service) resultCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (ResultReply, error) {
+func (s *Service) resultCommand(ctx context.Context, _ *server.Invocation, a TaskIDArgs) (ResultReply, error) {
 	r, err := s.Host().Result(ctx, a.TaskID)
 	if err != nil {
 		return ResultReply{}, hostError(CommandResult, err)

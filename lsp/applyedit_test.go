@@ -7,8 +7,8 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // TestApplyEditThroughHarness: the fake editor applies workspace/applyEdit
@@ -19,7 +19,7 @@ func TestApplyEditThroughHarness(t *testing.T) {
 		File    string `json:"file"`
 		Version int32  `json:"version"`
 	}
-	edit := &lsp.Command[editArgs, any]{Name: "test.edit", Run: func(ctx context.Context, inv *lsp.Invocation, a editArgs) (any, error) {
+	edit := &server.Command[editArgs, any]{Name: "test.edit", Run: func(ctx context.Context, inv *server.Invocation, a editArgs) (any, error) {
 		v := a.Version
 		te := &protocol.TextEdit{Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 0}, End: protocol.Position{Line: 0, Character: 1}}, NewText: "界"}
 		return inv.Server.Client().ApplyEdit(ctx, &protocol.ApplyWorkspaceEditParams{Edit: protocol.WorkspaceEdit{
@@ -29,7 +29,7 @@ func TestApplyEditThroughHarness(t *testing.T) {
 			}},
 		}})
 	}}
-	s := initialized(t, lsptest.Config{ApplyEdit: true}, lsp.WithCommands(edit))
+	s := initialized(t, lsptest.Config{ApplyEdit: true}, server.WithCommands(edit))
 	name := filepath.Join(t.TempDir(), "e.txt")
 	if err := s.c.OpenDocument(ctx(t), name, "plaintext", "x😀\n"); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace/benchcorpus"
 )
@@ -106,7 +107,7 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 		}
 		// Warnings only: a debug line per request would be part of the load.
 		quiet := slog.NewTextHandler(testWriter{b}, &slog.HandlerOptions{Level: slog.LevelWarn})
-		s := newSession(b, cfg, append(svc.Options(), lsp.WithEnv(env), lsp.WithLogger(quiet, nil))...)
+		s := newSession(b, cfg, append(svc.Options(), server.WithEnv(env), server.WithLogger(quiet, nil))...)
 		b.StartTimer()
 
 		if _, err := s.c.Initialize(ctx(b)); err != nil {

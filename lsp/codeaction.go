@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -28,9 +29,9 @@ const (
 // with agent" and the custom commands that use the selection
 // (promptActions) for a non-empty range, and one "Fix with agent: MESSAGE"
 // quick fix per diagnostic of the request's context.
-func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
+func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
 	out := []protocol.CommandOrCodeAction{}
-	name, err := filenameOf(p.TextDocument.URI)
+	name, err := server.Filename(p.TextDocument.URI)
 	if err != nil {
 		return out, nil
 	}
@@ -43,7 +44,7 @@ func (s *Service) codeActions(_ context.Context, srv *Server, p *protocol.CodeAc
 		End:   Position{Line: p.Range.End.Line, Character: p.Range.End.Character},
 	}
 	u := string(p.TextDocument.URI)
-	literals := literalCodeActions(srv.ClientCapabilities())
+	literals := server.LiteralCodeActions(srv.ClientCapabilities())
 	want := func(kind protocol.CodeActionKind) bool {
 		if len(p.Context.Only) == 0 {
 			return true

@@ -6,21 +6,22 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // TestTwoHandlersForOneCommandNameAreRefused: a second handler for a
 // command name never silently replaces the first; building the server
 // fails.
 func TestTwoHandlersForOneCommandNameAreRefused(t *testing.T) {
-	a := &lsp.Command[struct{}, any]{Name: "test.dup", Run: func(context.Context, *lsp.Invocation, struct{}) (any, error) { return "a", nil }}
-	b := &lsp.Command[struct{}, any]{Name: "test.dup", Run: func(context.Context, *lsp.Invocation, struct{}) (any, error) { return "b", nil }}
+	a := &server.Command[struct{}, any]{Name: "test.dup", Run: func(context.Context, *server.Invocation, struct{}) (any, error) { return "a", nil }}
+	b := &server.Command[struct{}, any]{Name: "test.dup", Run: func(context.Context, *server.Invocation, struct{}) (any, error) { return "b", nil }}
 	defer func() {
 		r := recover()
 		if r == nil || !strings.Contains(r.(string), "command test.dup is registered twice") {
 			t.Fatalf("New with two handlers for test.dup: recover() = %v; want a refusal naming it", r)
 		}
 	}()
-	lsp.New(lsp.WithCommands(a, b))
+	server.New(server.WithCommands(a, b))
 }
 
 // TestTheServiceDeclaresEachCommandOnce: the service's commands have
@@ -33,7 +34,7 @@ func TestTheServiceDeclaresEachCommandOnce(t *testing.T) {
 		}
 		seen[c.CommandName()] = true
 	}
-	lsp.New(lsp.NewService(lsp.ServiceOptions{}).Options()...)
+	server.New(lsp.NewService(lsp.ServiceOptions{}).Options()...)
 }
 
 // TestExpectedArgumentsComeFromTheType: the InvalidParams text of a command

@@ -10,8 +10,8 @@ import (
 	"go.lsp.dev/protocol"
 
 	sess "github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 func TestConfigApply(t *testing.T) {
@@ -92,7 +92,7 @@ func TestConfigOverLSP(t *testing.T) {
 	secret := "sk-never-echo-this"
 	var seen []sess.Settings
 	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{"model": "init-model", "maxTurns": -3, "apiKey": secret}},
-		lsp.WithConfigHandler(func(c sess.Settings) { seen = append(seen, c) }))
+		server.WithConfigHandler(func(c sess.Settings) { seen = append(seen, c) }))
 	st := s.c.Await(2*time.Second, "a warning about maxTurns", func(st *lsptest.State) bool { return st.HasShowMessage("maxTurns") })
 	for _, m := range st.ShowMessages {
 		if strings.Contains(m.Message, "maxTurns") && m.Type != protocol.MessageTypeWarning {
@@ -167,7 +167,7 @@ func TestBaseURLSecretsNeverShown(t *testing.T) {
 	level.Set(slog.LevelDebug)
 	s := initialized(t, lsptest.Config{InitializationOptions: map[string]any{
 		"baseURL": "https://user:" + secret + "@models.example/v1?api-key=" + secret, "logLevel": "debug"}},
-		lsp.WithLogger(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: level}), level))
+		server.WithLogger(slog.NewTextHandler(&logBuf, &slog.HandlerOptions{Level: level}), level))
 	if got := s.srv.Config().BaseURL; !strings.Contains(got, secret) {
 		t.Fatalf("baseURL = %q; the setting itself must be kept as given", got)
 	}

@@ -35,7 +35,7 @@ var _ workspace.Editor = (*Editor)(nil)
 // Apply implements workspace.Editor: all files or none.
 func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
 	srv := ed.svc.srv
-	apply, versioned := srv.supportsApplyEdit()
+	apply, versioned := srv.SupportsApplyEdit()
 	if !apply {
 		return ed.ws.DiskEditor().Apply(ctx, label, edits)
 	}
@@ -148,7 +148,7 @@ func (ed *Editor) send(ctx context.Context, label string, edits []workspace.File
 	}
 	answered := make(chan answer, 1)
 	go func() {
-		res, err := srv.applyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+		res, err := srv.ApplyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
 		answered <- answer{res, err}
 	}()
 	var a answer
@@ -159,6 +159,7 @@ func (ed *Editor) send(ctx context.Context, label string, edits []workspace.File
 		case a = <-answered:
 			waiting = false
 		case <-notice.C:
+			ed.svc.log().Info("the editor has not answered an edit yet", "files", fileNames(edits), "after", ed.svc.opts.ApplyNoticeAfter)
 			if ed.sink != nil {
 				ed.sink.setActivity(activity)
 			}

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 
 	"github.com/agentls/agentls/agent/prompts"
 	"github.com/agentls/agentls/agent/session"
@@ -27,8 +28,8 @@ type ToolsArgs struct{}
 type ToolsReply = session.ToolList
 
 var (
-	PromptsCommand = &Command[PromptsArgs, []PromptInfo]{Name: "agentls.prompts"}
-	ToolsCommand   = &Command[ToolsArgs, *ToolsReply]{Name: "agentls.tools"}
+	PromptsCommand = &server.Command[PromptsArgs, []PromptInfo]{Name: "agentls.prompts"}
+	ToolsCommand   = &server.Command[ToolsArgs, *ToolsReply]{Name: "agentls.tools"}
 )
 
 // Names of the commands above (the public contract).
@@ -39,14 +40,14 @@ var (
 
 // extensionCommands are the commands of this file, bound to their
 // handlers.
-func (s *Service) extensionCommands() []CommandHandler {
-	return []CommandHandler{
+func (s *Service) extensionCommands() []server.CommandHandler {
+	return []server.CommandHandler{
 		bind(PromptsCommand, s.promptsCommand),
 		bind(ToolsCommand, s.toolsCommand),
 	}
 }
 
-func (s *Service) promptsCommand(ctx context.Context, _ *Invocation, _ PromptsArgs) ([]PromptInfo, error) {
+func (s *Service) promptsCommand(ctx context.Context, _ *server.Invocation, _ PromptsArgs) ([]PromptInfo, error) {
 	ps, err := s.Host().Prompts(ctx)
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandPrompts, err)
@@ -54,7 +55,7 @@ func (s *Service) promptsCommand(ctx context.Context, _ *Invocation, _ PromptsAr
 	return ps, nil
 }
 
-func (s *Service) toolsCommand(ctx context.Context, _ *Invocation, _ ToolsArgs) (*ToolsReply, error) {
+func (s *Service) toolsCommand(ctx context.Context, _ *server.Invocation, _ ToolsArgs) (*ToolsReply, error) {
 	l, err := s.Host().Tools(ctx)
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTools, err)

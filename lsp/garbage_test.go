@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // TestGarbageFrames: 1,000 malformed frames never end the connection, and
@@ -17,7 +17,7 @@ import (
 // recovered).
 func TestGarbageFrames(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		srv := lsp.New(lsp.WithEnv(func(string) string { return "" }))
+		srv := server.New(server.WithEnv(func(string) string { return "" }))
 		serverEnd, clientEnd := net.Pipe()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(context.Background(), serverEnd) }()
@@ -50,8 +50,8 @@ func FuzzIncoming(f *testing.F) {
 	f.Add([]byte("Content-Length: 90\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"$/cancelRequest\",\"params\":{\"id\":1}}"))
 	init := []byte("Content-Length: 96\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":\"i\",\"method\":\"initialize\",\"params\":{\"processId\":null,\"capabilities\":{}}}")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		srv := lsp.New(lsp.WithEnv(func(string) string { return "" }),
-			lsp.WithLogger(slog.DiscardHandler, nil), lsp.WithCommands(cmdEcho, cmdPanic))
+		srv := server.New(server.WithEnv(func(string) string { return "" }),
+			server.WithLogger(slog.DiscardHandler, nil), server.WithCommands(cmdEcho, cmdPanic))
 		serverEnd, clientEnd := net.Pipe()
 		served := make(chan error, 1)
 		go func() { served <- srv.Serve(context.Background(), serverEnd) }()
@@ -67,7 +67,7 @@ func FuzzIncoming(f *testing.F) {
 		}
 		select {
 		case err := <-served:
-			if err != nil && !errors.Is(err, lsp.ErrExitWithoutShutdown) {
+			if err != nil && !errors.Is(err, server.ErrExitWithoutShutdown) {
 				t.Fatalf("Serve = %v", err)
 			}
 		case <-time.After(5 * time.Second):

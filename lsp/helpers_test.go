@@ -12,8 +12,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
-	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // testCommands are extra commands the tests register.
@@ -34,9 +34,9 @@ func (a *echoArgs) Validate() error {
 
 var (
 	// cmdSleep sleeps, or until cancelled.
-	cmdSleep = &lsp.Command[sleepArgs, any]{
+	cmdSleep = &server.Command[sleepArgs, any]{
 		Name: "test.sleep",
-		Run: func(ctx context.Context, _ *lsp.Invocation, a sleepArgs) (any, error) {
+		Run: func(ctx context.Context, _ *server.Invocation, a sleepArgs) (any, error) {
 			select {
 			case <-time.After(time.Duration(a.Millis) * time.Millisecond):
 				return "slept", nil
@@ -45,15 +45,15 @@ var (
 			}
 		},
 	}
-	cmdEcho = &lsp.Command[echoArgs, any]{
+	cmdEcho = &server.Command[echoArgs, any]{
 		Name: "test.echo",
-		Run: func(_ context.Context, _ *lsp.Invocation, a echoArgs) (any, error) {
+		Run: func(_ context.Context, _ *server.Invocation, a echoArgs) (any, error) {
 			return map[string]string{"text": a.Text}, nil
 		},
 	}
-	cmdPanic = &lsp.Command[struct{}, any]{
+	cmdPanic = &server.Command[struct{}, any]{
 		Name: "test.panic",
-		Run: func(context.Context, *lsp.Invocation, struct{}) (any, error) {
+		Run: func(context.Context, *server.Invocation, struct{}) (any, error) {
 			var m map[string]int
 			m["boom"] = 1 // a nil-map write: a real runtime panic
 			return nil, nil
@@ -63,28 +63,28 @@ var (
 
 // session is a server and a fake editor connected to it.
 type session struct {
-	srv    *lsp.Server
+	srv    *server.Server
 	c      *lsptest.Client
 	served <-chan error
 	level  *slog.LevelVar
 }
 
-func newSession(t testing.TB, cfg lsptest.Config, opts ...lsp.Option) *session {
+func newSession(t testing.TB, cfg lsptest.Config, opts ...server.Option) *session {
 	t.Helper()
 	level := new(slog.LevelVar)
-	base := []lsp.Option{
-		lsp.WithVersion("test-1"),
-		lsp.WithLogger(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}), level),
-		lsp.WithEnv(func(string) string { return "" }),
-		lsp.WithCommands(cmdSleep, cmdEcho, cmdPanic),
+	base := []server.Option{
+		server.WithVersion("test-1"),
+		server.WithLogger(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}), level),
+		server.WithEnv(func(string) string { return "" }),
+		server.WithCommands(cmdSleep, cmdEcho, cmdPanic),
 	}
-	srv := lsp.New(append(base, opts...)...)
+	srv := server.New(append(base, opts...)...)
 	c, served := lsptest.Connect(t, srv, cfg)
 	return &session{srv: srv, c: c, served: served, level: level}
 }
 
 // initialized is newSession followed by a successful initialize.
-func initialized(t testing.TB, cfg lsptest.Config, opts ...lsp.Option) *session {
+func initialized(t testing.TB, cfg lsptest.Config, opts ...server.Option) *session {
 	t.Helper()
 	s := newSession(t, cfg, opts...)
 	if _, err := s.c.Initialize(ctx(t)); err != nil {

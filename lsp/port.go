@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -33,14 +34,18 @@ const (
 // editor's diagnostics agentls/diagnostics (the client requests are
 // declared in save.go and diagnostics.go).
 type taskPort struct {
-	svc  *Service
-	sink *progressSink
+	svc    *Service
+	sink   *progressSink
+	answer *answerStream // nil unless the client takes agentls/answer (answer.go)
 }
 
 var _ session.Port = (*taskPort)(nil)
 
 // Event implements agent.Sink.
-func (p *taskPort) Event(e agent.Event) { p.sink.Event(e) }
+func (p *taskPort) Event(e agent.Event) {
+	p.sink.Event(e)
+	p.answer.Event(e)
+}
 
 // Editor implements session.Port.
 func (p *taskPort) Editor(ws *workspace.Workspace) workspace.Editor {
@@ -81,8 +86,8 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	// command (which has not started): say so, then go back.
 	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Request.Summary, 80))
 	defer p.sink.setActivity(prev)
-	item, err := srv.showMessageRequest(actx, &protocol.ShowMessageRequestParams{
-		Type: protocol.MessageTypeWarning, Message: srv.redact(msg), Actions: actions,
+	item, err := srv.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning, Message: srv.Redact(msg), Actions: actions,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -176,7 +181,7 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 	var out []session.Diagnostic
 	versions := map[string]int32{}
 	for _, doc := range docs {
-		name, err := filenameOf(uri.URI(doc.URI))
+		name, err := server.Filename(uri.URI(doc.URI))
 		if err != nil {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // cmdWork runs a progress-tracked task: begin (cancellable), n reports,
@@ -21,9 +22,9 @@ type workArgs struct {
 	Wait    bool `json:"wait"` // wait to be cancelled after the reports
 }
 
-var cmdWork = &lsp.Command[workArgs, any]{
+var cmdWork = &server.Command[workArgs, any]{
 	Name: "test.work",
-	Run: func(ctx context.Context, inv *lsp.Invocation, a workArgs) (any, error) {
+	Run: func(ctx context.Context, inv *server.Invocation, a workArgs) (any, error) {
 		work, cancel := context.WithCancel(ctx)
 		defer cancel()
 		wd := inv.Server.Progress().Start(ctx, inv.WorkDoneToken, "agentls: test work", "starting", cancel)
@@ -41,7 +42,7 @@ var cmdWork = &lsp.Command[workArgs, any]{
 }
 
 func TestProgressWithCreatedToken(t *testing.T) {
-	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, lsp.WithCommands(cmdWork))
+	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, server.WithCommands(cmdWork))
 	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.work", workArgs{Reports: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestProgressWithCreatedToken(t *testing.T) {
 }
 
 func TestProgressUsesClientToken(t *testing.T) {
-	s := initialized(t, lsptest.Config{WorkDoneProgress: true, SendWorkDoneToken: true}, lsp.WithCommands(cmdWork))
+	s := initialized(t, lsptest.Config{WorkDoneProgress: true, SendWorkDoneToken: true}, server.WithCommands(cmdWork))
 	_, token, err := s.c.ExecuteCommand(ctx(t), "test.work", workArgs{Reports: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestProgressFallback(t *testing.T) {
 		{"create never answered", lsptest.Config{WorkDoneProgress: true, Create: lsptest.CreateIgnore}, 900 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := initialized(t, tc.cfg, lsp.WithCommands(cmdWork))
+			s := initialized(t, tc.cfg, server.WithCommands(cmdWork))
 			start := time.Now()
 			if _, _, err := s.c.ExecuteCommand(ctx(t), "test.work", workArgs{Reports: 2}); err != nil {
 				t.Fatal(err)
@@ -114,7 +115,7 @@ func TestProgressFallback(t *testing.T) {
 }
 
 func TestProgressCancel(t *testing.T) {
-	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, lsp.WithCommands(cmdWork))
+	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, server.WithCommands(cmdWork))
 	done := make(chan error, 1)
 	go func() {
 		_, _, err := s.c.ExecuteCommand(context.Background(), "test.work", workArgs{Reports: 1, Wait: true})
@@ -141,7 +142,7 @@ func TestProgressCancel(t *testing.T) {
 // TestProgressThrottle: 200 reports in a burst reach the client at no more
 // than 10 a second, and the last one is never lost.
 func TestProgressThrottle(t *testing.T) {
-	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, lsp.WithCommands(cmdWork))
+	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, server.WithCommands(cmdWork))
 	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.work", workArgs{Reports: 200}); err != nil {
 		t.Fatal(err)
 	}
@@ -155,9 +156,9 @@ func TestProgressThrottle(t *testing.T) {
 	}
 	for i := 1; i < len(rec.ReportTimes); i++ {
 		// Arrival times can bunch by a little scheduling jitter; sending is
-		// spaced by lsp.ReportInterval.
-		if gap := rec.ReportTimes[i].Sub(rec.ReportTimes[i-1]); gap < lsp.ReportInterval-20*time.Millisecond {
-			t.Errorf("reports %d and %d arrived %v apart; want >= %v", i-1, i, gap, lsp.ReportInterval)
+		// spaced by server.ReportInterval.
+		if gap := rec.ReportTimes[i].Sub(rec.ReportTimes[i-1]); gap < server.ReportInterval-20*time.Millisecond {
+			t.Errorf("reports %d and %d arrived %v apart; want >= %v", i-1, i, gap, server.ReportInterval)
 		}
 	}
 }
@@ -165,7 +166,7 @@ func TestProgressThrottle(t *testing.T) {
 // TestProgressThrottleSpread: reports spread over ~600 ms keep the rate and
 // end with the last state.
 func TestProgressThrottleSpread(t *testing.T) {
-	slow := &lsp.Command[struct{}, any]{Name: "test.slowwork", Run: func(ctx context.Context, inv *lsp.Invocation, _ struct{}) (any, error) {
+	slow := &server.Command[struct{}, any]{Name: "test.slowwork", Run: func(ctx context.Context, inv *server.Invocation, _ struct{}) (any, error) {
 		wd := inv.Server.Progress().Start(ctx, inv.WorkDoneToken, "spread", "", nil)
 		tick := time.NewTicker(10 * time.Millisecond)
 		defer tick.Stop()
@@ -176,7 +177,7 @@ func TestProgressThrottleSpread(t *testing.T) {
 		wd.End("ok")
 		return nil, nil
 	}}
-	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, lsp.WithCommands(slow))
+	s := initialized(t, lsptest.Config{WorkDoneProgress: true}, server.WithCommands(slow))
 	if _, _, err := s.c.ExecuteCommand(ctx(t), "test.slowwork", nil); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -23,8 +24,8 @@ var _ workspace.Reviewer = (*Editor)(nil)
 // supportsReview reports whether the client can show an edit for review
 // change by change: versioned documentChanges (the only place an
 // AnnotatedTextEdit may go) and workspace.workspaceEdit.changeAnnotationSupport.
-func (s *Server) supportsReview() bool {
-	apply, versioned := s.supportsApplyEdit()
+func supportsReview(s *server.Server) bool {
+	apply, versioned := s.SupportsApplyEdit()
 	c := s.ClientCapabilities()
 	return apply && versioned && c.Workspace != nil && c.Workspace.WorkspaceEdit != nil &&
 		c.Workspace.WorkspaceEdit.ChangeAnnotationSupport != nil
@@ -50,7 +51,7 @@ func (s *Server) supportsReview() bool {
 //	                           "description": "change 1 of 2, lines 3-4"}, ...}}}
 func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.FileEdit) error {
 	srv := ed.svc.srv
-	if !srv.supportsReview() {
+	if !supportsReview(srv) {
 		return fmt.Errorf("the client does not declare workspace.workspaceEdit.changeAnnotationSupport: %w", workspace.ErrNoReview)
 	}
 	for _, fe := range edits {
@@ -71,6 +72,7 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 	var plans []planned
 	we := protocol.WorkspaceEdit{ChangeAnnotations: map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{}}
 	seq := ed.svc.reviews.Add(1)
+	confirm := true
 	for _, fe := range edits {
 		abs := ed.ws.Abs(fe.Path)
 		doc, _ := srv.Buffers().Get(abs)
@@ -95,7 +97,7 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 				AnnotationID: id,
 			}
 			desc := fmt.Sprintf("change %d of %d, %s", i+1, len(hunks), hunkLines(h))
-			we.ChangeAnnotations[id] = protocol.ChangeAnnotation{Label: "agentls: " + label, NeedsConfirmation: ptr(true), Description: &desc}
+			we.ChangeAnnotations[id] = protocol.ChangeAnnotation{Label: "agentls: " + label, NeedsConfirmation: &confirm, Description: &desc}
 		}
 		v := doc.Version
 		we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{

@@ -243,3 +243,31 @@ func TestReviewCannotBeTurnedOffByAWorkspaceSetting(t *testing.T) {
 		t.Errorf("buffer = %q; the rejected edit was applied", text)
 	}
 }
+
+// TestReviewedKeptPartIsSavedBeforeACommand: the part of a reviewed edit
+// the user kept is the agent's text of the buffer, so a later task's
+// command sees it on disk (saved for it), and the model is not told of
+// the user's unsaved changes.
+func TestReviewedKeptPartIsSavedBeforeACommand(t *testing.T) {
+	cfg := lsptest.Config{ApplyEdit: true, ChangeAnnotations: true, WorkDoneProgress: true,
+		Review: func(id protocol.ChangeAnnotationIdentifier, _ protocol.ChangeAnnotation) bool { return strings.HasSuffix(string(id), "#1") }}
+	a := newAgentSession(t, []fakemodel.Turn{
+		{Match: &fakemodel.Match{LastUser: "make One and Two return tens"}, ToolCalls: []fakemodel.ToolCall{call("a1", "edit_file", twoHunkEdit)}},
+		{Match: &fakemodel.Match{LastToolResult: "kept 1 of 2"}, Text: "Kept One's change.", FinishReason: "stop"},
+		{Match: &fakemodel.Match{LastUser: "check the package"}, ToolCalls: []fakemodel.ToolCall{call("b1", "run_command", `{"command":"grep -n return main.go"}`)}},
+		{Match: &fakemodel.Match{LastToolResult: "exit code"}, Text: "Checked.", FinishReason: "stop"},
+	}, reviewFiles, cfg, agentOpts{settings: map[string]any{"review": "always"}})
+	a.open(t, "main.go")
+	for _, prompt := range []string{"make One and Two return tens", "check the package"} {
+		if r, err := a.run(t, map[string]any{"prompt": prompt, "mode": "edit"}); err != nil || r.Status != "completed" {
+			t.Fatalf("%s: reply = %+v, %v", prompt, r, err)
+		}
+	}
+	out := lastToolResultOf(t, a)
+	if !strings.Contains(out, "4:\treturn 10") || !strings.Contains(out, "11:\treturn 2") {
+		t.Errorf("the command did not see the kept change on disk:\n%s", out)
+	}
+	if strings.Contains(out, "unsaved changes") {
+		t.Errorf("the kept part was taken for the user's unsaved changes:\n%s", out)
+	}
+}

@@ -59,7 +59,7 @@ func (s *Service) askPlugin(ctx context.Context, method string, params, result a
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err := s.srv.call(cctx, method, params, result)
+	err := s.srv.Call(cctx, method, params, result)
 	if err == nil {
 		req.answered.Store(true)
 		return nil

@@ -12,8 +12,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 func TestInitializeResult(t *testing.T) {
@@ -109,9 +109,9 @@ func TestExitCodes(t *testing.T) {
 		want     error
 	}{
 		{"shutdown then exit", true, func(s *session) { _ = s.c.Exit(context.Background()) }, nil},
-		{"exit without shutdown", false, func(s *session) { _ = s.c.Exit(context.Background()) }, lsp.ErrExitWithoutShutdown},
+		{"exit without shutdown", false, func(s *session) { _ = s.c.Exit(context.Background()) }, server.ErrExitWithoutShutdown},
 		{"end of input after shutdown", true, func(s *session) { s.c.Close() }, nil},
-		{"end of input without shutdown", false, func(s *session) { s.c.Close() }, lsp.ErrExitWithoutShutdown},
+		{"end of input without shutdown", false, func(s *session) { s.c.Close() }, server.ErrExitWithoutShutdown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := initialized(t, lsptest.Config{})
@@ -186,7 +186,7 @@ func TestPanicInHandler(t *testing.T) {
 // logged and the connection goes on.
 func TestPanicInNotificationHandler(t *testing.T) {
 	calls := 0
-	s := initialized(t, lsptest.Config{}, lsp.WithRootsHandler(func([]string) {
+	s := initialized(t, lsptest.Config{}, server.WithRootsHandler(func([]string) {
 		if calls++; calls > 1 { // not during initialize
 			panic("roots handler exploded")
 		}
@@ -206,16 +206,16 @@ func TestPanicInNotificationHandler(t *testing.T) {
 func TestCancelRequest(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	waiter := &lsp.Command[struct{}, any]{
+	waiter := &server.Command[struct{}, any]{
 		Name: "test.wait",
-		Run: func(ctx context.Context, _ *lsp.Invocation, _ struct{}) (any, error) {
+		Run: func(ctx context.Context, _ *server.Invocation, _ struct{}) (any, error) {
 			close(started)
 			<-ctx.Done()
 			stopped <- ctx.Err()
 			return nil, ctx.Err()
 		},
 	}
-	s := initialized(t, lsptest.Config{}, lsp.WithCommands(waiter))
+	s := initialized(t, lsptest.Config{}, server.WithCommands(waiter))
 	callCtx, cancel := context.WithCancel(ctx(t))
 	errc := make(chan error, 1)
 	go func() {
@@ -292,7 +292,7 @@ func TestCommandNew(t *testing.T) {
 func TestWorkspaceRoots(t *testing.T) {
 	a, b, c := t.TempDir(), t.TempDir(), t.TempDir()
 	var seen [][]string
-	s := initialized(t, lsptest.Config{Roots: []string{b, a}}, lsp.WithRootsHandler(func(r []string) { seen = append(seen, r) }))
+	s := initialized(t, lsptest.Config{Roots: []string{b, a}}, server.WithRootsHandler(func(r []string) { seen = append(seen, r) }))
 	want := []string{a, b}
 	if a > b {
 		want = []string{b, a}

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"github.com/agentls/agentls/lsp/server"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,7 @@ type ServiceOptions struct {
 // registry are the host's.
 type Service struct {
 	opts ServiceOptions
-	srv  *Server
+	srv  *server.Server
 
 	hostOnce sync.Once
 	host     *session.Host
@@ -55,7 +56,7 @@ type Service struct {
 	saveDocs, diagnostics, forwardLSP pluginRequest
 }
 
-// NewService returns a service; pass its Options to New.
+// NewService returns a service; pass its Options to server.New.
 func NewService(opts ServiceOptions) *Service {
 	if opts.ApprovalTimeout <= 0 {
 		opts.ApprovalTimeout = 2 * time.Minute
@@ -75,26 +76,26 @@ func NewService(opts ServiceOptions) *Service {
 // Options are the server options that plug the service in: the agentls.*
 // commands, the code actions, the roots and configuration handlers (which
 // hand them to the host) and the end-of-connection handler (Close).
-func (s *Service) Options() []Option {
-	return []Option{
-		func(srv *Server) { s.srv = srv },
-		WithCommands(s.Commands()...),
-		WithCodeActions(s.codeActions),
-		WithRootsHandler(s.rootsChanged),
-		WithConfigHandler(s.configChanged),
-		WithEndHandler(s.Close),
+func (s *Service) Options() []server.Option {
+	return []server.Option{
+		func(srv *server.Server) { s.srv = srv },
+		server.WithCommands(s.Commands()...),
+		server.WithCodeActions(s.codeActions),
+		server.WithRootsHandler(s.rootsChanged),
+		server.WithConfigHandler(s.configChanged),
+		server.WithEndHandler(s.Close),
 	}
 }
 
 // Server is the server the service is plugged into (nil before New).
-func (s *Service) Server() *Server { return s.srv }
+func (s *Service) Server() *server.Server { return s.srv }
 
 // Host is the session host behind the service, made at its first use
 // (once the server is configured).
 func (s *Service) Host() *session.Host {
 	s.hostOnce.Do(func() {
 		s.host = session.New(s.srv.StartConfig(), session.Options{
-			Getenv:       s.srv.getenv,
+			Getenv:       s.srv.Getenv,
 			Logger:       s.srv.Logger(),
 			Buffers:      s.srv.Buffers(),
 			Watch:        true,

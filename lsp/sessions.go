@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"strings"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
 )
@@ -19,7 +19,7 @@ import (
 // resumeCommand continues an interrupted task (same ID) through the same
 // pipeline as agentls.run (progress, report, summary); the reply is
 // agentls.run's.
-func (s *Service) resumeCommand(ctx context.Context, inv *Invocation, a TaskIDArgs) (*RunReply, error) {
+func (s *Service) resumeCommand(ctx context.Context, inv *server.Invocation, a TaskIDArgs) (*RunReply, error) {
 	spec, err := s.Host().Resumable(ctx, a.TaskID)
 	switch {
 	case errors.Is(err, session.ErrUnknownTask):
@@ -39,14 +39,14 @@ type UndoReply struct {
 	TaskID      string             `json:"taskId"`
 	Reverted    []string           `json:"reverted"`  // workspace-relative paths written back or deleted
 	Unchanged   []string           `json:"unchanged"` // already as before the task
-	NotReverted []journal.UndoFile `json:"notReverted"`
+	NotReverted []session.UndoFile `json:"notReverted"`
 	Summary     string             `json:"summary"`
 }
 
 // undoCommand reverts every edit of a task: the open files in one
 // workspace/applyEdit, the others on disk; files changed since the task are
 // merged around the change or left alone and reported with a diff.
-func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) (UndoReply, error) {
+func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskIDArgs) (UndoReply, error) {
 	h := s.Host()
 	ws, err := h.Workspace(ctx)
 	if err != nil {
@@ -62,7 +62,7 @@ func (s *Service) undoCommand(ctx context.Context, _ *Invocation, a TaskIDArgs) 
 	}
 	reply := UndoReply{TaskID: rep.TaskID, Reverted: []string{}, Unchanged: []string{}, NotReverted: rep.NotReverted}
 	if reply.NotReverted == nil {
-		reply.NotReverted = []journal.UndoFile{}
+		reply.NotReverted = []session.UndoFile{}
 	}
 	for _, f := range rep.Reverted {
 		reply.Reverted = append(reply.Reverted, f.Path)
@@ -187,7 +187,7 @@ func parseSince(s string) (time.Time, error) {
 
 // tasksCommand lists this server's tasks and the stored ones of earlier
 // runs (interrupted ones flagged), oldest first.
-func (s *Service) tasksCommand(ctx context.Context, _ *Invocation, a TasksArgs) ([]TaskInfo, error) {
+func (s *Service) tasksCommand(ctx context.Context, _ *server.Invocation, a TasksArgs) ([]TaskInfo, error) {
 	out, err := s.Host().List(ctx, a.filter())
 	if err != nil {
 		return nil, requestFailed("%s: %v", CommandTasks, err)
@@ -218,7 +218,7 @@ type StatsReply struct {
 	Markdown string `json:"markdown"`
 }
 
-func (s *Service) statsCommand(ctx context.Context, _ *Invocation, a StatsArgs) (StatsReply, error) {
+func (s *Service) statsCommand(ctx context.Context, _ *server.Invocation, a StatsArgs) (StatsReply, error) {
 	stats, err := s.Host().Stats(ctx, a.since, a.Top)
 	if err != nil {
 		return StatsReply{}, requestFailed("%s: %v", CommandStats, err)

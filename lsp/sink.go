@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentls/agentls/lsp/server"
 	"math"
 	"regexp"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // items closed. Reports are throttled by WorkDone (at most 10 a second, the
 // last state kept).
 type progressSink struct {
-	wd       *WorkDone
+	wd       *server.WorkDone
 	maxTurns int       // the task's turn budget, shown beside the turns used
 	start    time.Time // when the task started, for the elapsed time
 
@@ -37,7 +38,7 @@ type progressSink struct {
 // for long.
 const idleAfterTool = time.Second
 
-func newProgressSink(wd *WorkDone, maxTurns int) *progressSink {
+func newProgressSink(wd *server.WorkDone, maxTurns int) *progressSink {
 	return &progressSink{wd: wd, maxTurns: maxTurns, start: time.Now(), activity: "starting"}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
+	lspserver "github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/tools/sandbox"
 )
 
@@ -140,10 +141,10 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	cfg.InitializationOptions = settings
 	svc := lsp.NewService(lsp.ServiceOptions{})
 	logs := &syncLog{}
-	srv := lsp.New(append(svc.Options(),
-		lsp.WithVersion("redteam"),
-		lsp.WithEnv(os.Getenv),
-		lsp.WithLogger(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}), nil),
+	srv := lspserver.New(append(svc.Options(),
+		lspserver.WithVersion("redteam"),
+		lspserver.WithEnv(os.Getenv),
+		lspserver.WithLogger(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}), nil),
 	)...)
 	c, _ := lsptest.Connect(t, srv, cfg)
 	if _, err := c.Initialize(ctxFor(t)); err != nil {

@@ -339,7 +339,7 @@ func diagnosticsSection(d *DiagnosticsDelta) string {
 	var b strings.Builder
 	b.WriteString("\n## Editor diagnostics\n\n")
 	if len(d.Unchecked) > 0 {
-		fmt.Fprintf(&b, "Not checked: no language server of the editor reports diagnostics for %s.\n", strings.Join(d.Unchecked, ", "))
+		fmt.Fprintf(&b, "Not checked: no language server reports diagnostics for %s, so nothing is known of its errors.\n", strings.Join(d.Unchecked, ", "))
 	}
 	if len(d.Introduced) == 0 && len(d.Fixed) == 0 {
 		if checked := d.checkedCount(); checked > 0 {

@@ -34,7 +34,10 @@ type LanguageServers interface {
 	// Diagnostics returns the diagnostics of paths (workspace-relative) for
 	// their current text, from agentls's own servers; each answer is for
 	// the file's current text (the servers are given it and waited for).
-	Diagnostics(ctx context.Context, env LanguageEnv, paths []string) ([]Diagnostic, error)
+	// unchecked are the paths no server checks (no server for their
+	// language, or it could not start or answer): nothing is known of
+	// their errors.
+	Diagnostics(ctx context.Context, env LanguageEnv, paths []string) (diags []Diagnostic, unchecked []string, err error)
 	// Close stops every server.
 	Close() error
 }
@@ -58,8 +61,15 @@ type serverDiagnostics struct {
 }
 
 func (s serverDiagnostics) Diagnostics(ctx context.Context, paths []string) ([]Diagnostic, map[string]int32, error) {
-	ds, err := s.ls.Diagnostics(ctx, s.env, paths)
-	return ds, nil, err
+	ds, unchecked, err := s.ls.Diagnostics(ctx, s.env, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	versions := map[string]int32{}
+	for _, p := range unchecked {
+		versions[p] = VersionUnchecked
+	}
+	return ds, versions, nil
 }
 
 // fresh: each answer is for the file's current text already.

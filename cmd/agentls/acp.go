@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // runACP serves the Agent Client Protocol over stdio on the same session
@@ -45,11 +45,11 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 	errLevel := new(slog.LevelVar)
 	errLevel.Set(slog.LevelWarn)
 	var writers []ioWriter
-	if f, _, err := lsp.OpenLogFile(lsp.DefaultLogFile()); err == nil {
+	if f, _, err := server.OpenLogFile(server.DefaultLogFile()); err == nil {
 		defer f.Close()
 		writers = append(writers, f)
 	}
-	logger := slog.New(slog.NewMultiHandler(lsp.NewLogHandler(errLevel, io.err), lsp.NewLogHandler(level, writers...)))
+	logger := slog.New(slog.NewMultiHandler(server.NewLogHandler(errLevel, io.err), server.NewLogHandler(level, writers...)))
 	for _, p := range problems {
 		logger.Warn("setting ignored", "problem", p.String())
 	}

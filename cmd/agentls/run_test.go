@@ -163,3 +163,33 @@ func TestRunCommandCancelled(t *testing.T) {
 		t.Fatal("run did not end after the cancel")
 	}
 }
+
+// TestRunReportSaysNotChecked: from the command line no editor shares
+// diagnostics and no language server serves a .txt file, so the report says
+// the edited file was not checked, never "no error introduced".
+func TestRunReportSaysNotChecked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("first: todo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startModel(t, `[{"toolCalls":[{"name":"edit_file","arguments":{"path":"notes.txt","old_string":"todo","new_string":"done"}}]},{"text":"Done."}]`)
+	var out, errb bytes.Buffer
+	code := mainExit([]string{"run", "--workspace", dir, "--edit", "--validate", "off", "Mark it done"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+	reports, _ := filepath.Glob(filepath.Join(dir, ".agentls", "tasks", "*.md"))
+	if len(reports) != 1 {
+		t.Fatalf("reports %v; want one\nstderr: %s", reports, errb.String())
+	}
+	rep, err := os.ReadFile(reports[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(rep), "Not checked: no language server reports diagnostics for notes.txt") {
+		t.Errorf("the report does not say notes.txt was not checked:\n%s", rep)
+	}
+	if strings.Contains(string(rep), "No error introduced") {
+		t.Errorf("the report claims no error was introduced although nothing checked notes.txt:\n%s", rep)
+	}
+}

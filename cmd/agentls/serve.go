@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 // runServe serves LSP over stdio. stdout carries only the protocol; logs go
@@ -19,7 +20,7 @@ import (
 func runServe(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.err)
-	logFile := fs.String("log-file", "", "log file (default: "+lsp.DefaultLogFile()+"; \"-\" for none)")
+	logFile := fs.String("log-file", "", "log file (default: "+server.DefaultLogFile()+"; \"-\" for none)")
 	logLevel := fs.String("log-level", "info", "log level of the log file and window/logMessage: debug, info, warn or error")
 	stderrLevel := fs.String("stderr-level", "warn", "log level of stderr (editors show stderr as errors and mirror window/logMessage anyway)")
 	fs.Bool("stdio", true, "serve over stdin/stdout (the only transport; accepted because many clients pass it)")
@@ -34,13 +35,13 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 		}
 		return &exitError{code: 2, err: err}
 	}
-	lvl, err := lsp.ParseLevel(*logLevel)
+	lvl, err := server.ParseLevel(*logLevel)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
 	level := new(slog.LevelVar)
 	level.Set(lvl)
-	errLvl, err := lsp.ParseLevel(*stderrLevel)
+	errLvl, err := server.ParseLevel(*stderrLevel)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
@@ -58,9 +59,9 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	if *logFile != "-" {
 		path := *logFile
 		if path == "" {
-			path = lsp.DefaultLogFile()
+			path = server.DefaultLogFile()
 		}
-		f, opened, err := lsp.OpenLogFile(path)
+		f, opened, err := server.OpenLogFile(path)
 		if err != nil {
 			fmt.Fprintf(io.err, "agentls: no log file: %v\n", err)
 		} else {
@@ -73,12 +74,12 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	// actions, the workspace of the editor's roots. When the connection ends
 	// it cancels the tasks, kills their commands and drains their writes.
 	svc := lsp.NewService(lsp.ServiceOptions{})
-	srv := lsp.New(append([]lsp.Option{
-		lsp.WithVersion(version),
-		lsp.WithLogger(slog.NewMultiHandler(lsp.NewLogHandler(errLevel, io.err), lsp.NewLogHandler(level, writers...)), level),
+	srv := server.New(append([]server.Option{
+		server.WithVersion(version),
+		server.WithLogger(slog.NewMultiHandler(server.NewLogHandler(errLevel, io.err), server.NewLogHandler(level, writers...)), level),
 	}, svc.Options()...)...)
 	err = srv.Serve(ctx, stdioConn{in: io.in, out: io.out})
-	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
+	if errors.Is(err, server.ErrExitWithoutShutdown) {
 		return &exitError{code: 1, err: nil}
 	}
 	return err

@@ -12,9 +12,10 @@ import re
 import os
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from term import Blocked, Term, doc_commands  # noqa: E402
+from term import Blocked, Term, doc_commands, read_probe  # noqa: E402
 
 root, ws, art = sys.argv[1:4]
 shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
@@ -45,15 +46,10 @@ def lua_probe(code, timeout=10):
         os.remove(probe)
     t.send("Escape")
     code = " ".join(line.strip() for line in code.splitlines())
-    t.type(":lua local f = io.open(%s, 'w'); f:write(vim.json.encode((function() %s end)())); f:close()" % (json.dumps(probe), code))
+    t.type(":lua local f = io.open(%s, 'w'); f:write(vim.json.encode((function() %s end)())); f:close(); os.rename(%s, %s)"
+           % (json.dumps(probe + ".tmp"), code, json.dumps(probe + ".tmp"), json.dumps(probe)))
     t.send("Enter")
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if os.path.exists(probe) and os.path.getsize(probe) > 0:
-            time.sleep(0.05)
-            return json.load(open(probe))
-        time.sleep(0.05)
-    return None
+    return read_probe(probe, timeout)
 
 
 def ex(cmd):
@@ -64,6 +60,63 @@ def ex(cmd):
 
 def buffer_text():
     return lua_probe("return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('main.go'), 0, -1, false), '\\n')") or ""
+
+
+def answer_shown(pattern, timeout=15):
+    """Waits until pattern shows and the task's reply shows its result
+    ("# agentls task ID: completed"): the streamed answer shows the text
+    before the task has ended. Returns pattern's match or None."""
+    m = t.wait_for(pattern, timeout)
+    if m is None or t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", timeout) is None:
+        return None
+    return m
+
+
+def buffer_without(text, timeout=5):
+    """Waits until main.go's buffer no longer holds text; True when it went."""
+    deadline = time.time() + timeout
+    while text in buffer_text():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def open_gate(name):
+    """Lets the fake model send the rest of a turn held at gate name."""
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/gates/" + name, method="POST")
+    urllib.request.urlopen(req, timeout=5).close()
+
+
+def stream_step():
+    """The model sends parts 1-3 and holds the rest until the screen shows
+    the first parts (models/terminal.json, gate "stream"): the float shows
+    them while the task runs, then the reply's float replaces it."""
+    ex("AgentRun Explain the stream test")
+    m = t.wait_for(r"STREAM-PART-2", 20)
+    t.note(m is not None, "the answer float shows the first parts of the answer while the model still writes it")
+    scr = t.screen()
+    t.note(re.search(r"# agentls task \S+: writing the answer", scr) is not None and "STREAM-PART-4" not in scr,
+           "the float says the answer is being written and holds only what came (not the held part 4)")
+    st = lua_probe("return require'agentls'.status()") or ""
+    t.note("writing the answer" in st, "the task still runs, writing the answer: %r" % st)
+    t.screenshot(os.path.join(shots, "nvim-stream.png"))
+    open_gate("stream")
+    t.note(t.wait_for(r"STREAM-PART-6", 20) is not None and t.wait_for(r"# agentls task \S+: completed", 5) is not None,
+           "the reply's answer float replaces the streamed one with the whole answer")
+    t.note(re.search(r"# agentls task \S+: writing", t.screen()) is None, "nothing says it is still writing")
+    t.send("q")
+    t.note(t.wait_gone(r"STREAM-PART-6") and lua_probe("return #require'agentls.stream'.open()") == 0,
+           "q closes the answer float and no streamed float is left behind")
+
+
+def server_log():
+    """The server's log file (lib.sh's e2e_server sets E2E_SERVER_LOG)."""
+    try:
+        with open(os.environ["E2E_SERVER_LOG"]) as f:
+            return f.read()
+    except (KeyError, OSError):
+        return ""
 
 
 try:
@@ -91,8 +144,10 @@ try:
     t.note("Part 8:" in t.screen() and "Part 1:" in t.screen(), "the whole multi-line answer is on the screen")
     t.screenshot(os.path.join(shots, "nvim-answer.png"))
     t.send("q")
-    time.sleep(0.3)
-    t.note("LAST-LINE-OF-THE-ANSWER" not in t.screen(), "q closes the answer window")
+    t.note(t.wait_gone(r"LAST-LINE-OF-THE-ANSWER", 5), "q closes the answer window")
+
+    # 1b. The answer streams into the answer float while the model writes it.
+    stream_step()
 
     # 2. An edit task with a plan: progress float with the checklist.
     ex("AgentRun Add a header comment to main.go")
@@ -101,15 +156,14 @@ try:
     t.note(t.wait_for(r"\[agentls", 3) is not None, "the statusline item shows the task beside the file name")
     t.note("main.go" in t.screen().splitlines()[-2], "the statusline keeps the file name")
     t.screenshot(os.path.join(shots, "nvim-progress.png"))
-    t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's result shows")
+    t.note(answer_shown(r"Added a package comment", 15) is not None, "the edit task's result shows")
     t.send("q")
     t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
 
     # 3. Undo the task.
     ex("AgentUndo")
     t.note(t.wait_for(r"undid task", 10) is not None, ":AgentUndo reports the undo")
-    time.sleep(0.3)
-    t.note("// Package main greets the world." not in buffer_text(), ":AgentUndo reverted the buffer")
+    t.note(buffer_without("// Package main greets the world."), ":AgentUndo reverted the buffer")
 
     # 4. An approval through the picker: Esc asks again, 1 allows.
     ex("AgentRun Run the vet check")
@@ -119,7 +173,7 @@ try:
     t.send("Escape")
     t.note(t.wait_for(r"Esc does not answer", 3) is not None, "Esc does not deny: the question stays")
     t.send("Enter")  # the first action, Allow once
-    t.note(t.wait_for(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
+    t.note(answer_shown(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
     t.send("q")
 
     # 5. A question withdrawn: the task is cancelled while it asks.
@@ -129,8 +183,7 @@ try:
     t.note(t.wait_for(r"gofmt -l \.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "second approval shows")
     t.send("c")
     t.note(t.wait_for(r"cancel", 15) is not None, "the task is cancelled from the picker")
-    time.sleep(1)
-    t.note("Allow once" not in t.screen(), "the approval picker is withdrawn when the task ends")
+    t.note(t.wait_gone(r"Allow once", 5), "the approval picker is withdrawn when the task ends")
     q = lua_probe("return require'agentls'.open_question() == nil")
     t.note(q is True, "no question is open afterwards")
 
@@ -148,12 +201,13 @@ try:
     # 8. Plan, then execute (contract: plan mode).
     if has_contract:
         ex("AgentPlan add a Farewell function")
-        t.note(t.wait_for(r"PLAN-READY", 20) is not None, ":AgentPlan shows the plan")
+        t.note(answer_shown(r"PLAN-READY", 20) is not None, ":AgentPlan shows the plan")
         t.note(t.wait_for(r"x executes the plan", 2) is not None, "the plan window offers Execute plan")
         t.screenshot(os.path.join(shots, "nvim-plan.png"))
         t.send("x")
-        t.note(t.wait_for(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
+        t.note(answer_shown(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
         t.send("q")
+        t.wait_gone(r"EXECUTED")  # else the report's wait sees the closing float
         ex("AgentReport")
         t.note(t.wait_for(r"EXECUTED", 10) is not None, ":AgentReport shows the last task's answer (agentls.result)")
         t.send("q")
@@ -163,32 +217,25 @@ try:
     # 9. An edit the editor answers late: the user has a confirm() dialog
     # open when the edit arrives; Neovim runs no LSP handler until it is
     # answered, so the server waits (no timeout) and says so.
+    late_waits = server_log().count("the editor has not answered an edit yet")
     ex("AgentRun Add a reviewed mark to Greet (late apply)")
-    time.sleep(0.3)
+    t.wait_for(r"\[agentls", 10)  # the task runs (its statusline item) before the dialog opens
     ex('call confirm("Keep the current window layout?", "&Yes\\n&No")')
     t.note(t.wait_for(r"\[Y\]es, \(N\)o", 5, allow_blockers=True) is not None, "a confirm() dialog is open while the task runs")
-    # Keep the dialog open until the edit has surely reached Neovim and the
-    # server has waited more than a second for it: the model's edit turn is
-    # served (the fake model's log names it), then its 1.5 s delay, then the
-    # server's 1 s notice, with room for a loaded machine.
-    fm_log = os.path.join(art, "nvim-term.fake-model.log")
-    served = time.time() + 30
-    while time.time() < served:
-        try:
-            if 'name="late apply 1' in open(fm_log).read():
-                break
-        except OSError:
-            pass
-        time.sleep(0.2)
-    # Past the 1.5 s delay, the diagnostics baseline the server asks for
-    # first (unanswered while the dialog is open: 3 s) and the 1 s notice.
-    time.sleep(8)
-    # While the dialog is open Neovim runs no scheduled LSP handler: the
-    # edit request waits unanswered (the progress check below proves the
-    # server saw no answer for more than a second).
-    t.note(t.wait_for(r"\[Y\]es, \(N\)o", 1, allow_blockers=True) is not None, "the dialog is still open after 5 s")
+    # Keep the dialog open until the server has sent the edit and waited
+    # more than a second for Neovim's answer: its log says so (after the
+    # model's 1.5 s delay, the diagnostics baseline it asks for first,
+    # unanswered while the dialog is open, and the 1 s notice). While the
+    # dialog is open Neovim runs no scheduled LSP handler.
+    waited = False
+    deadline = time.time() + 40
+    while time.time() < deadline and not waited:
+        waited = server_log().count("the editor has not answered an edit yet") > late_waits
+        time.sleep(0.1)
+    t.note(waited, "the server waited for Neovim to apply the edit while the dialog was open (its log says so)")
+    t.note(t.wait_for(r"\[Y\]es, \(N\)o", 1, allow_blockers=True) is not None, "the dialog is still open while the server waits")
     t.type("y")
-    t.note(t.wait_for(r"LATE-DONE", 15) is not None, "the task completes after the edit is answered")
+    t.note(answer_shown(r"LATE-DONE", 15) is not None, "the task completes after the edit is answered")
     t.send("q")
     t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the late edit is in the buffer")
     prog = lua_probe("return _G.e2e_progress") or []
@@ -199,8 +246,7 @@ try:
            "the task completed with main.go in its result: %s" % r)
     ex("AgentUndo")
     t.note(t.wait_for(r"undid task", 10) is not None, ":AgentUndo undoes the late-applied task")
-    time.sleep(0.3)
-    t.note("// Reviewed: LATE-EDIT." not in buffer_text(), ":AgentUndo reverted the late edit")
+    t.note(buffer_without("// Reviewed: LATE-EDIT."), ":AgentUndo reverted the late edit")
 
     # 10. Edit an open buffer, then `go test ./...`: the buffer must be
     # saved first (agentls/saveDocuments) or the test fails. The user's
@@ -210,7 +256,7 @@ try:
     ex("AgentRun Update Greet to end with a bang, then run the tests")
     t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "the go test approval shows")
     t.send("Enter")  # Allow once
-    t.note(t.wait_for(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
+    t.note(answer_shown(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
            "go test ./... passed after the edit (its result had exit code 0)")
     t.send("q")
     st = lua_probe("local b = vim.fn.bufnr('main.go') return { modified = vim.api.nvim_buf_get_option(b, 'modified'), status = require'agentls'.last_result().status }")
@@ -248,8 +294,11 @@ try:
     # The model takes 60 s and the server reports nothing meanwhile: the
     # time on screen still moves every second, with the phase's own time.
     s1 = lua_probe("return require'agentls'.status()")
-    time.sleep(2.2)
-    s2 = lua_probe("return require'agentls'.status()")
+    s2 = s1
+    deadline = time.time() + 5  # it ticks every second
+    while time.time() < deadline and (s2 == s1 or not re.search(r"(planning|thinking) \(\d+ s\)", s2 or "")):
+        time.sleep(0.2)
+        s2 = lua_probe("return require'agentls'.status()")
     t.note(bool(s1) and bool(s2) and s1 != s2 and re.search(r"(planning|thinking) \(\d+ s\)", s2) is not None,
            "the statusline ticks between the server's reports and names the phase: %r then %r" % (s1, s2))
     pid = lua_probe("return require'agentls'.client().rpc.pid")
@@ -264,11 +313,11 @@ try:
     t.note(st.get("status") == "" and not st.get("float"), "the statusline item and the progress window are cleared: %r" % st)
     t.note("[agentls" not in t.screen(), "no task shows on the screen")
     ex("AgentCancel")
-    time.sleep(0.5)
-    t.note("traceback" not in t.screen() and "E5108" not in t.screen() and t.wait_for(r"agentls stopped|no task of this editor", 3) is not None,
+    said = t.wait_for(r"agentls stopped|no task of this editor|traceback|E5108", 5)
+    t.note(said is not None and "traceback" not in t.screen() and "E5108" not in t.screen(),
            ":AgentCancel after the crash says so, without a traceback")
     ex("AgentResume")
-    t.note(t.wait_for(r"RESUMED-DONE", 30) is not None, ":AgentResume starts a new server and the interrupted task finishes")
+    t.note(answer_shown(r"RESUMED-DONE", 30) is not None, ":AgentResume starts a new server and the interrupted task finishes")
     t.send("q")
     st = lua_probe("return require'agentls'.status()")
     t.note(st == "", "after the resumed task the statusline is clear: %r" % st)

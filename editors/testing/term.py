@@ -9,6 +9,7 @@ A test fails when the screen is blocked by a prompt the user did not ask for
 screen for BLOCKERS at every poll.
 """
 import html
+import json
 import os
 import re
 import shutil
@@ -24,6 +25,21 @@ BLOCKERS = [
     re.compile(r"-- More --"),
     re.compile(r"\(y or n\)\s*$", re.M),
 ]
+
+
+def read_probe(path, timeout):
+    """The JSON value an editor wrote to path (a probe: written to
+    path + ".tmp", then renamed, so it is whole once it exists); None after
+    timeout."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    return None
 
 
 class Blocked(Exception):
@@ -78,6 +94,35 @@ class Term:
                         raise Blocked("%s: screen blocked by %r while waiting for %r:\n%s" % (self.name, b.pattern, pattern, s))
             if time.time() > deadline:
                 return None
+            time.sleep(0.1)
+
+    def wait_gone(self, pattern, timeout=5.0):
+        """Polls the screen until pattern (a regexp) no longer shows; True
+        when it went within timeout."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.time() + timeout
+        while rx.search(self.screen()):
+            if time.time() > deadline:
+                return False
+            time.sleep(0.1)
+        return True
+
+    def stays(self, pattern, seconds, allow_blockers=False):
+        """Asserts persistence: pattern shows at every poll for seconds (a
+        deliberate hold, e.g. a question answered late on purpose, or a
+        message that must not be overwritten). True when it never left."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.time() + seconds
+        while True:
+            s = self.screen()
+            if not rx.search(s):
+                return False
+            if not allow_blockers:
+                for b in BLOCKERS:
+                    if b.search(s):
+                        raise Blocked("%s: screen blocked by %r while %r should stay:\n%s" % (self.name, b.pattern, pattern, s))
+            if time.time() > deadline:
+                return True
             time.sleep(0.1)
 
     def watch(self, seconds, forbid=()):
@@ -243,10 +288,13 @@ def render_png(ansi, path, cols=200, rows=50):
                                  "file://" + page], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         deadline = time.time() + 90
+        size = -1
         while time.time() < deadline and proc.poll() is None:
-            if os.path.exists(out) and os.path.getsize(out) > 0:
-                time.sleep(0.3)
+            # Written when its size stops changing between two polls.
+            now = os.path.getsize(out) if os.path.exists(out) else 0
+            if now > 0 and now == size:
                 break
+            size = now
             time.sleep(0.2)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)

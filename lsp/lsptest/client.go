@@ -1,5 +1,5 @@
 // Package lsptest is a fake editor for tests of the agentls server. A Client
-// connects to an lsp.Server in the same process (over net.Pipe) or to the
+// connects to an server.Server in the same process (over net.Pipe) or to the
 // agentls binary over its stdio, declares configurable capabilities, and
 // records what the server sends: $/progress per token, window/showMessage,
 // window/logMessage, window/showDocument, window/showMessageRequest and the
@@ -29,6 +29,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/lsp"
+	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/lsp/wire"
 )
 
@@ -91,6 +92,10 @@ type Config struct {
 	// request to the editor's own language servers and returns their
 	// result (nil: null); nil answers MethodNotFound, as a plain client.
 	LSP func(method string, params json.RawMessage) (json.RawMessage, error)
+	// AnswerStream declares experimental.agentls.answerStream, so the
+	// server streams the answer in agentls/answer notifications (recorded
+	// in State.Answers, as are any sent without it).
+	AnswerStream bool
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.
@@ -108,6 +113,23 @@ type ProgressRecord struct {
 	// ReportTimes are the arrival times of Reports.
 	ReportTimes []time.Time
 	End         *protocol.WorkDoneProgressEnd
+}
+
+// AnswerPart is one agentls/answer notification and when it came.
+type AnswerPart struct {
+	lsp.AnswerParams
+	Time time.Time
+}
+
+// AnswerText is the concatenation of the streamed answer parts of a task.
+func (s *State) AnswerText(taskID string) string {
+	var b strings.Builder
+	for _, a := range s.Answers {
+		if a.TaskID == taskID {
+			b.WriteString(a.Text)
+		}
+	}
+	return b.String()
 }
 
 // Ended reports whether the progress has ended.
@@ -131,8 +153,10 @@ type State struct {
 	Forwarded       []string
 	MessageRequests []protocol.ShowMessageRequestParams
 	AppliedEdits    []AppliedEdit
-	CreateRequests  int        // window/workDoneProgress/create requests received
-	SaveRequests    [][]string // the uris of each agentls/saveDocuments request
+	// Answers are the agentls/answer notifications, in order.
+	Answers        []AnswerPart
+	CreateRequests int        // window/workDoneProgress/create requests received
+	SaveRequests   [][]string // the uris of each agentls/saveDocuments request
 }
 
 // HasShowMessage reports whether a window/showMessage contains substr.
@@ -187,7 +211,7 @@ const maxTranscript = 4 << 20
 // Connect serves srv in-process over net.Pipe and returns a client
 // connected to it, and a channel that receives Serve's result. The
 // connection is closed when the test ends.
-func Connect(t testing.TB, srv *lsp.Server, cfg Config) (*Client, <-chan error) {
+func Connect(t testing.TB, srv *server.Server, cfg Config) (*Client, <-chan error) {
 	t.Helper()
 	serverEnd, clientEnd := net.Pipe()
 	serveDone := make(chan struct{})
@@ -294,6 +318,9 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 		if c.cfg.ChangeAnnotations {
 			caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{GroupsOnLabel: ptr(true)}
 		}
+	}
+	if c.cfg.AnswerStream {
+		caps.Experimental = protocol.LSPAny(`{"agentls":{"answerStream":true}}`)
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{
@@ -510,6 +537,7 @@ func (c *Client) copyState() State {
 	s.MessageRequests = append([]protocol.ShowMessageRequestParams(nil), c.state.MessageRequests...)
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
 	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
+	s.Answers = append([]AnswerPart(nil), c.state.Answers...)
 	return s
 }
 

@@ -9,7 +9,7 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,diagnostics,plan,cancel,review
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,stream,approval,diagnostics,latency,plan,cancel,review
 //                     (default: all). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start). review
 //                     turns agentls.review on (in the workspace's
@@ -24,12 +24,13 @@
 
 const fs = require('fs');
 const path = require('path');
+const { spawnSync } = require('child_process');
 const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,plan,diagnostics,cancel,review').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel,review').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -422,6 +423,34 @@ async function main() {
       await page.keyboard.press('Escape');
     }
 
+    if (want.has('stream')) {
+      // The model sends parts 1-3 and holds the rest at the gate "stream"
+      // (models/vscode.json) until the panel shows the first parts.
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Run task', 'Explain the stream test');
+      const frame = await poll(() => frameWith('STREAM-PART-2'), 30000);
+      note(Boolean(frame), 'the answer panel shows the first parts of the answer while the model still writes it');
+      if (frame) {
+        const text = await frame.evaluate(() => document.body.innerText).catch(() => '');
+        note(/writing the answer/.test(text) && !text.includes('STREAM-PART-4'), `the panel says the answer is being written and holds only what came: ${text.replace(/\s+/g, ' ').slice(0, 200)}`);
+        note(/writing the answer/.test(await statusText()), 'the status bar says the task is writing the answer');
+        await shot('vscode-stream');
+      }
+      const res = await fetch(`${process.env.OPENAI_BASE_URL}/gates/stream`, { method: 'POST' });
+      note(res.status === 204, `the test lets the model send the rest (${res.status})`);
+      const whole = await poll(async () => {
+        const f = await frameWith('STREAM-PART-6');
+        const t = f ? await f.evaluate(() => document.body.innerText).catch(() => '') : '';
+        return /completed/.test(t) && !/writing the answer/.test(t) ? t : undefined;
+      }, 30000);
+      note(Boolean(whole), 'the reply replaces the streamed parts with the whole result in the same panel');
+      const previews = (await tabTitles()).filter((t) => /^Preview answer\.md/.test(t));
+      note(previews.length === 1, `one answer panel, reused (an open one shows the stream): ${(await tabTitles()).join(', ')}`);
+      await shot('vscode-stream-done');
+      await page.keyboard.press('Escape');
+    }
+
     if (want.has('approval')) {
       await clearToasts();
       await openMain();
@@ -528,6 +557,71 @@ async function main() {
       const report = read('tasks').find((r) => r.includes('Insert the diagnostics marker')) || '';
       note(/## Editor diagnostics[^]*Errors introduced:\n- main\.go:\d+: undefined: E2E_BROKEN/.test(report),
         'the task\'s report lists the error under "Errors introduced"');
+    }
+
+    if (want.has('latency')) {
+      // Finding: a 2-edit task took 9.4 s in VS Code against 3.2 s from the
+      // command line, a 3 s diagnostics wait after each edit although nothing
+      // checked the file. The same task (editors/testing/models/latency.json:
+      // two edits of notes.txt, which no extension checks here) five times in
+      // VS Code (forth and back), each timed from sending agentls.run to its
+      // reply (the extension logs "agentls.run replied in N ms"), and five
+      // times with `agentls run` (the whole process, in a workspace of its
+      // own), taken in turns so both see the same load. The best of each
+      // must be within 20%: the best run is the task's own cost, while on a
+      // loaded machine (2 cores, a CPU hog or other suites beside) the
+      // median also measures the other processes, and VS Code's path has
+      // more of them (browser, extension host). Both medians are in the
+      // finding and in latency.txt.
+      await clearToasts();
+      fs.writeFileSync(path.join(ws, 'notes.txt'), 'first: todo\nsecond: todo\n');
+      // Open, as a user looks at the file the task edits (with approval
+      // "ask", an edit of a file no editor shows asks first).
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+P');
+      await page.waitForSelector('.quick-input-widget:not([style*="display: none"]) input', { timeout: 10000 });
+      await page.keyboard.type('notes.txt', { delay: 10 });
+      await poll(() => page.$$eval('.quick-input-list .monaco-list-row', (els) => els.some((e) => e.innerText.includes('notes.txt'))), 10000, 50);
+      await page.keyboard.press('Enter');
+      // (Other scenarios leave editor groups open: an active tab of any.)
+      const shown = await poll(() => page.$$eval('.tab.active', (els) => els.some((e) => e.innerText.includes('notes.txt'))), 10000, 50);
+      note(Boolean(shown), `notes.txt open in the editor (active tabs: ${(await page.$$eval('.tab.active', (els) => els.map((e) => e.innerText.trim())).catch(() => [])).join(', ')})`);
+      const replied = () => clientLog().split('\n').filter((l) => /agentls\.run replied in \d+ ms/.test(l));
+      const cliWs = process.env.E2E_CLI_WS;
+      const cliRun = () => {
+        fs.writeFileSync(path.join(cliWs, 'notes.txt'), 'first: todo\nsecond: todo\n');
+        const c0 = Date.now();
+        const r = spawnSync(process.env.E2E_AGENTLS_BIN, ['run', '--workspace', cliWs, '--edit', 'Latency: two edits to notes.txt'], { encoding: 'utf8', timeout: 60000 });
+        const ms = Date.now() - c0;
+        return r.status === 0 && `${r.stdout}${r.stderr}`.includes('LATENCY-DONE') ? ms : undefined;
+      };
+      const times = [];
+      const cli = [];
+      for (let i = 0; i < 5; i++) {
+        const c = cliRun();
+        if (c !== undefined) cli.push(c);
+        const [prompt, done] = i % 2 === 0 ? ['Latency: two edits to notes.txt', 'LATENCY-DONE'] : ['Latency back: two edits to notes.txt', 'LATENCY-BACK-DONE'];
+        const n0 = replied().length;
+        await runPalette('agentls: Run task', prompt);
+        const line = await poll(async () => replied()[n0], 30000, 50);
+        const toast = await toastWith(done);
+        note(Boolean(line) && Boolean(toast) && toast.includes('changed notes.txt'), `"${prompt}" completed and changed notes.txt: ${(toast || 'no result notification').replace(/\s+/g, ' ').slice(0, 120)}`);
+        if (line) times.push(Number(/replied in (\d+) ms/.exec(line)[1]));
+        await clearToasts();
+      }
+      note(cli.length === 5, `agentls run completed the same task ${cli.length} of 5 times`);
+      const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+      const cm = cli.length === 5 ? Math.min(...cli) : 0;
+      const ed = times.length === 5 ? Math.min(...times) : Infinity;
+      const line = `latency: VS Code ${times.join(', ')} ms (best ${ed}, median ${median(times)}); agentls run ${cli.join(', ')} ms (best ${cm}, median ${median(cli)}; limit ${Math.round(cm * 1.2)} ms)`;
+      try {
+        fs.writeFileSync(path.join(art, 'latency.txt'), line + '\n');
+      } catch { /* the finding below says it */ }
+      note(cm > 0 && ed <= cm * 1.2, `with no diagnostics source, a 2-edit task in VS Code is within 20% of the command line: ${line}`);
+      const report = fs.readdirSync(path.join(ws, '.agentls', 'tasks')).map((f) => fs.readFileSync(path.join(ws, '.agentls', 'tasks', f), 'utf8'))
+        .find((r) => r.includes('Latency: two edits')) || '';
+      note(/Not checked: no language server reports diagnostics for notes\.txt/.test(report) && !report.includes('No error introduced'),
+        `the report says notes.txt was not checked: ${(/## Editor diagnostics\n\n([^\n]*)/.exec(report) || [])[1] || 'no diagnostics section'}`);
     }
 
     if (want.has('cancel')) {

@@ -1,4 +1,4 @@
-package lsp
+package server
 
 import (
 	"context"
@@ -176,7 +176,7 @@ func New(opts ...Option) *Server {
 		s.getenv = envLookup
 	}
 	s.mirror = newClientLogHandler(s.level)
-	s.log = slog.New(redactHandler{teeHandler{s.baseLog, s.mirror}, s.redact})
+	s.log = slog.New(redactHandler{teeHandler{s.baseLog, s.mirror}, s.Redact})
 	s.config, s.envProblems = session.FromEnv(s.getenv)
 	s.progress = newTracker(s)
 	s.routes = s.buildRoutes()
@@ -207,7 +207,7 @@ func (s *Server) ClientCapabilities() protocol.ClientCapabilities {
 }
 
 // redact hides the secrets of the current settings in text.
-func (s *Server) redact(text string) string {
+func (s *Server) Redact(text string) string {
 	if text == "" {
 		return text
 	}
@@ -232,6 +232,10 @@ func (s *Server) StartConfig() session.Settings {
 	}
 	return s.config
 }
+
+// Getenv reads the configuration's environment variables (os.Getenv
+// unless WithEnv replaced it).
+func (s *Server) Getenv(name string) string { return s.getenv(name) }
 
 // Roots returns the workspace roots as absolute, cleaned OS paths, sorted.
 func (s *Server) Roots() []string {
@@ -519,9 +523,20 @@ func (s *Server) notify(ctx context.Context, send func(ctx context.Context, c pr
 	}
 }
 
+// Notify sends a notification that protocol.Client has no method for
+// (agentls/answer); a failure is logged.
+func (s *Server) Notify(ctx context.Context, method string, params any) {
+	if s.conn == nil {
+		return
+	}
+	if err := s.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		_ = s.baseLog.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelWarn, "cannot notify client: "+err.Error(), 0))
+	}
+}
+
 // ShowMessage sends window/showMessage.
 func (s *Server) ShowMessage(ctx context.Context, typ protocol.MessageType, message string) {
-	message = s.redact(message)
+	message = s.Redact(message)
 	s.notify(ctx, func(ctx context.Context, c protocol.Client) error {
 		return c.ShowMessage(ctx, &protocol.ShowMessageParams{Type: typ, Message: message})
 	})
@@ -545,14 +560,14 @@ func (s *Server) DocumentChanged() <-chan struct{} {
 
 // supportsShowDocument reports whether the client declared
 // window.showDocument.
-func (s *Server) supportsShowDocument() bool {
+func (s *Server) SupportsShowDocument() bool {
 	c := s.ClientCapabilities()
 	return s.client != nil && c.Window != nil && c.Window.ShowDocument != nil && c.Window.ShowDocument.Support
 }
 
 // supportsApplyEdit reports whether the client declared workspace.applyEdit,
 // and whether it takes versioned documentChanges.
-func (s *Server) supportsApplyEdit() (apply, documentChanges bool) {
+func (s *Server) SupportsApplyEdit() (apply, documentChanges bool) {
 	c := s.ClientCapabilities()
 	if s.client == nil || c.Workspace == nil || c.Workspace.ApplyEdit == nil || !*c.Workspace.ApplyEdit {
 		return false, false
@@ -562,8 +577,8 @@ func (s *Server) supportsApplyEdit() (apply, documentChanges bool) {
 }
 
 // showDocument asks the client to show uri; it reports whether it did.
-func (s *Server) showDocument(ctx context.Context, u uri.URI) bool {
-	if !s.supportsShowDocument() {
+func (s *Server) ShowDocument(ctx context.Context, u uri.URI) bool {
+	if !s.SupportsShowDocument() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
@@ -580,18 +595,18 @@ func (s *Server) showDocument(ctx context.Context, u uri.URI) bool {
 // the server, so no adapter reaches into its connection.
 
 // applyEdit sends workspace/applyEdit.
-func (s *Server) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
+func (s *Server) ApplyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditParams) (*protocol.ApplyWorkspaceEditResult, error) {
 	return s.client.ApplyEdit(ctx, p)
 }
 
 // showMessageRequest sends window/showMessageRequest.
-func (s *Server) showMessageRequest(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
+func (s *Server) ShowMessageRequest(ctx context.Context, p *protocol.ShowMessageRequestParams) (*protocol.MessageActionItem, error) {
 	return s.client.ShowMessageRequest(ctx, p)
 }
 
 // call sends an agentls request (agentls/saveDocuments, agentls/diagnostics)
 // and decodes its result into result.
-func (s *Server) call(ctx context.Context, method string, params, result any) error {
+func (s *Server) Call(ctx context.Context, method string, params, result any) error {
 	_, err := s.conn.Call(ctx, method, params, result)
 	return err
 }

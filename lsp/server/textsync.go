@@ -1,4 +1,4 @@
-package lsp
+package server
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // never end the connection.
 
 func (s *Server) didOpen(_ context.Context, p *protocol.DidOpenTextDocumentParams) error {
-	name, err := filenameOf(p.TextDocument.URI)
+	name, err := Filename(p.TextDocument.URI)
 	if err != nil {
 		s.log.Debug("didOpen ignored", "error", err)
 		return nil
@@ -27,7 +27,7 @@ func (s *Server) didOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 }
 
 func (s *Server) didChange(_ context.Context, p *protocol.DidChangeTextDocumentParams) error {
-	name, err := filenameOf(p.TextDocument.URI)
+	name, err := Filename(p.TextDocument.URI)
 	if err != nil {
 		s.log.Debug("didChange ignored", "error", err)
 		return nil
@@ -55,7 +55,7 @@ func (s *Server) didChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 }
 
 func (s *Server) didClose(_ context.Context, p *protocol.DidCloseTextDocumentParams) error {
-	name, err := filenameOf(p.TextDocument.URI)
+	name, err := Filename(p.TextDocument.URI)
 	if err != nil {
 		s.log.Debug("didClose ignored", "error", err)
 		return nil
@@ -69,7 +69,7 @@ func (s *Server) didClose(_ context.Context, p *protocol.DidCloseTextDocumentPar
 // didSave: the buffer already holds the saved text. When the client sends
 // the text anyway and it differs, the buffer is brought in line with it.
 func (s *Server) didSave(_ context.Context, p *protocol.DidSaveTextDocumentParams) error {
-	name, err := filenameOf(p.TextDocument.URI)
+	name, err := Filename(p.TextDocument.URI)
 	if err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package lsp
+package server
 
 import (
 	"context"
@@ -58,7 +58,7 @@ type WorkDone struct {
 // handler.
 func (t *Tracker) Start(ctx context.Context, token protocol.ProgressToken, title, message string, cancel func()) *WorkDone {
 	ctx = context.WithoutCancel(ctx)
-	title, message = t.s.redact(title), t.s.redact(message)
+	title, message = t.s.Redact(title), t.s.Redact(message)
 	wd := &WorkDone{t: t, ctx: ctx, title: title}
 	if token == nil && t.s.supportsWorkDoneProgress() {
 		token = protocol.String(fmt.Sprintf("agentls-%d", t.next.Add(1)))
@@ -106,7 +106,7 @@ func (wd *WorkDone) Report(message string, percentage int) {
 	if wd.token == nil {
 		return
 	}
-	message = wd.t.s.redact(message)
+	message = wd.t.s.Redact(message)
 	r := &protocol.WorkDoneProgressReport{Kind: "report", Message: &message}
 	if percentage >= 0 && percentage <= 100 {
 		r.Percentage = ptr(uint32(percentage))
@@ -148,7 +148,7 @@ func (wd *WorkDone) flush() {
 // its slot), then the end. In the message fallback the end is a
 // window/showMessage.
 func (wd *WorkDone) End(message string) {
-	message = wd.t.s.redact(message)
+	message = wd.t.s.Redact(message)
 	wd.mu.Lock()
 	defer wd.mu.Unlock()
 	if wd.ended {

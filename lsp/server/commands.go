@@ -1,4 +1,4 @@
-package lsp
+package server
 
 import (
 	"bytes"
@@ -111,6 +111,12 @@ func (c *Command[A, R]) run(ctx context.Context, inv *Invocation, args []protoco
 	return json.RawMessage(b), nil
 }
 
+// Types returns the Go types of the command's arguments and reply: the
+// editor contract (lsp/contract.go) describes them.
+func (c *Command[A, R]) Types() (args, reply reflect.Type) {
+	return reflect.TypeFor[A](), reflect.TypeFor[R]()
+}
+
 // expectOf describes the JSON object a struct type decodes from:
 // `{"prompt": string, "mode"?: "ask"|"edit"}`. A field's `expect` tag
 // replaces its type's description; omitempty fields are optional (?).
@@ -119,7 +125,7 @@ func expectOf(t reflect.Type) string {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return jsonKind(t)
+		return JSONKind(t)
 	}
 	var parts []string
 	for i := range t.NumField() {
@@ -141,7 +147,7 @@ func expectOf(t reflect.Type) string {
 		}
 		desc := f.Tag.Get("expect")
 		if desc == "" {
-			desc = jsonKind(f.Type)
+			desc = JSONKind(f.Type)
 		}
 		parts = append(parts, fmt.Sprintf("%q%s: %s", name, opt, desc))
 	}
@@ -152,7 +158,7 @@ func expectOf(t reflect.Type) string {
 }
 
 // jsonKind names the JSON value a Go type decodes from.
-func jsonKind(t reflect.Type) string {
+func JSONKind(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -165,7 +171,7 @@ func jsonKind(t reflect.Type) string {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return "number"
 	case reflect.Slice, reflect.Array:
-		return jsonKind(t.Elem()) + "[]"
+		return JSONKind(t.Elem()) + "[]"
 	case reflect.Map:
 		return "object"
 	case reflect.Struct:
@@ -228,7 +234,7 @@ func (s *Server) executeCommand(ctx context.Context, p *protocol.ExecuteCommandP
 		res = json.RawMessage(s.redactor.Get(s.Config(), s.getenv).JSON(raw))
 	}
 	if err != nil {
-		err = redactErr(err, s.redact)
+		err = redactErr(err, s.Redact)
 	}
 	return res, err
 }

@@ -1,4 +1,4 @@
-package lsp
+package server
 
 import (
 	"context"
@@ -63,7 +63,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 			},
 		},
 	}
-	if literalCodeActions(p.Capabilities) {
+	if LiteralCodeActions(p.Capabilities) {
 		res.Capabilities.CodeActionProvider = &protocol.CodeActionOptions{
 			CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactor, protocol.CodeActionKindEmpty},
 		}
@@ -75,7 +75,7 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 
 // literalCodeActions reports whether the client accepts CodeActionOptions
 // (the spec allows them only with codeActionLiteralSupport).
-func literalCodeActions(c protocol.ClientCapabilities) bool {
+func LiteralCodeActions(c protocol.ClientCapabilities) bool {
 	return c.TextDocument != nil && c.TextDocument.CodeAction != nil &&
 		len(c.TextDocument.CodeAction.CodeActionLiteralSupport.CodeActionKind.ValueSet) > 0
 }
@@ -95,7 +95,7 @@ func (s *Server) shutdown(context.Context) error {
 // filenameOf decodes a file URI into an absolute, cleaned OS path. Other
 // schemes (untitled:, git:, ...) and relative paths are errors: documents
 // are keyed by file name and roots must be absolute.
-func filenameOf(u uri.URI) (string, error) {
+func Filename(u uri.URI) (string, error) {
 	if !u.IsFile() {
 		return "", fmt.Errorf("%q is not a file URI", string(u))
 	}
@@ -112,7 +112,7 @@ func rootsFromInitialize(p *protocol.InitializeParams) (roots []string, errs []e
 	set := map[string]bool{}
 	if folders, ok := p.WorkspaceFolders.Get(); ok && len(folders) > 0 {
 		for _, f := range folders {
-			name, err := filenameOf(f.URI)
+			name, err := Filename(f.URI)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -120,7 +120,7 @@ func rootsFromInitialize(p *protocol.InitializeParams) (roots []string, errs []e
 			set[name] = true
 		}
 	} else if p.RootURI != nil && *p.RootURI != "" {
-		name, err := filenameOf(*p.RootURI)
+		name, err := Filename(*p.RootURI)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -153,12 +153,12 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, p *protocol.DidCha
 	}
 	var errs []error
 	for _, f := range p.Event.Removed {
-		if name, err := filenameOf(f.URI); err == nil {
+		if name, err := Filename(f.URI); err == nil {
 			delete(set, name)
 		}
 	}
 	for _, f := range p.Event.Added {
-		name, err := filenameOf(f.URI)
+		name, err := Filename(f.URI)
 		if err != nil {
 			errs = append(errs, err)
 			continue
