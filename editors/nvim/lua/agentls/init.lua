@@ -667,8 +667,14 @@ local function capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
-  -- agentls/answer: the answer streamed into the answer float.
-  caps.experimental = { agentls = { answerStream = M.config.show_answer and true or false } }
+  -- The agentls/* requests this plugin answers (handlers()): the server
+  -- sends them only to a client that lists them; agentls/answer: the
+  -- answer streamed into the answer float.
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = {
+    requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' },
+    answerStream = M.config.show_answer and true or false,
+  }
   return caps
 end
 
