@@ -80,7 +80,9 @@ try:
     t.note(t.wait_for(r"\[\+\] accept 1/2", 5) is not None, "a marks hunk 1 accepted and moves on")
     save_screen("nvim-review-after-a")
     t.type("r")
-    t.note(t.wait_for(r"REJECTION-(REACHED-MODEL|MISSING)", 30) is not None, "the task ends after the review")
+    # The answer streams in before the task ends: wait for its result too.
+    t.note(t.wait_for(r"REJECTION-(REACHED-MODEL|MISSING)", 30) is not None
+           and t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", 30) is not None, "the task ends after the review")
     t.note("REJECTION-REACHED-MODEL" in t.screen(), "the model's next request carried the rejected hunk (its answer says so)")
     save_screen("nvim-review-answer")
     t.send("q")
