@@ -363,8 +363,10 @@ func clipText(s string, n int) string {
 	return s[:n] + "\n[... selection cut]"
 }
 
-// titleOf is the progress title: "agentls: " and the prompt's first words.
+// titleOf is the progress title: "agentls: " and the first words of the
+// prompt's first line.
 func titleOf(prompt string) string {
+	prompt, _, _ = strings.Cut(strings.TrimSpace(prompt), "\n") // the first line: notes follow it
 	words := strings.Fields(prompt)
 	const maxWords, maxLen = 8, 60
 	var b strings.Builder

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -180,13 +179,5 @@ func (a *answerStream) send(p AnswerParams) {
 // answerStreamDeclared reports whether caps declare
 // experimental.agentls.answerStream.
 func answerStreamDeclared(caps protocol.ClientCapabilities) bool {
-	if len(caps.Experimental) == 0 {
-		return false
-	}
-	var exp struct {
-		Agentls struct {
-			AnswerStream bool `json:"answerStream"`
-		} `json:"agentls"`
-	}
-	return json.Unmarshal(caps.Experimental, &exp) == nil && exp.Agentls.AnswerStream
+	return declared(caps).AnswerStream
 }

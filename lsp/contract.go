@@ -21,7 +21,8 @@ import (
 
 // ClientRequest declares one agentls/* request the server sends to the
 // editor: its method, its params type P and its result type R. The agentls
-// plugins answer it; other clients answer MethodNotFound.
+// plugins answer it and say so in initialize (pluginreqs.go); other
+// clients are never sent it.
 type ClientRequest[P, R any] struct {
 	Method string
 }
@@ -30,6 +31,11 @@ type ClientRequest[P, R any] struct {
 func (r ClientRequest[P, R]) ask(ctx context.Context, svc *Service, params P, timeout time.Duration, req *pluginRequest) (R, error) {
 	var raw json.RawMessage
 	var res R
+	if !clientAnswers(svc.srv, r.Method) {
+		// Not declared (pluginreqs.go): a plain client is never sent it.
+		req.unsupported.Store(true)
+		return res, errNotAnswered
+	}
 	if err := svc.askPlugin(ctx, r.Method, params, &raw, timeout, req); err != nil {
 		return res, err
 	}

@@ -171,11 +171,14 @@ not loaded); t asks; nil not."
       (agentls--start root))))
 
 (defun agentls--capabilities ()
-  (list :experimental (list :agentls (list :answerStream (if agentls-show-answer t :json-false)))
-        :window (list :workDoneProgress t :showDocument (list :support t))
+  (list :window (list :workDoneProgress t :showDocument (list :support t))
         :workspace (list :applyEdit t :configuration t
                          :workspaceEdit (list :documentChanges t))
-        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))))
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
+        ;; The agentls/* requests `agentls--handle-request' answers: the
+        ;; server sends them only to a client that lists them.
+        :experimental (list :agentls (list :requests ["agentls/saveDocuments" "agentls/diagnostics" "agentls/lsp"]
+                                           :answerStream (if agentls-show-answer t :json-false)))))
 
 (defun agentls--start (root)
   (let* ((default-directory root)

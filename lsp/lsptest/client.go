@@ -103,6 +103,16 @@ type Config struct {
 	// Capabilities, when set, replaces the capabilities built from the
 	// fields above.
 	Capabilities *protocol.ClientCapabilities
+	// Strict makes the client a generic LSP client that implements nothing
+	// of agentls (Helix, Kakoune, Zed, Sublime): it declares only standard
+	// capabilities (SaveDocuments, Diagnostics and LSP must be unset), and
+	// every message the server sends outside what it declared fails the
+	// test (see strict.go): an agentls/* request or notification, an
+	// unknown method, workspace/applyEdit without ApplyEdit,
+	// window/showDocument without ShowDocument,
+	// window/workDoneProgress/create or $/progress without
+	// WorkDoneProgress (or a token the client gave).
+	Strict bool
 }
 
 // ProgressRecord is what the client saw of one progress token.
@@ -253,6 +263,9 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
+	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.Capabilities != nil) {
+		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP and Capabilities")
+	}
 	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
 	t.Cleanup(func() {
@@ -319,8 +332,21 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 			caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{GroupsOnLabel: ptr(true)}
 		}
 	}
-	if c.cfg.AnswerStream {
-		caps.Experimental = protocol.LSPAny(`{"agentls":{"answerStream":true}}`)
+	// The agentls plugins list the agentls/* requests they answer
+	// (lsp.PluginCapabilities) and ask for the answer stream; a client
+	// without them is sent none.
+	var answers []string
+	if c.cfg.SaveDocuments {
+		answers = append(answers, lsp.MethodSaveDocuments)
+	}
+	if c.cfg.Diagnostics != nil {
+		answers = append(answers, lsp.MethodDiagnostics)
+	}
+	if c.cfg.LSP != nil {
+		answers = append(answers, lsp.MethodLSP)
+	}
+	if len(answers) > 0 || c.cfg.AnswerStream {
+		caps.Experimental = protocol.LSPAny(lsp.PluginCapabilities(c.cfg.AnswerStream, answers...))
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{

@@ -17,6 +17,11 @@ import (
 // Notifications are handled in arrival order on the read loop; requests
 // that may wait release it first.
 func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if c.cfg.Strict {
+		if err := c.strictCheck(req); err != nil {
+			return nil, err
+		}
+	}
 	switch req.Method() {
 	case protocol.MethodProgress:
 		var p protocol.ProgressParams

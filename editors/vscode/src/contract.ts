@@ -31,7 +31,7 @@ export const ServerNotification = {
 } as const;
 
 /** The client capabilities that ask for ServerNotification (capabilities.experimental). */
-export const experimentalCapabilities = { agentls: { answerStream: true } };
+export const experimentalCapabilities = { agentls: { answerStream: true, requests: Object.values(ServerRequest) } };
 
 /** agentls/answer params: the next part of a task's answer as the model writes it. */
 export interface AnswerPart {

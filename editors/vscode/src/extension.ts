@@ -529,7 +529,10 @@ async function startClient(): Promise<void> {
   lc.onRequest(ServerRequest.diagnostics, editorDiagnostics);
   lc.onRequest(ServerRequest.lsp, forwardLsp);
   lc.onNotification(ServerNotification.answer, onAnswer);
-  lc.registerFeature(answerStreamFeature);
+  // capabilities.experimental.agentls: the agentls/* requests this
+  // extension answers (the server sends them only to a client that lists
+  // them) and the answer stream.
+  lc.registerFeature(agentlsCapabilitiesFeature);
   client = lc;
   try {
     await lc.start();
@@ -748,7 +751,7 @@ function showResult(r: RunResult): void {
 }
 
 /** Declares experimental.agentls.answerStream: the server streams answers in agentls/answer. */
-const answerStreamFeature: StaticFeature = {
+const agentlsCapabilitiesFeature: StaticFeature = {
   fillClientCapabilities: (caps) => {
     caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapabilities };
   },

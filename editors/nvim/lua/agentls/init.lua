@@ -624,8 +624,14 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
-  -- agentls/answer: the answer streamed into the answer float.
-  caps.experimental = { agentls = { answerStream = M.config.show_answer and true or false } }
+  -- The agentls/* requests this plugin answers (handlers()): the server
+  -- sends them only to a client that lists them; agentls/answer: the
+  -- answer streamed into the answer float.
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = {
+    requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' },
+    answerStream = M.config.show_answer and true or false,
+  }
   return caps
 end
 
