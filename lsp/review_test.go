@@ -250,7 +250,9 @@ func TestReviewCannotBeTurnedOffByAWorkspaceSetting(t *testing.T) {
 // the user's unsaved changes.
 func TestReviewedKeptPartIsSavedBeforeACommand(t *testing.T) {
 	cfg := lsptest.Config{ApplyEdit: true, ChangeAnnotations: true, WorkDoneProgress: true,
-		Review: func(id protocol.ChangeAnnotationIdentifier, _ protocol.ChangeAnnotation) bool { return strings.HasSuffix(string(id), "#1") }}
+		Review: func(id protocol.ChangeAnnotationIdentifier, _ protocol.ChangeAnnotation) bool {
+			return strings.HasSuffix(string(id), "#1")
+		}}
 	a := newAgentSession(t, []fakemodel.Turn{
 		{Match: &fakemodel.Match{LastUser: "make One and Two return tens"}, ToolCalls: []fakemodel.ToolCall{call("a1", "edit_file", twoHunkEdit)}},
 		{Match: &fakemodel.Match{LastToolResult: "kept 1 of 2"}, Text: "Kept One's change.", FinishReason: "stop"},
