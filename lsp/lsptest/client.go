@@ -53,6 +53,15 @@ type Config struct {
 	// ApplyEdit declares workspace.applyEdit and documentChanges; without it
 	// applyEdit requests are still answered (applied) but not declared.
 	ApplyEdit bool
+	// ChangeAnnotations declares workspace.workspaceEdit.changeAnnotationSupport
+	// (with ApplyEdit): the client honours change annotations.
+	ChangeAnnotations bool
+	// Review decides, for each AnnotatedTextEdit whose annotation needs
+	// confirmation, whether the user keeps it (VS Code's refactor preview
+	// with a checkbox per change); nil keeps all. Kept edits are applied;
+	// when none is kept the answer is applied: false (the user discarded
+	// the preview), as VS Code answers.
+	Review func(id protocol.ChangeAnnotationIdentifier, a protocol.ChangeAnnotation) bool
 	// ShowDocument declares window.showDocument and answers success.
 	ShowDocument bool
 	// CodeActionLiterals declares codeActionLiteralSupport.
@@ -319,6 +328,9 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 	if c.cfg.ApplyEdit {
 		caps.Workspace.ApplyEdit = ptr(true)
 		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: ptr(true)}
+		if c.cfg.ChangeAnnotations {
+			caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{GroupsOnLabel: ptr(true)}
+		}
 	}
 	// The agentls plugins list the agentls/* requests they answer
 	// (lsp.PluginCapabilities) and ask for the answer stream; a client
