@@ -131,3 +131,28 @@ func TestAnswerNotStreamedToPlainClients(t *testing.T) {
 		t.Errorf("a plain client got %d agentls/answer notifications: %+v", len(got), got)
 	}
 }
+
+// TestAnswerStreamIsGathered: a model writing sixty short paragraphs 5 ms
+// apart (each a block the loop passes on as it completes) reaches the
+// editor in a few notifications, not sixty: parts that come within
+// AnswerInterval of the last notification wait and go together.
+func TestAnswerStreamIsGathered(t *testing.T) {
+	var paras []string
+	for i := 1; i <= 60; i++ {
+		paras = append(paras, fmt.Sprintf("Line %d.", i))
+	}
+	answer := strings.Join(paras, "\n\n")
+	a := newAgentSession(t, []fakemodel.Turn{{Text: answer, ChunkSize: 10, ChunkDelay: fakemodel.Duration(5 * time.Millisecond), FinishReason: "stop"}},
+		goFiles, lsptest.Config{WorkDoneProgress: true, AnswerStream: true}, agentOpts{})
+	r, err := a.run(t, map[string]any{"prompt": "count to sixty", "mode": "ask"})
+	if err != nil || r.Status != "completed" {
+		t.Fatalf("reply = %+v, %v", r, err)
+	}
+	st := a.c.Snapshot()
+	if got := st.AnswerText(r.TaskID); strings.TrimSpace(got) != strings.TrimSpace(r.Answer) {
+		t.Errorf("streamed %q; the reply's answer is %q", got, r.Answer)
+	}
+	if n := len(st.Answers); n == 0 || n > 15 {
+		t.Errorf("%d agentls/answer notifications for 60 paragraphs written in about 0.4 s; want them gathered into a few", n)
+	}
+}

@@ -42,7 +42,7 @@ func TestCommandSeesTheTaskOwnUnsavedEdit(t *testing.T) {
 			if !strings.Contains(last, `return \"hi\"`) {
 				t.Errorf("the command did not see the agent's edit; last request: %s", last)
 			}
-			if strings.Contains(last, "not only this task") {
+			if strings.Contains(last, "unsaved changes the user made") {
 				t.Errorf("the model was told of unsaved changes: %s", last)
 			}
 			if b := readFile(t, a.path("a.go")); !strings.Contains(b, `"hi"`) {

@@ -178,7 +178,9 @@ not loaded); t asks; nil not."
         ;; The agentls/* requests `agentls--handle-request' answers: the
         ;; server sends them only to a client that lists them.
         :experimental (list :agentls (list :requests ["agentls/saveDocuments" "agentls/diagnostics" "agentls/lsp"]
-                                           :answerStream (if agentls-show-answer t :json-false)))))
+                                           ;; shown while `agentls-show-answer' is on (it
+                                           ;; may change after the server started)
+                                           :answerStream t))))
 
 (defun agentls--start (root)
   (let* ((default-directory root)

@@ -6,7 +6,7 @@
 -- Environment:
 --   AGENTLS_E2E_CMD       JSON array: the server command (required)
 --   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
---   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks,prompts,twotasks
+--   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks,prompts,twotasks,orphan
 --                         (default: all); "init" alone: only start + initialize
 --   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
 --   AGENTLS_E2E_EXPECT_EDIT  a text the edited buffer must show
@@ -30,7 +30,7 @@ local function finish()
 end
 
 local ok_main, err_main = xpcall(function()
-  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks,prompts,twotasks'
+  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks,prompts,twotasks,orphan'
   local want = {}
   for s in scen:gmatch('[^,]+') do want[s] = true end
 
@@ -343,6 +343,29 @@ local ok_main, err_main = xpcall(function()
     note(rep:find('main.go has unsaved changes of yours: `go test ./...` ran on the saved copy', 1, true) ~= nil,
       'task C\'s report names main.go\'s unsaved changes (' .. tostring(r and r.report) .. ')')
     vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, {})
+  end
+
+  -- 10. The answer of a task this plugin did not start (a plain
+  -- workspace/executeCommand, whose reply no plugin code reads) streams
+  -- into the answer float; at its end the float takes the focus, so q
+  -- closes it (no unfocused float left behind).
+  if want.orphan then
+    agentls.config.show_answer = true -- off for the scenarios above
+    local win0 = vim.api.nvim_get_current_win()
+    local function stream_win()
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):match('^agentls://answer%-') then return w end
+      end
+    end
+    vim.lsp.buf.execute_command({ command = 'agentls.run', arguments = { { prompt = 'ORPHAN-STREAM: explain main', mode = 'ask' } } })
+    local focused = vim.wait(20000, function() return stream_win() ~= nil and vim.api.nvim_get_current_win() == stream_win() end, 20)
+    local w = stream_win()
+    local text = w and table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n') or ''
+    note(focused and text:find('ORPHAN-END', 1, true) ~= nil and text:find(': answer written', 1, true) ~= nil,
+      'the streamed answer of a task started elsewhere ends whole in the focused float: ' .. text:gsub('\n', ' | '):sub(1, 200))
+    vim.api.nvim_feedkeys('q', 'x', false)
+    note(stream_win() == nil and vim.api.nvim_get_current_win() == win0, 'q closes it and the focus is back in the buffer')
+    agentls.config.show_answer = false
   end
 end, debug.traceback)
 

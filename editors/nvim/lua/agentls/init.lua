@@ -568,7 +568,7 @@ end
 -- agentls/answer: the answer as the model writes it, in the answer float
 -- (agentls.stream); the task's reply replaces it.
 local function answer_stream(_, params)
-  if M.config.show_answer then stream.on_answer(params) end
+  if M.config.show_answer then stream.on_answer(params, { orphan = next(runs) == nil }) end
   return vim.NIL
 end
 
@@ -626,11 +626,12 @@ local function capabilities()
   caps.workspace.applyEdit = true
   -- The agentls/* requests this plugin answers (handlers()): the server
   -- sends them only to a client that lists them; agentls/answer: the
-  -- answer streamed into the answer float.
+  -- answer streamed into the answer float (shown while config.show_answer
+  -- is on, which may change after the client started).
   caps.experimental = caps.experimental or {}
   caps.experimental.agentls = {
     requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' },
-    answerStream = M.config.show_answer and true or false,
+    answerStream = true,
   }
   return caps
 end

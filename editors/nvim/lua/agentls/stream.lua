@@ -60,8 +60,13 @@ local function draw(task_id)
     api.nvim_win_set_option(s.win, 'linebreak', true)
     api.nvim_win_set_option(s.win, 'conceallevel', 2)
     api.nvim_win_set_option(s.win, 'winhl', 'Normal:Normal,FloatBorder:Comment')
+    local buf = s.buf
     for _, k in ipairs({ 'q', '<Esc>' }) do
-      vim.keymap.set('n', k, function() M.dismiss(task_id) end, { buffer = s.buf, nowait = true, desc = 'agentls: close' })
+      vim.keymap.set('n', k, function()
+        M.dismiss(task_id)
+        local w = api.nvim_get_current_win()
+        if api.nvim_win_get_buf(w) == buf then pcall(api.nvim_win_close, w, true) end
+      end, { buffer = buf, nowait = true, desc = 'agentls: close' })
     end
   end
   -- The newest text in view: the cursor on the last line scrolls the window.
@@ -69,8 +74,11 @@ local function draw(task_id)
   vim.cmd('redraw')
 end
 
--- on_answer(params): one agentls/answer notification.
-function M.on_answer(params)
+-- on_answer(params, opts): one agentls/answer notification. opts.orphan:
+-- no task of this plugin waits for its reply (the task was started by a
+-- plain workspace/executeCommand), so at done the float is the answer's
+-- final view: it takes the focus (q closes it) and the stream is forgotten.
+function M.on_answer(params, opts)
   if type(params) ~= 'table' or type(params.taskId) ~= 'string' then return end
   local text = type(params.text) == 'string' and params.text or ''
   local s = streams[params.taskId]
@@ -82,6 +90,10 @@ function M.on_answer(params)
   s.text = s.text .. text
   if params.done == true then s.done = true end
   draw(params.taskId)
+  if s.done and opts and opts.orphan then
+    if s.win and api.nvim_win_is_valid(s.win) then api.nvim_set_current_win(s.win) end
+    streams[params.taskId] = nil
+  end
 end
 
 -- dismiss(task_id): the user closed the float; the stream goes on unseen.
