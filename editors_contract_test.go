@@ -36,6 +36,10 @@ type editorContract struct {
 		Method string        `json:"method"`
 		Result contractShape `json:"result"`
 	} `json:"clientRequests"`
+	ClientNotifications []struct {
+		Method     string `json:"method"`
+		Capability string `json:"capability"`
+	} `json:"clientNotifications"`
 }
 
 // contractShape is a Shape of contract.json: an object's fields, an
@@ -87,6 +91,9 @@ type pluginUse struct {
 	// builds (the reply and what is inside it).
 	Replies  map[string][]string
 	Problems []string // what the reader itself found wrong
+	// Code is the source without comments: a notification's capability
+	// must be spelt in it (declared).
+	Code string
 }
 
 func newUse() *pluginUse {
@@ -144,6 +151,16 @@ func checkPlugin(c editorContract, u *pluginUse) (problems, unused []string) {
 	methods := map[string]bool{}
 	for _, r := range c.ClientRequests {
 		methods[r.Method] = true
+	}
+	for _, n := range c.ClientNotifications {
+		methods[n.Method] = true
+		if !u.Requests[n.Method] {
+			problems = append(problems, fmt.Sprintf("notification %s is not taken (the plugins take every agentls/* notification)", n.Method))
+		}
+		capName := n.Capability[strings.LastIndexByte(n.Capability, '.')+1:]
+		if !strings.Contains(u.Code, capName) {
+			problems = append(problems, fmt.Sprintf("notification %s: the capability %s is not declared", n.Method, n.Capability))
+		}
 	}
 	for _, m := range sortedKeys(u.Requests) {
 		if !methods[m] {
@@ -212,6 +229,7 @@ var (
 func luaUses(src string) *pluginUse {
 	u := newUse()
 	code := stripLuaComments(src)
+	u.Code = code
 	for _, req := range luaRequireString.FindAllString(code, -1) {
 		code = strings.Replace(code, req, "require()", 1)
 	}
@@ -359,6 +377,7 @@ func stripLuaComments(src string) string {
 func elispUses(src string) *pluginUse {
 	u := newUse()
 	code := stripElispComments(src)
+	u.Code = code
 	for _, m := range elispCommandStr.FindAllStringSubmatch(code, -1) {
 		u.name(m[1])
 	}
@@ -515,7 +534,8 @@ var plugins = []struct {
 
 // TestPluginsMatchTheContract: the Neovim and Emacs plugins send only
 // commands and argument keys the server declares, pass every required
-// argument, and answer every agentls/* request.
+// argument, answer every agentls/* request and take every agentls/*
+// notification, declaring its capability.
 func TestPluginsMatchTheContract(t *testing.T) {
 	c := readContract(t)
 	for _, p := range plugins {
@@ -542,8 +562,9 @@ func TestPluginsMatchTheContract(t *testing.T) {
 }
 
 // TestPluginCheckFails: the checks catch a renamed command, a renamed
-// argument key, a renamed request, and a contract whose argument was
-// renamed under the plugin.
+// argument key, a renamed request, a notification not taken or its
+// capability not declared, and a contract whose argument was renamed under
+// the plugin.
 func TestPluginCheckFails(t *testing.T) {
 	c := readContract(t)
 	renamedPrompt := readContract(t)
@@ -575,12 +596,18 @@ func TestPluginCheckFails(t *testing.T) {
 		{1, `"agentls.cancel" (list :taskId task-id)`, `"agentls.cancel" (list :task-id task-id)`, c, `agentls.cancel: argument "task-id" is not in the contract`},
 		{1, `(when mode ` + "`" + `(:mode ,mode))`, `(when mode ` + "`" + `(:kind ,mode))`, c, `agentls.run: argument "kind" is not in the contract`},
 		{1, `:followUp task-id`, `:follow-up task-id`, c, `agentls.run: argument "follow-up" is not in the contract`},
-		{1, `'agentls/saveDocuments`, `'agentls/saveDocs`, c, "request agentls/saveDocuments is not answered"},
+		// The capability (experimental.agentls.requests) still names it: the
+		// handler is what is missing.
+		{1, `'agentls/saveDocuments`, `'agentls/saveDocs`, c, "agentls/saveDocuments: its handler was not found"},
 		{1, "", "", renamedPrompt, `agentls.run: argument "prompt" is not in the contract`},
 		{0, `return { saved = saved, failed = failed }`, `return { saved = saved, failures = failed }`, c, `agentls/saveDocuments: reply key "failures" is not in the contract`},
 		{0, `return { saved = saved, failed = failed }`, `return { saved = saved, failures = failed }`, c, `agentls/saveDocuments: the reply never has the required "failed"`},
 		{0, `item.version =`, `item.ver =`, c, `agentls/diagnostics: reply key "ver" is not in the contract`},
 		{1, `:saved (vconcat`, `:done (vconcat`, c, `agentls/saveDocuments: reply key "done" is not in the contract`},
+		{0, `['agentls/answer']`, `['agentls/answers']`, c, "notification agentls/answer is not taken"},
+		{0, `answerStream`, `answer_stream_on`, c, "notification agentls/answer: the capability experimental.agentls.answerStream is not declared"},
+		{1, `('agentls/answer `, `('agentls/answers `, c, "notification agentls/answer is not taken"},
+		{1, `:answerStream`, `:answer-stream`, c, "notification agentls/answer: the capability experimental.agentls.answerStream is not declared"},
 		{1, `:diagnostics
 `, `:diags
 `, c, `agentls/diagnostics: the reply never has the required "diagnostics"`},

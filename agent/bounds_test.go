@@ -81,7 +81,7 @@ func TestStoreKeepsABoundedTextPerTask(t *testing.T) {
 		cs = append(cs, call("read_file", fmt.Sprintf(`{"path":"f%d"}`, i)))
 	}
 	m := &scriptModel{resps: []*llm.Response{calls("", cs...), answer("done")}}
-	res, _ := runTask(t, Config{Store: st, MaxStoredBytes: 30_000, NoRecord: true}, m,
+	res, _ := runStoredTask(t, st, Config{MaxStoredBytes: 30_000, NoRecord: true}, m,
 		staticTools(textTool("read_file", true, big)), TaskSpec{Kind: KindAsk, Prompt: "read them"})
 	if res.Status != StateCompleted {
 		t.Fatalf("status %s (%s)", res.Status, res.Error)

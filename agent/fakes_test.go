@@ -120,6 +120,9 @@ func (r *recorder) all() []Event {
 	return append([]Event(nil), r.events...)
 }
 
-func staticTools(ts ...tools.Tool) ToolSet {
+// toolSet builds a task's tools with its guard, as the host does.
+type toolSet func(g *Guard) []tools.Tool
+
+func staticTools(ts ...tools.Tool) toolSet {
 	return func(*Guard) []tools.Tool { return ts }
 }

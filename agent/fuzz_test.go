@@ -69,7 +69,7 @@ func BenchmarkLoopTurn(b *testing.B) {
 		}
 		resps = append(resps, answer("done"))
 		m := &scriptModel{resps: resps}
-		r := NewRunner(Config{MaxTurns: 50}, m, func(*Guard) []tools.Tool { return []tools.Tool{grep} })
+		r := newRunner(nil, Config{MaxTurns: 50}, m, func(*Guard) []tools.Tool { return []tools.Tool{grep} })
 		res, err := r.Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "p"}, nil)
 		if err != nil || res.Status != StateCompleted {
 			b.Fatalf("run: %v %+v", err, res)

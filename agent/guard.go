@@ -14,13 +14,39 @@ import (
 
 // Guard is a task's gate for side effects: every edit and approval of the
 // task passes through it, and is rejected with a clear error when the task
-// is not executing or its context is done.
+// is not executing or its context is done. The host makes it (NewGuard),
+// builds the task's tools with it and passes both in Config; Start binds
+// it to the task. Until then it has no task: Check fails and nothing is
+// recorded.
 type Guard struct {
-	task *Task
+	task *Task // set once by Start, before any tool can run
 
-	mu       sync.Mutex // guards cleanups
+	mu       sync.Mutex // guards cleanups and warnings
 	cleanups []func()
+	warnings []string // raised before the task started, shown when it starts
 }
+
+// NewGuard returns the guard of a task about to start: one per task.
+func NewGuard() *Guard { return &Guard{} }
+
+// bind makes t the guarded task and shows the warnings raised so far in
+// its progress.
+func (g *Guard) bind(t *Task) {
+	if g.task != nil {
+		panic("agent: a guard guards one task") // a host bug: tools of two tasks would share it
+	}
+	g.task = t
+	g.mu.Lock()
+	ws := g.warnings
+	g.warnings = nil
+	g.mu.Unlock()
+	for _, w := range ws {
+		t.sink.emit(Event{TaskID: t.id, Kind: EventNote, Text: w})
+	}
+}
+
+// errNoTask is Check's error for a guard whose task has not started.
+var errNoTask = errors.New("the task has not started")
 
 // OnDone registers f to run when the task's loop has ended, before its
 // result is published (e.g. closing the task's tool registry, which kills
@@ -42,27 +68,53 @@ func (g *Guard) done() {
 }
 
 // Check returns nil only while the task is executing and ctx is live.
-func (g *Guard) Check(ctx context.Context) error { return g.task.checkRunning(ctx) }
+func (g *Guard) Check(ctx context.Context) error {
+	if g.task == nil {
+		return fmt.Errorf("%w: %w", errNoTask, ErrNotExecuting)
+	}
+	return g.task.checkRunning(ctx)
+}
 
 // Warn shows text in the task's progress as a note (EventNote), e.g. a
-// warning a tool wrapper raises before an edit is applied.
+// warning a tool wrapper raises before an edit is applied. A warning
+// raised while the tools are built, before the task starts, is shown
+// when it starts.
 func (g *Guard) Warn(text string) {
+	if g.task == nil {
+		g.mu.Lock()
+		g.warnings = append(g.warnings, text)
+		g.mu.Unlock()
+		return
+	}
 	g.task.sink.emit(Event{TaskID: g.task.id, Kind: EventNote, Text: text})
 }
 
-// TaskID returns the guarded task's ID.
-func (g *Guard) TaskID() string { return g.task.id }
+// TaskID returns the guarded task's ID; "" before it starts.
+func (g *Guard) TaskID() string {
+	if g.task == nil {
+		return ""
+	}
+	return g.task.id
+}
 
 // Changes returns, for each file the task changed so far, its text before
 // the task's first change and after its last; known is false for a file
-// known by name only.
-func (g *Guard) Changes() []Change { return g.task.changes.snapshot() }
+// known by name only. None before the task starts.
+func (g *Guard) Changes() []Change {
+	if g.task == nil {
+		return nil
+	}
+	return g.task.changes.snapshot()
+}
 
 // RecordCommandChange notes that a command the task ran changed path:
 // from before to after when both texts are known (known), created it
 // (created), or, with known false, changed it in a way agentls cannot
 // restore (listed by name only).
 func (g *Guard) RecordCommandChange(path, before, after string, known, created bool) {
+	if g.task == nil {
+		return
+	}
 	if !known {
 		g.task.changes.touch(path)
 		return
@@ -74,6 +126,9 @@ func (g *Guard) RecordCommandChange(path, before, after string, known, created b
 // RecordChange notes that the task changed path from before to after; the
 // result shows one unified diff per file.
 func (g *Guard) RecordChange(path, before, after string) {
+	if g.task == nil {
+		return
+	}
 	g.task.changes.record(path, before, after)
 	g.task.recordEdit(path, before, after, false)
 }

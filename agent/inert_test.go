@@ -42,7 +42,7 @@ func TestShownTextIsInertHistoryIsNot(t *testing.T) {
 		}}}
 		rec := &recorder{}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		task, err := NewRunner(Config{}, m, staticTools(planTool())).Start(ctx, TaskSpec{Kind: KindAsk, Prompt: "what is it?"}, rec)
+		task, err := newRunner(nil, Config{}, m, staticTools(planTool())).Start(ctx, TaskSpec{Kind: KindAsk, Prompt: "what is it?"}, rec)
 		if err != nil {
 			cancel()
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/agent/journal"
+	"github.com/agentls/agentls/workspace"
 )
 
 // Project instructions are the files in which a project tells coding agents
@@ -136,4 +137,12 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// Files reads workspace files as the tools see them (an open buffer first,
+// then the disk); *workspace.Workspace satisfies it. The loop reads the
+// project instructions through it.
+type Files interface {
+	FileReader
+	Resolve(input string) (workspace.Path, error)
 }

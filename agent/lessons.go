@@ -5,15 +5,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentls/agentls/agent/store"
+	"github.com/agentls/agentls/agent/journal"
 )
 
 // Lessons of failed tasks are stored and found by the journal
-// (journal.Lessons); the loop says what a task is about and what it left.
+// (journal.Lessons, which the host gives the task in Config.Lessons); the
+// loop says what a task is about and what it left.
 
-// lessonAbout is what a task is about, for storing and finding lessons: its
-// prompt and the file and symbol of its editor context.
-func lessonAbout(spec TaskSpec) string {
+// LessonAbout is what a task is about, for storing and finding lessons
+// (journal.Lessons): its prompt and the file and symbol of its editor
+// context.
+func LessonAbout(spec TaskSpec) string {
 	parts := []string{spec.Prompt}
 	if spec.Context.File != "" {
 		parts = append(parts, spec.Context.File)
@@ -25,7 +27,7 @@ func lessonAbout(spec TaskSpec) string {
 }
 
 // lessonOf is the lesson a failed task leaves.
-func (x *run) lessonOf(res *Result) store.Lesson {
+func (x *run) lessonOf(res *Result) *journal.Learned {
 	var tags []string
 	tags = append(tags, string(res.Kind), string(res.StopReason))
 	var names []string
@@ -34,7 +36,7 @@ func (x *run) lessonOf(res *Result) store.Lesson {
 	}
 	sort.Strings(names)
 	tags = append(tags, names...)
-	return store.Lesson{TaskID: x.t.id, About: lessonAbout(x.t.spec), Text: x.lesson(res), Tags: strings.Join(tags, " ")}
+	return &journal.Learned{About: LessonAbout(x.t.spec), Text: x.lesson(res), Tags: strings.Join(tags, " ")}
 }
 
 // workedOf is what a successful task did, in one line: its prompt, the

@@ -21,7 +21,6 @@ import (
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/render"
-	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -37,20 +36,27 @@ type recordable interface {
 	RecordingTo(r llm.Recorder) *llm.Recorded
 }
 
-// ToolSet builds the tools of one task. The guard must be used for every
-// side effect: wrap the workspace editor with g.Editor and the approver
-// with g.Approver, so edits and approvals of a task that is not executing
-// are rejected.
-type ToolSet func(g *Guard) []tools.Tool
-
 // Clarifier asks the user a question. An empty answer means "proceed
 // with your best interpretation".
 type Clarifier interface {
 	Clarify(ctx context.Context, question string) (string, error)
 }
 
-// Config tunes the loop. The zero value of each field means its default.
+// Config is what one task runs with: its model, its tools and the guard
+// they were built with, where it is recorded, and the loop's limits. The
+// zero value of each limit means its default.
 type Config struct {
+	// Model answers the task's calls; required.
+	Model Model
+	// Tools are the tools the task may be offered (an ask or plan task
+	// gets the read-only ones). Build them with Guard: wrap the workspace
+	// editor with Guard.Editor and the approver with Guard.Approver, so
+	// edits and approvals of a task that is not executing are rejected.
+	Tools []tools.Tool
+	// Guard is the task's gate the tools were built with; nil means a
+	// guard of its own (then no tool can reach it).
+	Guard *Guard
+
 	Root          string        // workspace root, named in the system prompt
 	ModelName     string        // for the context window
 	ContextWindow int           // tokens; 0 means ContextWindow(ModelName, 128000)
@@ -74,13 +80,19 @@ type Config struct {
 	// result whole (as bounded by its tool).
 	MaxStoredBytes int
 
-	// Store keeps every task durably as it runs: messages, plans, tool
-	// calls, edits, approvals, state changes and the end; the lessons of
-	// failed tasks and their retrieval; follow-ups of tasks of earlier
-	// runs; Resume and Undo. nil means no persistence and no lessons.
-	Store SessionStore
+	// Recorder writes the task down as it runs (journal.Writer: the
+	// session store): messages, plans, tool calls, edits, approvals, state
+	// changes, the end and the lesson of a failure. nil records nothing.
+	Recorder Recorder
+	// Lessons are the lessons of earlier failed tasks about what the task
+	// is about (journal.Lessons of LessonAbout(spec)), shown to a new task.
+	Lessons []journal.Lesson
+	// Earlier is the task spec.FollowUp names when it ran in an earlier
+	// process (journal.Earlier); a task of the registry is found there.
+	Earlier *journal.Past
 	// Files reads workspace files as the tools see them (open buffers
-	// first), for Resume; nil reads them from disk under Root.
+	// first), for the project instructions; nil reads them from disk
+	// under Root.
 	Files Files
 	// Recordings is the folder of the flight recorder: each task appends its
 	// model exchanges (never the API key) to <Recordings>/<task ID>.jsonl.
@@ -88,8 +100,8 @@ type Config struct {
 	Recordings string
 	// NoRecord turns the flight recorder off.
 	NoRecord bool
-	// Registry lists the tasks of every runner of a host; nil means the
-	// runner keeps its own.
+	// Registry lists the tasks of a host, where follow-ups find the task
+	// they continue; nil means a registry of the task's own.
 	Registry *TaskRegistry
 	// Secrets returns the values hidden from the model in tool results and
 	// from the flight recorder (the host's redactor's), besides secrets of
@@ -102,6 +114,16 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	if c.Registry == nil {
+		c.Registry = NewTaskRegistry()
+	}
+	if c.Guard == nil {
+		c.Guard = NewGuard()
+	}
+	if c.Counter == nil {
+		// Load the tokenizer's tables (~0.2 s) now, not at the first call.
+		go defaultCounter.count("warm up")
+	}
 	if c.ContextWindow == 0 {
 		c.ContextWindow = ContextWindow(c.ModelName, 128_000)
 	}
@@ -154,33 +176,14 @@ const maxParallelCalls = 8
 // that floods the store keeps a few MB.
 const DefaultMaxStoredBytes = 2 << 20
 
-// Runner starts tasks with one configuration, model and tool set. Its tasks
-// are listed in its Registry; runners that share a registry find each
-// other's tasks, so a task can follow up or resume one another started.
-type Runner struct {
-	cfg   Config
-	model Model
-	tools ToolSet
-}
-
-// NewRunner returns a runner; model and toolset are required.
-func NewRunner(cfg Config, model Model, toolset ToolSet) *Runner {
-	if cfg.Counter == nil {
-		// Load the tokenizer's tables (~0.2 s) now, not in the first task.
-		go defaultCounter.count("warm up")
-	}
-	if cfg.Registry == nil {
-		cfg.Registry = NewTaskRegistry()
-	}
-	return &Runner{cfg: cfg.withDefaults(), model: model, tools: toolset}
-}
-
-// Task returns the task with id from the runner's registry, or nil.
-func (r *Runner) Task(id string) *Task { return r.cfg.Registry.Task(id) }
+var (
+	errCancelled  = errors.New("task cancelled")
+	errTimeBudget = errors.New("task time budget spent")
+)
 
 // Run starts a task and waits for its result.
-func (r *Runner) Run(ctx context.Context, spec TaskSpec, sink Sink) (*Result, error) {
-	t, err := r.Start(ctx, spec, sink)
+func Run(ctx context.Context, cfg Config, spec TaskSpec, sink Sink) (*Result, error) {
+	t, err := Start(ctx, cfg, spec, sink)
 	if err != nil {
 		return nil, err
 	}
@@ -188,17 +191,25 @@ func (r *Runner) Run(ctx context.Context, spec TaskSpec, sink Sink) (*Result, er
 	return t.Result(), nil
 }
 
-var (
-	errCancelled  = errors.New("task cancelled")
-	errTimeBudget = errors.New("task time budget spent")
-)
-
 // Start queues a task and runs it on its own goroutine, which ends when the
 // task ends (Done is closed). The task's context derives from ctx: cancel
-// ctx or call Cancel to stop it. sink may be nil.
-func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, error) {
+// ctx or call Cancel to stop it. sink may be nil. A task that is refused
+// runs its guard's OnDone functions at once (its tools are closed).
+func Start(ctx context.Context, cfg Config, spec TaskSpec, sink Sink) (*Task, error) {
+	cfg = cfg.withDefaults()
+	t, err := start(ctx, cfg, spec, sink)
+	if err != nil {
+		cfg.Guard.done()
+	}
+	return t, err
+}
+
+func start(ctx context.Context, cfg Config, spec TaskSpec, sink Sink) (*Task, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("start task: no model")
+	}
 	if spec.ResumeID != "" {
-		return r.Resume(ctx, spec.ResumeID, sink)
+		return nil, fmt.Errorf("resume %s: an interrupted task continues with Continue, from its journal", spec.ResumeID)
 	}
 	if strings.TrimSpace(spec.Prompt) == "" {
 		return nil, errors.New("start task: empty prompt")
@@ -214,23 +225,23 @@ func (r *Runner) Start(ctx context.Context, spec TaskSpec, sink Sink) (*Task, er
 	session := ""
 	if spec.FollowUp != "" {
 		var err error
-		if prev, session, err = r.previous(ctx, spec.FollowUp); err != nil {
+		if prev, session, err = previous(cfg, spec.FollowUp); err != nil {
 			return nil, fmt.Errorf("start task: %w", err)
 		}
 	}
-	id := r.cfg.Registry.newID()
+	id := cfg.Registry.newID()
 	if session == "" {
 		session = id
 	}
-	t, tctx, cancel := r.newTask(ctx, id, session, spec, sink)
+	t, tctx, cancel := newTask(ctx, cfg, id, session, spec, sink)
 	t.createTask()
-	r.cfg.Registry.add(t)
-	r.launch(tctx, cancel, &run{r: r, t: t, cfg: r.cfg, prev: prev})
+	cfg.Registry.add(t)
+	launch(tctx, cancel, &run{t: t, cfg: cfg, prev: prev, lessons: cfg.Lessons})
 	return t, nil
 }
 
 // newTask makes a task (not yet listed or started) and its context.
-func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec, sink Sink) (*Task, context.Context, context.CancelCauseFunc) {
+func newTask(ctx context.Context, cfg Config, id, session string, spec TaskSpec, sink Sink) (*Task, context.Context, context.CancelCauseFunc) {
 	tctx, cancel := context.WithCancelCause(ctx)
 	t := &Task{
 		id:        id,
@@ -240,7 +251,7 @@ func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec,
 		start:     time.Now(),
 		state:     StateQueued,
 		changes:   &changeLog{},
-		st:        r.cfg.Store,
+		rec:       cfg.Recorder,
 		sessionID: session,
 	}
 	t.cancel = func() { cancel(errCancelled) }
@@ -251,10 +262,13 @@ func (r *Runner) newTask(ctx context.Context, id, session string, spec TaskSpec,
 	return t, tctx, cancel
 }
 
-// launch runs a task's loop on its own goroutine.
-func (r *Runner) launch(tctx context.Context, cancel context.CancelCauseFunc, x *run) {
+// launch binds the task's guard to it and runs its loop on its own
+// goroutine.
+func launch(tctx context.Context, cancel context.CancelCauseFunc, x *run) {
 	x.stats = map[string]ToolStat{}
 	x.start = time.Now()
+	x.guard = x.cfg.Guard
+	x.guard.bind(x.t)
 	go func() {
 		defer close(x.t.done)
 		defer cancel(nil)
@@ -263,44 +277,33 @@ func (r *Runner) launch(tctx context.Context, cancel context.CancelCauseFunc, x 
 }
 
 // previous returns the result and the session of the task a follow-up
-// continues: a task of this runner, or, with a store, a task of an
-// earlier run (after a restart).
-func (r *Runner) previous(ctx context.Context, id string) (*Result, string, error) {
-	if p := r.Task(id); p != nil {
+// continues: a task of the registry, or one of an earlier run
+// (Config.Earlier, read back from the journal after a restart).
+func previous(cfg Config, id string) (*Result, string, error) {
+	if p := cfg.Registry.Task(id); p != nil {
 		res := p.Result()
 		if res == nil {
 			return nil, "", fmt.Errorf("task %s is still running", id)
 		}
 		return res, p.sessionID, nil
 	}
-	if r.cfg.Store == nil {
+	e := cfg.Earlier
+	if e == nil || e.ID != id {
 		return nil, "", fmt.Errorf("follow-up of unknown task %q", id)
 	}
-	rec, err := r.cfg.Store.LoadTask(ctx, id)
-	if err != nil {
-		return nil, "", fmt.Errorf("follow-up of task %q: %w", id, err)
-	}
-	if !store.Terminal(rec.State) {
-		return nil, "", fmt.Errorf("follow-up of task %s: it was interrupted (%s); resume it first", id, rec.State)
-	}
 	res := &Result{
-		TaskID: rec.ID, Kind: Kind(rec.Kind), Prompt: rec.Prompt, Status: State(rec.State),
-		StopReason: StopReason(rec.StopReason), Answer: render.Inert(rec.Answer), Error: rec.Error,
-		ModelCalls: rec.LLMCalls, Usage: llm.Usage(rec.Usage), ModelTime: rec.ModelTime, ToolTime: rec.ToolTime,
+		TaskID: e.ID, Kind: Kind(e.Kind), Prompt: e.Prompt, Status: State(e.State),
+		StopReason: StopReason(e.StopReason), Answer: render.Inert(e.Answer), Error: e.Error,
+		ModelCalls: e.ModelCalls, Usage: e.Usage, ModelTime: e.ModelTime, ToolTime: e.ToolTime,
 	}
-	plan, err := journal.StoredPlan(rec)
-	if err != nil {
-		return nil, "", fmt.Errorf("follow-up of task %s: %w", id, err)
+	if e.Plan != nil {
+		res.Plan, res.PlanUpdates = *e.Plan, e.PlanUpdates
 	}
-	if plan != nil {
-		res.Plan, res.PlanUpdates = *plan, rec.PlanSeq
-	}
-	return res, rec.SessionID, nil
+	return res, e.SessionID, nil
 }
 
 // run is the state of one task's loop; it lives on the task's goroutine.
 type run struct {
-	r    *Runner
 	t    *Task
 	cfg  Config
 	prev *Result
@@ -331,11 +334,11 @@ type run struct {
 	// stopHooked: a Stop hook sent the model back once (Config.StopHook).
 	stopHooked bool
 
-	// Persistence (Config.Store).
-	seq     int               // Seq of the task's next stored message
-	hseq    []int             // Seq of each history entry, -1 when not stored
-	resume  *store.TaskRecord // set when the run resumes a stored task
-	callIDs map[string]int    // tool call IDs recorded so far, and how often
+	// Recording (Config.Recorder).
+	seq     int              // Seq of the task's next recorded message
+	hseq    []int            // Seq of each history entry, -1 when not recorded
+	resume  *journal.Resumed // set when the run continues an interrupted task
+	callIDs map[string]int   // tool call IDs recorded so far, and how often
 	// storedBytes is the text the task wrote to the store so far (see bound).
 	storedBytes int
 	redactOnce  sync.Once
@@ -343,9 +346,6 @@ type run struct {
 	hid         atomic.Bool         // a tool result of the task had a secret hidden
 	rec         *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff      bool                // no flight recording for this task
-
-	// resumePlan is the resumed task's last plan, decoded by Resume.
-	resumePlan *tools.Plan
 
 	// lessons are the lessons of earlier failed tasks the task was shown;
 	// instr the project instruction files in its system prompt.
@@ -365,15 +365,13 @@ func (x *run) main(ctx context.Context) {
 		defer cancel()
 	}
 	x.rounds = map[StopReason]int{}
-	x.guard = &Guard{task: x.t}
 	x.offer()
 	defer x.closeFlight()
 
 	first := StateExecuting
-	if x.resume != nil && len(x.resume.Messages) > 0 {
+	if x.resume != nil && len(x.resume.History) > 0 {
 		first = x.restore(ctx)
 	} else {
-		x.lessons = journal.Lessons(ctx, x.cfg.Store, lessonAbout(x.t.spec))
 		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
 		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
 		task := taskMessage(x.t.spec, x.prev, x.lessons)
@@ -403,7 +401,7 @@ func (x *run) main(ctx context.Context) {
 // for ask tasks, plus ask_user when a Clarifier is configured. The list and
 // its order are fixed for the task.
 func (x *run) offer() {
-	for _, tl := range x.r.tools(x.guard) {
+	for _, tl := range x.cfg.Tools {
 		if x.t.spec.Kind != KindEdit && !tl.ReadOnly() {
 			continue
 		}
@@ -473,7 +471,7 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		// A cut response is neither executed nor kept (the store keeps
 		// it, excluded from the context, for the record and the totals).
 		if resp.Truncated() {
-			meta.excluded = store.ExcludedTruncated
+			meta.excluded = journal.ExcludedTruncated
 			x.storeMsg(resp.Message, meta)
 			x.inject(fmt.Sprintf("Your previous response was cut at the output token limit, so it was discarded and none of its %d tool call(s) ran. Retry with fewer tool calls or shorter text.", len(resp.Message.ToolCalls)))
 			continue
@@ -708,7 +706,7 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 	if CountRequest(x.cfg.Counter, msgs, x.defs) > limit {
 		if c, ok := Compact(x.cfg.Counter, msgs, x.defs, 2, plan, limit*3/5); ok {
 			msgs = c
-			reason = store.ExcludedCompacted
+			reason = journal.ExcludedCompacted
 			x.notes = append(x.notes, fmt.Sprintf("history compacted to %d messages", len(msgs)))
 			// The model lost the results that were summarised: reading
 			// them again is not a loop (the warning stays given).
@@ -724,7 +722,7 @@ func (x *run) call(ctx context.Context) (*llm.Response, error) {
 func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, error) {
 	x.turns++
 	start := time.Now()
-	model := x.r.model
+	model := x.cfg.Model
 	if fr := x.flight(); fr != nil {
 		if rm, ok := model.(recordable); ok {
 			model = rm.RecordingTo(fr)
@@ -942,13 +940,7 @@ func (x *run) unavailable(name string) string {
 // account applies a result to the task: plan updates, changed files,
 // statistics and evidence.
 func (x *run) account(c llm.ToolCall, res tools.Result) {
-	st := x.stats[c.Name]
-	st.Calls++
-	st.Duration += res.Duration
-	if res.IsError {
-		st.Errors++
-	}
-	x.stats[c.Name] = st
+	x.tally(c.Name, res.Duration, res.IsError)
 	x.toolTime += res.Duration
 	ev := res.Evidence
 	if ev == "" {
@@ -995,6 +987,17 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 		x.recordPlan(cp)
 		x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventPlan, Plan: &cp})
 	}
+}
+
+// tally counts one call of tool name in the task's statistics.
+func (x *run) tally(name string, d time.Duration, isError bool) {
+	st := x.stats[name]
+	st.Calls++
+	st.Duration += d
+	if isError {
+		st.Errors++
+	}
+	x.stats[name] = st
 }
 
 // finish ends the task: sets the result, stores a lesson for a failure

@@ -24,7 +24,7 @@ func BenchmarkTaskPersistence(b *testing.B) {
 			name = "store"
 		}
 		b.Run(name, func(b *testing.B) {
-			var st SessionStore
+			var st *store.Store
 			if persisted {
 				s, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "s.db"), store.Options{})
 				if err != nil {
@@ -43,7 +43,7 @@ func BenchmarkTaskPersistence(b *testing.B) {
 				}
 				resps = append(resps, answer("done"))
 				m := &scriptModel{resps: resps}
-				r := NewRunner(Config{Store: st, Counter: charCounter{}, NoRecord: true}, m, staticTools(textTool("grep", true, result)))
+				r := newRunner(st, Config{Counter: charCounter{}, NoRecord: true}, m, staticTools(textTool("grep", true, result)))
 				res, err := r.Run(context.Background(), TaskSpec{Prompt: "find things"}, nil)
 				if err != nil || res.Status != StateCompleted {
 					b.Fatalf("%v %+v", err, res)

@@ -63,7 +63,7 @@ func (approveAll) Approve(context.Context, tools.ApprovalRequest) (tools.Decisio
 	return tools.AllowOnce, nil
 }
 
-func realTools(ws *workspace.Workspace, a tools.Approver) ToolSet {
+func realTools(ws *workspace.Workspace, a tools.Approver) toolSet {
 	return func(g *Guard) []tools.Tool {
 		reg := tools.New(tools.Env{Workspace: ws, Editor: g.Editor(ws, ws.DiskEditor()), Approver: g.Approver(a)})
 		g.OnDone(func() { reg.Close() })
@@ -85,7 +85,7 @@ func TestTaskIsPersistedRowByRow(t *testing.T) {
 		calls("", call("write_file", `{"path":"a.txt","content":"two\n"}`)),
 		answer("a.txt now says two."),
 	}}
-	r := NewRunner(Config{Root: root, Store: st, Validate: ValidateOff}, m, realTools(ws, approveAll{}))
+	r := newRunner(st, Config{Root: root, Validate: ValidateOff}, m, realTools(ws, approveAll{}))
 	res, err := r.Run(context.Background(), TaskSpec{Kind: KindEdit, Prompt: "make a.txt say two", Context: EditorContext{File: "a.txt"}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestTruncatedResponseIsStoredExcluded(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	cut := &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "half an ans"}, FinishReason: llm.FinishLength}
 	m := &scriptModel{resps: []*llm.Response{cut, answer("whole answer")}}
-	r := NewRunner(Config{Store: st}, m, staticTools())
+	r := newRunner(st, Config{}, m, staticTools())
 	res, _ := r.Run(context.Background(), TaskSpec{Prompt: "say something"}, nil)
 	rec, err := st.LoadTask(context.Background(), res.TaskID)
 	if err != nil {
@@ -206,14 +206,14 @@ func TestFollowUpAcrossStoreReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &scriptModel{resps: []*llm.Response{answer("There are 42 lines in main.go.")}}
-	first, _ := NewRunner(Config{Store: st}, m, staticTools()).Run(context.Background(), TaskSpec{Prompt: "count the lines of main.go"}, nil)
+	first, _ := newRunner(st, Config{}, m, staticTools()).Run(context.Background(), TaskSpec{Prompt: "count the lines of main.go"}, nil)
 	if err := st.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	st2 := openStore(t, path)
 	m2 := &scriptModel{resps: []*llm.Response{answer("Without blank lines: 30.")}}
-	r2 := NewRunner(Config{Store: st2}, m2, staticTools())
+	r2 := newRunner(st2, Config{}, m2, staticTools())
 	task, err := r2.Start(context.Background(), TaskSpec{Prompt: "wrong, don't count blank lines", FollowUp: first.TaskID}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestLessonsFoundByWordsAcrossReopen(t *testing.T) {
 		calls("", call("grep", `{"pattern":"x"}`)),
 		calls("", call("grep", `{"pattern":"x"}`)),
 	}}
-	first, _ := NewRunner(Config{Store: st}, m, staticTools(textTool("grep", true, "nothing"))).
+	first, _ := newRunner(st, Config{}, m, staticTools(textTool("grep", true, "nothing"))).
 		Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "count the TODO comments in the parser package"}, nil)
 	if first.Status != StateFailed {
 		t.Fatalf("first task %s; want failed", first.Status)
@@ -281,7 +281,7 @@ func TestLessonsFoundByWordsAcrossReopen(t *testing.T) {
 	}
 	for _, c := range cases {
 		m2 := &scriptModel{resps: []*llm.Response{answer("ok")}}
-		if _, err := NewRunner(Config{Store: st2}, m2, staticTools()).Run(context.Background(), TaskSpec{Prompt: c.prompt}, nil); err != nil {
+		if _, err := newRunner(st2, Config{}, m2, staticTools()).Run(context.Background(), TaskSpec{Prompt: c.prompt}, nil); err != nil {
 			t.Fatal(err)
 		}
 		msg := m2.requests()[0].Messages[1].Content
@@ -309,7 +309,7 @@ func TestFlightRecorderPerTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	res, _ := NewRunner(Config{Root: root}, client, staticTools(textTool("grep", true, "found "+key))).
+	res, _ := newRunner(nil, Config{Root: root}, client, staticTools(textTool("grep", true, "found "+key))).
 		Run(context.Background(), TaskSpec{Prompt: "find the key"}, nil)
 	path := filepath.Join(root, ".agentls", "recordings", res.TaskID+".jsonl")
 	xs, err := flightrec.ReadFile(path)
@@ -325,7 +325,7 @@ func TestFlightRecorderPerTask(t *testing.T) {
 	}
 
 	root2 := t.TempDir()
-	res2, _ := NewRunner(Config{Root: root2, NoRecord: true}, client, staticTools()).
+	res2, _ := newRunner(nil, Config{Root: root2, NoRecord: true}, client, staticTools()).
 		Run(context.Background(), TaskSpec{Prompt: "again"}, nil)
 	if _, err := os.Stat(filepath.Join(root2, ".agentls", "recordings", res2.TaskID+".jsonl")); !os.IsNotExist(err) {
 		t.Errorf("NoRecord wrote a recording (stat: %v)", err)
@@ -345,7 +345,7 @@ func TestCompactionIsStoredAppendOnly(t *testing.T) {
 	}
 	resps = append(resps, answer("read them all"))
 	m := &scriptModel{resps: resps}
-	r := NewRunner(Config{Store: st, ContextWindow: 2000, CompactAt: 0.8, Counter: charCounter{}},
+	r := newRunner(st, Config{ContextWindow: 2000, CompactAt: 0.8, Counter: charCounter{}},
 		m, staticTools(textTool("read_file", true, big)))
 	res, _ := r.Run(context.Background(), TaskSpec{Prompt: "read six files"}, nil)
 	if res.Status != StateCompleted {
@@ -390,7 +390,7 @@ func TestRepeatedCallIDsAllStored(t *testing.T) {
 		calls("", same(`{"pattern":"c"}`)),
 		answer("a, b and c are all there."),
 	}}
-	res, _ := runTask(t, Config{Store: st, NoRecord: true}, m, staticTools(textTool("grep", true, "x.go:1: match")), TaskSpec{Kind: KindAsk, Prompt: "are a, b and c there?"})
+	res, _ := runStoredTask(t, st, Config{NoRecord: true}, m, staticTools(textTool("grep", true, "x.go:1: match")), TaskSpec{Kind: KindAsk, Prompt: "are a, b and c there?"})
 	if res.Status != StateCompleted || res.Tools["grep"].Calls != 3 {
 		t.Fatalf("status %s, grep calls %d; want completed with 3", res.Status, res.Tools["grep"].Calls)
 	}
@@ -409,7 +409,7 @@ func TestRepeatedCallIDsAllStored(t *testing.T) {
 func TestFailedModelCallCounted(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	m := &scriptModel{resps: []*llm.Response{nil}} // a permanent failure
-	res, _ := runTask(t, Config{Store: st, NoRecord: true}, m, staticTools(), TaskSpec{Kind: KindAsk, Prompt: "what is x?"})
+	res, _ := runStoredTask(t, st, Config{NoRecord: true}, m, staticTools(), TaskSpec{Kind: KindAsk, Prompt: "what is x?"})
 	if res.Status != StateFailed || res.ModelCalls != 1 {
 		t.Fatalf("status %s after %d calls; want failed after 1", res.Status, res.ModelCalls)
 	}
@@ -428,7 +428,7 @@ func TestFailedModelCallCounted(t *testing.T) {
 func TestModelServiceFailureTeachesNothing(t *testing.T) {
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
 	m := &scriptModel{resps: []*llm.Response{nil}}
-	res, _ := NewRunner(Config{Store: st}, m, staticTools(textTool("grep", true, "x"))).
+	res, _ := newRunner(st, Config{}, m, staticTools(textTool("grep", true, "x"))).
 		Run(context.Background(), TaskSpec{Kind: KindAsk, Prompt: "count the TODO comments in the parser package"}, nil)
 	if res.Status != StateFailed || res.StopReason != StopModelError {
 		t.Fatalf("task %s/%s; want failed/model_error", res.Status, res.StopReason)

@@ -61,7 +61,7 @@ func TestResumeKeepsResultsOfCallsThatRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := mustWorkspace(t, root)
-	r := NewRunner(Config{Root: root, Store: st, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
+	r := newRunner(st, Config{Root: root, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
 	task, err := r.Resume(ctx, id, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := mustWorkspace(t, root)
-	r := NewRunner(Config{Root: root, Store: st, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
+	r := newRunner(st, Config{Root: root, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
 	task, err := r.Start(ctx, TaskSpec{Kind: KindEdit, Prompt: crashPrompt}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestResumeAfterKillRepairsTheDanglingCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := mustWorkspace(t, root)
-	r := NewRunner(Config{Root: root, Store: st, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
+	r := newRunner(st, Config{Root: root, Files: ws, Validate: ValidateOff}, client, realTools(ws, nil))
 	task, err := r.Resume(ctx, id, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -214,11 +214,11 @@ func roles(ms []store.Message) string {
 // TestResumeRefusals: no store, an unknown task, an ended task.
 func TestResumeRefusals(t *testing.T) {
 	ctx := context.Background()
-	if _, err := NewRunner(Config{}, &scriptModel{}, staticTools()).Resume(ctx, "x", nil); err == nil {
+	if _, err := newRunner(nil, Config{}, &scriptModel{}, staticTools()).Resume(ctx, "x", nil); err == nil {
 		t.Error("resumed without a store")
 	}
 	st := openStore(t, filepath.Join(t.TempDir(), "s.db"))
-	r := NewRunner(Config{Store: st}, &scriptModel{resps: []*llm.Response{answer("ok")}}, staticTools())
+	r := newRunner(st, Config{}, &scriptModel{resps: []*llm.Response{answer("ok")}}, staticTools())
 	if _, err := r.Resume(ctx, "no-such-task", nil); err == nil {
 		t.Error("resumed an unknown task")
 	}
@@ -237,7 +237,7 @@ func TestResumeTaskWithoutMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &scriptModel{resps: []*llm.Response{answer("Foo says hi.")}}
-	r := NewRunner(Config{Store: st}, m, staticTools())
+	r := newRunner(st, Config{}, m, staticTools())
 	task, err := r.Start(ctx, TaskSpec{ResumeID: "t-1"}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,7 @@ var (
 // scenarioToolSet gives each task the real tools: one registry per task,
 // with the task's guarded editor, closed (its commands killed) when the
 // task ends.
-func scenarioToolSet(ws *workspace.Workspace) ToolSet {
+func scenarioToolSet(ws *workspace.Workspace) toolSet {
 	return func(g *Guard) []tools.Tool {
 		reg := tools.New(tools.Env{Workspace: ws, Editor: g.Editor(ws, ws.DiskEditor())})
 		g.OnDone(func() { reg.Close() })
@@ -216,20 +216,21 @@ func runScenario(t *testing.T, name, path string) {
 	if sc.Config.Check != "" {
 		cfg.Check = ShellCheck{Dir: root, Command: sc.Config.Check, Timeout: 20 * time.Second}
 	}
+	var lessons *store.Store
 	if sc.Config.Lessons {
 		db, err := store.Open(ctx, store.DefaultPath(root), store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer db.Close(context.Background())
-		cfg.Store = db
+		lessons = db
 	}
 	var asked atomic.Int32
 	if sc.Config.Clarify != nil {
 		ans := *sc.Config.Clarify
 		cfg.Clarifier = clarifierFunc(func(context.Context, string) (string, error) { asked.Add(1); return ans, nil })
 	}
-	runner := NewRunner(cfg, client, scenarioToolSet(ws))
+	runner := newRunner(lessons, cfg, client, scenarioToolSet(ws))
 
 	seen := 0 // requests of earlier tasks
 	var prevID string

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 )
@@ -47,16 +48,18 @@ type TaskSpec struct {
 	Kind    Kind
 	Prompt  string
 	Context EditorContext
-	// FollowUp is the ID of an earlier task of the same runner (session) that
-	// this one continues: its prompt and result are shown to the model.
+	// FollowUp is the ID of an earlier task (of the registry, or of an
+	// earlier run: Config.Earlier) that this one continues: its prompt and
+	// result are shown to the model.
 	FollowUp string
 	// Resume is the conversation of an interrupted earlier run of this task
 	// (its turns after the task message, e.g. loaded after a crash). It is
 	// repaired before the first model call.
 	Resume []llm.Message
-	// ResumeID, when set, makes Start resume that interrupted task from the
-	// session store (see Runner.Resume) instead of starting a new one; the
-	// other fields are then taken from the store.
+	// ResumeID, when set, makes the host's Start resume that interrupted
+	// task from the session store (journal.Resume, then Continue) instead
+	// of starting a new one; the other fields are then taken from the
+	// store. The loop's Start refuses it.
 	ResumeID string
 }
 
@@ -113,8 +116,8 @@ type Task struct {
 	done   chan struct{}
 	start  time.Time
 
-	st        SessionStore // nil: not persisted
-	sessionID string       // the session in the store: the first task of a follow-up chain
+	rec       Recorder // nil: not recorded
+	sessionID string   // the task's session: the first task of a follow-up chain
 
 	mu      sync.Mutex // guards the fields below
 	state   State
@@ -124,7 +127,7 @@ type Task struct {
 	changes *changeLog
 	pending []*tools.ApprovalRequest // approvals the task waits on
 
-	persistErr error // the first error of the session store, reported in the notes
+	persistErr error // the first error of the recorder, reported in the notes
 	late       bool  // a change the editor applied after the task gave up waiting
 	onLate     []func()
 }
@@ -161,7 +164,7 @@ func (t *Task) lateChange(path, before, after string, known, created bool) {
 func (t *Task) SessionID() string { return t.sessionID }
 
 // ID returns the task's identifier: unique across sessions
-// ("<runner>-<n>", e.g. "3fa2c1d0-2").
+// ("<registry>-<n>", e.g. "3fa2c1d0-2").
 func (t *Task) ID() string { return t.id }
 
 // Started returns when the task was started.
@@ -233,9 +236,9 @@ func (t *Task) transition(to State) error {
 	}
 	t.state = to
 	t.mu.Unlock()
-	if t.st != nil && !to.Terminal() {
-		// Terminal states are recorded by FinishTask, with the result.
-		t.storeErr(t.st.SetTaskState(t.id, string(to)))
+	if !to.Terminal() {
+		// A terminal state is recorded with the result (journal.TaskEnded).
+		t.record(journal.TaskState{State: string(to)})
 	}
 	t.sink.emit(Event{TaskID: t.id, Kind: EventState, State: to})
 	return nil

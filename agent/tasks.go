@@ -10,9 +10,8 @@ import (
 )
 
 // TaskRegistry is the index of the tasks of one host, the only one: every
-// runner of a host adds its tasks to the host's registry, so a follow-up,
-// a resume or a cancel finds a task whichever runner started it. A runner
-// made without one gets its own.
+// task the host starts is added to it (Config.Registry), so a follow-up, a
+// resume or a cancel finds it. A task started without one gets its own.
 type TaskRegistry struct {
 	prefix string // random, so task IDs of different hosts never collide
 

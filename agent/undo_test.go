@@ -62,7 +62,7 @@ func TestUndoAfterRestartKeepsUserEdit(t *testing.T) {
 			call("write_file", `{"path":"d.txt","content":"new file\n"}`)),
 		answer("Upper-cased the first lines and added d.txt."),
 	}}
-	res, _ := NewRunner(Config{Root: root, Store: st, Validate: ValidateOff}, m, realTools(ws, nil)).
+	res, _ := newRunner(st, Config{Root: root, Validate: ValidateOff}, m, realTools(ws, nil)).
 		Run(context.Background(), TaskSpec{Kind: KindEdit, Prompt: "upper-case the first lines"}, nil)
 	if res.Status != StateCompleted || len(res.Files) != 4 {
 		t.Fatalf("task %s (%s) changed %d files: %s", res.Status, res.StopReason, len(res.Files), res.Error)
@@ -132,7 +132,7 @@ func TestUndoMergesAroundUserEdit(t *testing.T) {
 		calls("", call("write_file", `{"path":"a.txt","content":"ONE\ntwo\nthree\nfour\nfive\n"}`)),
 		answer("done"),
 	}}
-	r := NewRunner(Config{Root: root, Store: st, Validate: ValidateOff}, m, realTools(ws, nil))
+	r := newRunner(st, Config{Root: root, Validate: ValidateOff}, m, realTools(ws, nil))
 	res, _ := r.Run(context.Background(), TaskSpec{Kind: KindEdit, Prompt: "upper-case one"}, nil)
 	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("ONE\ntwo\nthree\nfour\nFIVE!\n"), 0o644); err != nil {
 		t.Fatal(err)

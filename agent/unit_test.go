@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -142,10 +143,16 @@ func TestTiktokenCounts(t *testing.T) {
 	}
 }
 
-func runTask(t *testing.T, cfg Config, m Model, ts ToolSet, spec TaskSpec) (*Result, *recorder) {
+func runTask(t *testing.T, cfg Config, m Model, ts toolSet, spec TaskSpec) (*Result, *recorder) {
+	t.Helper()
+	return runStoredTask(t, nil, cfg, m, ts, spec)
+}
+
+// runStoredTask is runTask recorded in st.
+func runStoredTask(t *testing.T, st *store.Store, cfg Config, m Model, ts toolSet, spec TaskSpec) (*Result, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	r := NewRunner(cfg, m, ts)
+	r := newRunner(st, cfg, m, ts)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := r.Run(ctx, spec, rec)
@@ -310,7 +317,7 @@ func (f clarifierFunc) Clarify(ctx context.Context, q string) (string, error) { 
 
 func TestFollowUpSeesPreviousTask(t *testing.T) {
 	m := &scriptModel{resps: []*llm.Response{answer("There are 12 lines."), answer("With wc -l: 13 lines.")}}
-	r := NewRunner(Config{}, m, staticTools())
+	r := newRunner(nil, Config{}, m, staticTools())
 	ctx := context.Background()
 	first, err := r.Run(ctx, TaskSpec{Kind: KindAsk, Prompt: "how many lines in a.txt?"}, nil)
 	if err != nil {
@@ -487,7 +494,7 @@ func TestCancelStopsToolAndPublishesNothingAfter(t *testing.T) {
 	}}
 	m := &scriptModel{resps: []*llm.Response{calls("working", call("run_command", `{"command":"sleep 100"}`)), answer("never")}}
 	rec := &recorder{}
-	r := NewRunner(Config{}, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{slow} })
+	r := newRunner(nil, Config{}, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{slow} })
 	task, err := r.Start(context.Background(), TaskSpec{Kind: KindEdit, Prompt: "p"}, rec)
 	if err != nil {
 		t.Fatal(err)

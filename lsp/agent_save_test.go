@@ -75,7 +75,7 @@ func TestUserUnsavedTextIsNeverWrittenForACommand(t *testing.T) {
 		t.Errorf("a.go on disk = %q; want the user's file untouched %q", b, before)
 	}
 	reqs := a.model.Requests()
-	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "a.go has unsaved changes in the editor that are not only this task's") {
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "a.go has unsaved changes the user made in the editor") {
 		t.Errorf("the model was not told the command ran without its change: %s", last)
 	}
 	if n := len(a.c.Snapshot().SaveRequests); n != 0 {

@@ -363,8 +363,10 @@ func clipText(s string, n int) string {
 	return s[:n] + "\n[... selection cut]"
 }
 
-// titleOf is the progress title: "agentls: " and the prompt's first words.
+// titleOf is the progress title: "agentls: " and the first words of the
+// prompt's first line.
 func titleOf(prompt string) string {
+	prompt, _, _ = strings.Cut(strings.TrimSpace(prompt), "\n") // the first line: notes follow it
 	words := strings.Fields(prompt)
 	const maxWords, maxLen = 8, 60
 	var b strings.Builder
@@ -399,7 +401,7 @@ func (s *Service) runTask(ctx context.Context, inv *server.Invocation, spec agen
 		title = "execute the plan: " + prev.Spec().Prompt
 	}
 	wd := s.srv.Progress().Start(ctx, inv.WorkDoneToken, titleOf(title), "starting", cancel)
-	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns)}
+	port := &taskPort{svc: s, sink: newProgressSink(wd, h.Settings().MaxTurns), answer: s.newAnswerStream(ctx)}
 	t, err := h.Start(tctx, spec, port)
 	if err != nil {
 		wd.End("not started: " + err.Error())
@@ -412,6 +414,7 @@ func (s *Service) runTask(ctx context.Context, inv *server.Invocation, spec agen
 	}
 	out, _ := t.Wait(context.WithoutCancel(ctx))
 	reply := replyOf(out)
+	port.answer.Close() // the streamed answer's end comes before the reply
 
 	// The summary goes out before the reply (Emacs clients show or drop
 	// messages that follow it): the progress end, and a message.

@@ -28,7 +28,8 @@ const (
 // identifier at the cursor (or the selected identifier), "Explain selection
 // with agent" and the custom commands that use the selection
 // (promptActions) for a non-empty range, and one "Fix with agent: MESSAGE"
-// quick fix per diagnostic of the request's context.
+// quick fix per diagnostic of the request's context; on an instruction
+// comment ("// agent: ..."), "Run agent on this comment".
 func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error) {
 	out := []protocol.CommandOrCodeAction{}
 	name, err := server.Filename(p.TextDocument.URI)
@@ -74,6 +75,17 @@ func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol
 			ca.Kind = &k
 		}
 		out = append(out, ca)
+	}
+
+	// An instruction comment ("// agent: ...") under the cursor: the action
+	// that runs it (commentcmd.go), first, since it is what the user wrote
+	// the comment for.
+	if cmd, ok := commentActions(doc, u, r); ok && want(protocol.CodeActionKindEmpty) {
+		if literals {
+			out = append(out, &protocol.CodeAction{Title: cmd.Title, Command: cmd})
+		} else {
+			out = append(out, &cmd)
+		}
 	}
 
 	start, err1 := workspace.OffsetOf(doc.Text, r.ws().Start)

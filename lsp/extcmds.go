@@ -44,6 +44,7 @@ func (s *Service) extensionCommands() []server.CommandHandler {
 	return []server.CommandHandler{
 		bind(PromptsCommand, s.promptsCommand),
 		bind(ToolsCommand, s.toolsCommand),
+		bind(RunCommentCommand, s.runCommentCommand),
 	}
 }
 

@@ -31,14 +31,18 @@ const (
 // editor's diagnostics agentls/diagnostics (the client requests are
 // declared in save.go and diagnostics.go).
 type taskPort struct {
-	svc  *Service
-	sink *progressSink
+	svc    *Service
+	sink   *progressSink
+	answer *answerStream // nil unless the client takes agentls/answer (answer.go)
 }
 
 var _ session.Port = (*taskPort)(nil)
 
 // Event implements agent.Sink.
-func (p *taskPort) Event(e agent.Event) { p.sink.Event(e) }
+func (p *taskPort) Event(e agent.Event) {
+	p.sink.Event(e)
+	p.answer.Event(e)
+}
 
 // Editor implements session.Port.
 func (p *taskPort) Editor(ws *workspace.Workspace) workspace.Editor {

@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/workspace"
 )
@@ -40,7 +39,7 @@ type UndoReply struct {
 	TaskID      string             `json:"taskId"`
 	Reverted    []string           `json:"reverted"`  // workspace-relative paths written back or deleted
 	Unchanged   []string           `json:"unchanged"` // already as before the task
-	NotReverted []journal.UndoFile `json:"notReverted"`
+	NotReverted []session.UndoFile `json:"notReverted"`
 	Summary     string             `json:"summary"`
 }
 
@@ -63,7 +62,7 @@ func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskI
 	}
 	reply := UndoReply{TaskID: rep.TaskID, Reverted: []string{}, Unchanged: []string{}, NotReverted: rep.NotReverted}
 	if reply.NotReverted == nil {
-		reply.NotReverted = []journal.UndoFile{}
+		reply.NotReverted = []session.UndoFile{}
 	}
 	for _, f := range rep.Reverted {
 		reply.Reverted = append(reply.Reverted, f.Path)

@@ -20,6 +20,31 @@ type Document struct {
 	// editor opened the document or last saved it; "" when unknown (a new,
 	// never saved file). The buffer is clean while its Text hashes to it.
 	SavedHash string
+	// diskHashes are the hashes of texts the disk held while the document
+	// was open (seen by the watcher, or at a command's start), latest
+	// last, at most maxDiskHashes. A buffer whose text is one of them is
+	// clean too: an editor reloading it from disk may deliver an earlier
+	// disk text after a later one was written (its watcher is behind).
+	// Replaced, never appended to in place: Document copies share it.
+	diskHashes []string
+}
+
+// maxDiskHashes bounds Document.diskHashes.
+const maxDiskHashes = 16
+
+// clean reports whether a buffer whose text hashes to h holds text the
+// disk held: what it was opened or saved with, or a later disk text it was
+// reloaded with.
+func (d *Document) clean(h string) bool {
+	if h == d.SavedHash {
+		return true
+	}
+	for _, dh := range d.diskHashes {
+		if dh == h {
+			return true
+		}
+	}
+	return false
 }
 
 // Change is one entry of a didChange notification: Range nil replaces the
@@ -139,6 +164,25 @@ func (b *Buffers) setSavedHash(filename string, version int32, hash string) {
 	if doc, ok := b.docs[filename]; ok && doc.Version == version && doc.SavedHash != hash && hashText(doc.Text) == hash {
 		doc.SavedHash = hash
 	}
+}
+
+// noteDiskHash records that the disk holds the text hashing to hash for
+// the open document filename (see Document.diskHashes).
+func (b *Buffers) noteDiskHash(filename, hash string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	doc, ok := b.docs[filename]
+	if !ok || hash == "" {
+		return
+	}
+	if n := len(doc.diskHashes); n > 0 && doc.diskHashes[n-1] == hash {
+		return
+	}
+	keep := doc.diskHashes
+	if len(keep) >= maxDiskHashes {
+		keep = keep[len(keep)-maxDiskHashes+1:]
+	}
+	doc.diskHashes = append(append(make([]string, 0, len(keep)+1), keep...), hash)
 }
 
 // Close forgets a document the editor closed.

@@ -84,17 +84,28 @@ func (w *Workspace) StartCommand(ctx context.Context, label string) *CommandRun 
 			c.before[e.path] = e.text
 		}
 	}
+	// A buffer clean now is marked clean (its text is the disk's): once
+	// the command changes the file, ReadFile returns the disk until the
+	// editor reloads the buffer, whenever its own watcher gets to it; a
+	// buffer opened and never saved or read would otherwise hide the
+	// command's text (issue 28: 4 stale reads in 5).
 	for _, name := range w.buffers.Filenames() {
 		p, ok := w.pathOfAbs(name)
 		if !ok {
 			continue
 		}
-		if _, ok := c.before[p]; ok {
+		doc, _ := w.buffers.Get(name)
+		h := hashText(doc.Text)
+		disk, err := w.readDisk(p)
+		if err != nil {
 			continue
 		}
-		doc, _ := w.buffers.Get(name)
-		if disk, err := w.readDisk(p); err == nil && disk.Hash == hashText(doc.Text) {
-			c.before[p] = doc.Text
+		w.buffers.noteDiskHash(name, disk.Hash)
+		if disk.Hash == h {
+			w.buffers.setSavedHash(name, doc.Version, h)
+			if _, ok := c.before[p]; !ok {
+				c.before[p] = doc.Text
+			}
 		}
 	}
 	return c

@@ -24,7 +24,8 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // ErrIsDir and says why.
 //
 // A clean buffer (its text is what the disk held when the editor opened or
-// last saved it) does not hide the disk: when the disk has changed under it
+// last saved it, or a text the disk held since, which the editor reloaded)
+// does not hide the disk: when the disk has changed under it
 // (a command, git, a formatter), the disk is returned, as a file read from
 // disk (FromBuffer false). A buffer with the user's unsaved text always
 // wins.
@@ -66,9 +67,9 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 	case err == nil && disk.Hash == h:
 		// The disk holds the buffer's text: clean from now on.
 		w.buffers.setSavedHash(abs, doc.Version, h)
-	case doc.SavedHash == h && err == nil:
+	case doc.clean(h) && err == nil:
 		return disk, nil
-	case doc.SavedHash == h && errors.Is(err, ErrNotExist):
+	case doc.clean(h) && errors.Is(err, ErrNotExist):
 		return nil, err
 	}
 	return &File{
@@ -84,11 +85,12 @@ func (w *Workspace) ReadFile(ctx context.Context, p Path) (*File, error) {
 // disk), not in the buffer.
 func (w *Workspace) BufferStale(p Path) bool {
 	doc, ok := w.buffers.Get(w.Abs(p))
-	if !ok || doc.SavedHash != hashText(doc.Text) {
+	h := hashText(doc.Text)
+	if !ok || !doc.clean(h) {
 		return false
 	}
 	disk, err := w.readDisk(p)
-	return err == nil && disk.Hash != doc.SavedHash
+	return err == nil && disk.Hash != h
 }
 
 // readDisk reads and checks the file p on disk, through its root.

@@ -271,6 +271,9 @@ func (w *Workspace) recordObserved(r *root, changes []indexChange) {
 			if expected || open && c.kind == Modified {
 				// Read the file only when it can be an echo or a save.
 				if disk, err := w.readDisk(p); err == nil {
+					if open {
+						w.buffers.noteDiskHash(abs, disk.Hash)
+					}
 					if expected {
 						if e, ok := w.changes.matchExpected(abs, disk.Hash); ok {
 							if !e.recorded {

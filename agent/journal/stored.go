@@ -1,7 +1,11 @@
-// Package journal is what a task recorded in the session store, read back:
-// the store's form of the loop's messages, plans, tool calls and
-// approvals, and undo, which reverts a task's edits from its record. It
-// knows nothing of the loop that records (package agent).
+// Package journal is a task's record in the session store, both ways: the
+// records the loop writes as a task runs (Record, kept by Writer in the
+// store's form), and what the host reads back of them: the interrupted
+// task a resumed run continues from (Resume), the ended task a follow-up
+// of an earlier run continues (Earlier), the lessons of failed tasks
+// (Lessons), and undo, which reverts a task's edits from its record
+// (Undo). The loop (package agent) imports the journal for its
+// vocabulary; the journal knows nothing of the loop or the host.
 package journal
 
 import (
@@ -19,9 +23,9 @@ import (
 // llm.ToolCall, so a plain conversion suffices and the compiler tells when
 // they drift apart.
 
-// StoredMessage is m as the store keeps it, without the store's own fields
+// storedMessage is m as the store keeps it, without the store's own fields
 // (Seq, model call, usage, exclusion), which the caller sets.
-func StoredMessage(m llm.Message) store.Message {
+func storedMessage(m llm.Message) store.Message {
 	sm := store.Message{
 		Role: string(m.Role), Content: m.Content, Reasoning: m.Reasoning,
 		ToolCallID: m.ToolCallID, Name: m.Name,
@@ -35,9 +39,9 @@ func StoredMessage(m llm.Message) store.Message {
 	return sm
 }
 
-// HistoryMessage is the message of the history a stored message holds,
+// historyMessage is the message of the history a stored message holds,
 // reasoning included.
-func HistoryMessage(m store.Message) llm.Message {
+func historyMessage(m store.Message) llm.Message {
 	hm := llm.Message{
 		Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning,
 		ToolCallID: m.ToolCallID, Name: m.Name,
@@ -57,13 +61,13 @@ func StoredHistory(rec *store.TaskRecord) []llm.Message {
 	ctx := rec.Context()
 	out := make([]llm.Message, len(ctx))
 	for i, m := range ctx {
-		out[i] = HistoryMessage(m)
+		out[i] = historyMessage(m)
 	}
 	return out
 }
 
-// PlanUpdate is p as the store keeps it: its JSON and its open items.
-func PlanUpdate(p tools.Plan) (store.PlanUpdate, error) {
+// planUpdate is p as the store keeps it: its JSON and its open items.
+func planUpdate(p tools.Plan) (store.PlanUpdate, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return store.PlanUpdate{}, fmt.Errorf("plan: %w", err)
@@ -83,17 +87,17 @@ func StoredPlan(rec *store.TaskRecord) (*tools.Plan, error) {
 	return &p, nil
 }
 
-// ToolCallRecord is the store's record of a finished tool call; the store
+// toolCallRecord is the store's record of a finished tool call; the store
 // keeps the head and the tail of a long result text.
-func ToolCallRecord(callID string, r tools.Result) store.ToolCall {
+func toolCallRecord(callID string, r tools.Result) store.ToolCall {
 	return store.ToolCall{
 		CallID: callID, Name: r.Tool, Args: r.Args, Duration: r.Duration,
 		IsError: r.IsError, Summary: r.Text,
 	}
 }
 
-// DecisionName is the stored name of an approval decision.
-func DecisionName(d tools.Decision) string {
+// decisionName is the stored name of an approval decision.
+func decisionName(d tools.Decision) string {
 	switch d {
 	case tools.Deny, tools.DenyAlways:
 		return store.DecisionDeny

@@ -23,8 +23,8 @@ func TestStoredMessageRoundTrip(t *testing.T) {
 		{Role: llm.RoleTool, ToolCallID: "c1", Name: "grep", Content: "main.go:3: func Foo()"},
 		{Role: llm.RoleAssistant, Content: "done"},
 	} {
-		if got := HistoryMessage(StoredMessage(m)); !reflect.DeepEqual(got, m) {
-			t.Errorf("HistoryMessage(StoredMessage(%+v)) = %+v; want it unchanged", m, got)
+		if got := historyMessage(storedMessage(m)); !reflect.DeepEqual(got, m) {
+			t.Errorf("historyMessage(storedMessage(%+v)) = %+v; want it unchanged", m, got)
 		}
 	}
 }
@@ -38,7 +38,7 @@ func TestStoredToolCallsKeepTheDatabaseFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.Marshal(StoredMessage(llm.Message{Role: llm.RoleAssistant, ToolCalls: calls}).ToolCalls)
+	got, err := json.Marshal(storedMessage(llm.Message{Role: llm.RoleAssistant, ToolCalls: calls}).ToolCalls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +56,8 @@ func TestDecisionNames(t *testing.T) {
 		tools.AllowAlways:  store.DecisionAllowAlways,
 		tools.Decision(9):  "decision_9",
 	} {
-		if got := DecisionName(d); got != want {
-			t.Errorf("DecisionName(%d) = %q; want %q", d, got, want)
+		if got := decisionName(d); got != want {
+			t.Errorf("decisionName(%d) = %q; want %q", d, got, want)
 		}
 	}
 }
@@ -70,12 +70,12 @@ func TestPlanRoundTrip(t *testing.T) {
 		{ID: "2", Text: "rename", Status: tools.PlanInProgress},
 		{ID: "3", Text: "docs", Status: tools.PlanSkipped, Reason: "none"},
 	}}
-	u, err := PlanUpdate(p)
+	u, err := planUpdate(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u.Open != 1 {
-		t.Errorf("PlanUpdate(...).Open = %d; want 1", u.Open)
+		t.Errorf("planUpdate(...).Open = %d; want 1", u.Open)
 	}
 	got, err := StoredPlan(&store.TaskRecord{Plan: u.Plan, PlanSeq: 1})
 	if err != nil || got == nil || !reflect.DeepEqual(*got, p) {

@@ -96,6 +96,9 @@ type Host struct {
 	// sessionStarted: the SessionStart hooks ran (at the first task).
 	sessionStarted atomic.Bool
 	prompts        promptCache // the custom commands, for code actions
+	// agentTexts are the editor's buffers holding only agent edits, of
+	// every task: saved before any task's command.
+	agentTexts agentTexts
 	// mcpFiles are the user's answers about workspace .mcp.json contents
 	// (root and sha256) for this host: true approved, false refused.
 	mcpFiles map[string]bool

@@ -8,11 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/render"
+	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/tools/mcp"
@@ -32,6 +33,7 @@ type Task struct {
 	hooks *hookLog           // the hooks that ran for the task
 	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
 	edits editLog            // what edit tools said about their edits, for the report (renames)
+	bufs  bufferLog          // the user's unsaved buffers its commands met, for the report
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -156,15 +158,20 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		// Only edit tasks get tools that act (ask and plan tasks read).
 		t.mcp = h.mcpServers(ctx, settings, spec.Prompt, ws, port)
 	}
-	var guard atomic.Pointer[agent.Guard] // set when the task's tools are built, before any command
+	// The task's gate: its tools are built on it, and it knows what the
+	// task changed.
+	guard := agent.NewGuard()
 	sync := func(ctx context.Context) string {
-		g := guard.Load()
-		if g == nil {
-			return ""
+		note, user := h.syncBuffers(ctx, ws, port, guard.Changes())
+		if len(user) > 0 {
+			what := commandOf(ctx)
+			if t.bufs.add(what, user, false, "unsaved: "+strings.Join(user, ", ")) {
+				guard.Warn(fmt.Sprintf("%s unsaved changes of yours; %s ran on the saved copy", filesPhrase(user), what))
+			}
 		}
-		return h.syncBuffers(ctx, ws, port, g.Changes())
+		return note
 	}
-	cfg := h.agentConfig(ctx, ws, settings)
+	cfg, st := h.agentConfig(ctx, ws, settings)
 	cfg.StopHook = stopHook(h, hr, hlog)
 	if cfg.Check != nil {
 		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
@@ -180,9 +187,19 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		// "Fix with agent": done only when the editor no longer reports it.
 		cfg.Check = fixCheck{next: cfg.Check, d: diags, path: c.File, target: c.Diagnostics[0]}
 	}
+	resumed, err := h.fromJournal(ctx, st, ws, spec, &cfg)
+	if err != nil {
+		return nil, err
+	}
 	den := h.conversation(spec)
-	runner := agent.NewRunner(cfg, client, h.toolSet(ws, port, settings, t, hr, den, guard.Store, sync))
-	at, err := runner.Start(ctx, spec, port)
+	cfg.Model, cfg.Guard = client, guard
+	cfg.Tools = h.toolSet(ws, port, settings, t, hr, den, guard, sync)
+	var at *agent.Task
+	if resumed != nil {
+		at, err = agent.Continue(ctx, cfg, resumed, port)
+	} else {
+		at, err = agent.Start(ctx, cfg, spec, port)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +271,10 @@ func (h *Host) Cancel(id string) (bool, error) {
 	return true, nil
 }
 
-// agentConfig is the loop's configuration under settings.
-func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Settings) agent.Config {
+// agentConfig is the loop's configuration under settings, recorded in the
+// workspace's session store, which it returns (nil when it cannot be
+// opened: then nothing is recorded).
+func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Settings) (agent.Config, *store.Store) {
 	root := ws.Roots()[0]
 	cfg := agent.Config{
 		Root:          root,
@@ -274,12 +293,55 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv},
 			Sandbox: s.Sandbox, Network: s.CommandNetwork, Roots: ws.Roots()}
 	}
-	if st, err := h.Store(ctx); err != nil {
+	st, err := h.Store(ctx)
+	if err != nil {
 		h.logger().Warn("tasks are not stored", "error", err)
-	} else {
-		cfg.Store = st
+		return cfg, nil
 	}
-	return cfg
+	cfg.Recorder = journal.NewWriter(st)
+	return cfg, st
+}
+
+// fromJournal reads back from the session store st what a task of spec
+// starts from, into cfg: the record of the interrupted task spec.ResumeID
+// names (returned; the task continues from it), the lessons of earlier
+// failed tasks about the task, and the task of an earlier run it follows
+// up. A resumed task that has a history gets neither: it goes on where
+// it stopped.
+func (h *Host) fromJournal(ctx context.Context, st *store.Store, ws *workspace.Workspace, spec agent.TaskSpec, cfg *agent.Config) (*journal.Resumed, error) {
+	var resumed *journal.Resumed
+	if spec.ResumeID != "" {
+		var loader journal.TaskLoader
+		if st != nil {
+			loader = st
+		}
+		r, err := journal.Resume(ctx, loader, spec.ResumeID, ws, ws.Roots()[0])
+		if err != nil {
+			return nil, err
+		}
+		if spec, err = agent.ResumedSpec(r); err != nil {
+			return nil, err
+		}
+		if len(r.History) > 0 {
+			return r, nil
+		}
+		resumed = r
+	}
+	if st == nil {
+		return resumed, nil
+	}
+	cfg.Lessons = journal.Lessons(ctx, st, agent.LessonAbout(spec))
+	if id := spec.FollowUp; id != "" && h.tasks.Task(id) == nil {
+		e, err := journal.Earlier(ctx, st, id)
+		if err != nil {
+			if resumed != nil {
+				return nil, fmt.Errorf("resume %s: %w", resumed.ID, err)
+			}
+			return nil, fmt.Errorf("start task: %w", err)
+		}
+		cfg.Earlier = e
+	}
+	return resumed, nil
 }
 
 // conversation returns the "reject always" answers a task of spec starts
@@ -302,64 +364,62 @@ func (h *Host) conversation(spec agent.TaskSpec) *denials {
 // approvals through the guard (the task's state) and the task's approval
 // policy (rules and memory, asking the port), the shared search index and
 // command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, den *denials, onGuard func(*agent.Guard), sync func(context.Context) string) agent.ToolSet {
-	return func(g *agent.Guard) []tools.Tool {
-		onGuard(g)
-		h.syncMu.Lock()
-		idx := h.index
-		h.syncMu.Unlock()
-		var ed workspace.Editor = ws.DiskEditor()
-		if pe := port.Editor(ws); pe != nil {
-			ed = pe
-		}
-		ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
-		policy, errs := s.Policy()
-		for _, err := range errs {
-			h.logger().Warn("safe command ignored", "error", err)
-		}
-		ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
-			task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
-		forward := port.ForwardLSP
-		out, closeTools := h.taskTools(s, forward, tools.Env{
-			Workspace: ws,
-			Editor:    g.Editor(ws, ed),
-			Approver:  ap,
-			Index:     idx,
-			Commands:  h.commands,
-			SecretEnv: []string{s.APIKeyEnv},
-			Sandbox:   s.Sandbox,
-			Network:   s.CommandNetwork,
-		})
-		g.OnDone(closeTools)
-		// The MCP servers' tools, after the built-in ones (a stable order),
-		// asked about through the same task approvals.
-		out = append(out, h.mcpTools(ws, s, t.mcp, ap, g)...)
-		// Behaviour attaches by what a tool does, never by its name: a
-		// program sees the task's buffers on disk; a write is followed by
-		// the editor's diagnostics and preceded by the check's baseline.
-		for i, tool := range out {
-			eff := tool.Effects()
-			switch {
-			case eff.Has(tools.RunsProgram):
-				tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g}
-			case eff.Has(tools.WritesFiles):
-				tool = reportedTool{Tool: tool, log: &t.edits}
-				if t.diags != nil {
-					tool = diagnosticsTool{Tool: tool, d: t.diags}
-				}
-				if t.check != nil {
-					tool = baselineTool{Tool: tool, check: t.check}
-				}
-			}
-			tool = gitReadyTool{Tool: tool, git: t.git}
-			if hr.Has(hooks.PreToolUse) || hr.Has(hooks.PostToolUse) {
-				// Outermost: a blocked call does nothing at all.
-				tool = hookTool{Tool: tool, r: hr, log: t.hooks, ws: ws, guard: g, sync: sync, h: h}
-			}
-			out[i] = tool
-		}
-		return out
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, den *denials, g *agent.Guard, sync func(context.Context) string) []tools.Tool {
+	h.syncMu.Lock()
+	idx := h.index
+	h.syncMu.Unlock()
+	var ed workspace.Editor = ws.DiskEditor()
+	if pe := port.Editor(ws); pe != nil {
+		ed = pe
 	}
+	ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
+	ed = agentTextEditor{next: ed, ws: ws, texts: &h.agentTexts}
+	policy, errs := s.Policy()
+	for _, err := range errs {
+		h.logger().Warn("safe command ignored", "error", err)
+	}
+	ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
+		task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
+	forward := port.ForwardLSP
+	out, closeTools := h.taskTools(s, forward, tools.Env{
+		Workspace: ws,
+		Editor:    g.Editor(ws, ed),
+		Approver:  ap,
+		Index:     idx,
+		Commands:  h.commands,
+		SecretEnv: []string{s.APIKeyEnv},
+		Sandbox:   s.Sandbox,
+		Network:   s.CommandNetwork,
+	})
+	g.OnDone(closeTools)
+	// The MCP servers' tools, after the built-in ones (a stable order),
+	// asked about through the same task approvals.
+	out = append(out, h.mcpTools(ws, s, t.mcp, ap, g)...)
+	// Behaviour attaches by what a tool does, never by its name: a
+	// program sees the task's buffers on disk; a write is followed by
+	// the editor's diagnostics and preceded by the check's baseline.
+	for i, tool := range out {
+		eff := tool.Effects()
+		switch {
+		case eff.Has(tools.RunsProgram):
+			tool = savingTool{Tool: tool, sync: sync, ws: ws, guard: g, bufs: &t.bufs}
+		case eff.Has(tools.WritesFiles):
+			tool = reportedTool{Tool: tool, log: &t.edits}
+			if t.diags != nil {
+				tool = diagnosticsTool{Tool: tool, d: t.diags}
+			}
+			if t.check != nil {
+				tool = baselineTool{Tool: tool, check: t.check}
+			}
+		}
+		tool = gitReadyTool{Tool: tool, git: t.git}
+		if hr.Has(hooks.PreToolUse) || hr.Has(hooks.PostToolUse) {
+			// Outermost: a blocked call does nothing at all.
+			tool = hookTool{Tool: tool, r: hr, log: t.hooks, ws: ws, guard: g, sync: sync, h: h}
+		}
+		out[i] = tool
+	}
+	return out
 }
 
 // ReportPath is where the report of task id is written.
@@ -395,7 +455,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section() + t.bufs.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

@@ -279,9 +279,20 @@ func (h *Host) Resume(ctx context.Context, id string, port Port) (*Task, error) 
 	return h.Start(ctx, spec, port)
 }
 
+// UndoReport says what undoing a task did, file by file; UndoFile is one
+// file of it. The faces name them here, not in the journal.
+type (
+	UndoReport = journal.UndoReport
+	UndoFile   = journal.UndoFile
+)
+
+// RevertDelete is the Action of a file the undo deleted (the task created
+// it and nobody changed it since).
+const RevertDelete = journal.RevertDelete
+
 // Undo reverts every edit of task id through ed (nil: on disk), three-way
 // around what the user changed since.
-func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*journal.UndoReport, error) {
+func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*UndoReport, error) {
 	if err := agent.CheckTaskID(id); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnknownTask, err)
 	}

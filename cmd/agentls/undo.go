@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/session"
 )
 
@@ -81,12 +80,12 @@ func runUndo(ctx context.Context, sio stdio, args []string) error {
 	return nil
 }
 
-func printUndo(sio stdio, rep *journal.UndoReport) {
+func printUndo(sio stdio, rep *session.UndoReport) {
 	var b strings.Builder
 	for _, f := range rep.Reverted {
 		verb := "reverted"
 		switch {
-		case f.Action == journal.RevertDelete:
+		case f.Action == session.RevertDelete:
 			verb = "deleted (the task created it)"
 		case f.Merged:
 			verb = "reverted around your later changes"

@@ -174,7 +174,11 @@ not loaded); t asks; nil not."
   (list :window (list :workDoneProgress t :showDocument (list :support t))
         :workspace (list :applyEdit t :configuration t
                          :workspaceEdit (list :documentChanges t))
-        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))))
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
+        ;; The agentls/* requests `agentls--handle-request' answers: the
+        ;; server sends them only to a client that lists them.
+        :experimental (list :agentls (list :requests ["agentls/saveDocuments" "agentls/diagnostics" "agentls/lsp"]
+                                           :answerStream (if agentls-show-answer t :json-false)))))
 
 (defun agentls--start (root)
   (let* ((default-directory root)
@@ -242,6 +246,7 @@ not loaded); t asks; nil not."
     (dolist (k gone) (remhash k agentls--progress)))
   (setq agentls--pending (seq-remove (lambda (p) (eq (cdr-safe p) conn)) agentls--pending))
   (when agentls--question (agentls--withdraw))
+  (agentls--stream-end)
   (agentls--progress-changed)
   (unless (agentls--stopping-p conn)
     (let ((msg (agentls--stopped-message conn)))
@@ -394,6 +399,7 @@ not loaded); t asks; nil not."
        (cond ((not agentls--pending) (message "%s" msg))
              ((< type 3) (agentls--show-after-reply msg (+ (float-time) 10))))))
     ('window/logMessage nil)
+    ('agentls/answer (agentls--on-answer params))
     (_ nil)))
 
 (defun agentls--show-after-reply (msg deadline)
@@ -629,6 +635,54 @@ overwrite it."
       (setq buffer-read-only t))
     (display-buffer "*agentls answer*")))
 
+;;; Streamed answers
+
+(defvar agentls--streaming nil
+  "The task whose answer *agentls answer* shows as it is written, or nil.")
+
+(defun agentls--on-answer (params)
+  "An agentls/answer notification (PARAMS :taskId, :text, :done): the
+answer as the model writes it.  *agentls answer* shows it from the first
+part and grows, its end kept in view; the task's reply then replaces it
+with the whole result (`agentls--show-result')."
+  (let ((id (agentls--str (plist-get params :taskId)))
+        (text (agentls--str (plist-get params :text))))
+    (when (and agentls-show-answer (or (equal id agentls--streaming) (not (string-empty-p text))))
+      (with-current-buffer (get-buffer-create "*agentls answer*")
+        (let ((inhibit-read-only t))
+          (unless (equal id agentls--streaming)
+            (setq agentls--streaming id)
+            (erase-buffer)
+            (if (require 'markdown-mode nil t) (markdown-mode) (text-mode))
+            (visual-line-mode 1)
+            (local-set-key "q" #'quit-window)
+            (insert (format "# agentls task %s: writing the answer…\n\n" id)))
+          (goto-char (point-max))
+          (insert text)
+          (when (eq (plist-get params :done) t)
+            (save-excursion
+              (goto-char (point-min))
+              (when (search-forward ": writing the answer…" (line-end-position) t)
+                (replace-match ": answer written" t t)))))
+        (setq buffer-read-only t)
+        (let ((win (display-buffer (current-buffer))))
+          (when win (set-window-point win (point-max))))))))
+
+(defun agentls--stream-end (&optional status)
+  "The streamed answer ends: the reply (or a stopped server) takes over.
+Its header says STATUS (or \"ended\") instead of \"writing the answer\"
+when the reply does not replace the text (a cancelled task)."
+  (when agentls--streaming
+    (let ((b (get-buffer "*agentls answer*")))
+      (when (buffer-live-p b)
+        (with-current-buffer b
+          (let ((inhibit-read-only t))
+            (save-excursion
+              (goto-char (point-min))
+              (when (re-search-forward ": \\(writing the answer…\\|answer written\\)$" (line-end-position) t)
+                (replace-match (concat ": " (or status "ended")) t t))))))))
+  (setq agentls--streaming nil))
+
 ;;; Results
 
 (defun agentls--str (v) (if (stringp v) v ""))
@@ -636,6 +690,7 @@ overwrite it."
 (defun agentls--show-result (r)
   "One message and the whole answer in *agentls answer*."
   (setq agentls-last-result r)
+  (agentls--stream-end (agentls--str (plist-get r :status)))
   (let* ((status (agentls--str (plist-get r :status)))
          (summary (agentls--str (plist-get r :summary)))
          (answer (agentls--str (plist-get r :answer)))

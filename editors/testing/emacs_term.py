@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from term import Blocked, Term, doc_commands, read_probe  # noqa: E402
@@ -128,6 +129,42 @@ def buffer_text():
     return probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
 
 
+def answer_shown(pattern, timeout=15):
+    """Waits until pattern shows and the task's reply shows its result
+    ("# agentls task ID: completed"): the streamed answer shows the text
+    before the task has ended. Returns pattern's match or None."""
+    m = t.wait_for(pattern, timeout)
+    if m is None or t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", timeout) is None:
+        return None
+    return m
+
+
+def open_gate(name):
+    """Lets the fake model send the rest of a turn held at gate name."""
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/gates/" + name, method="POST")
+    urllib.request.urlopen(req, timeout=5).close()
+
+
+def stream_step():
+    """The model sends parts 1-3 and holds the rest until the screen shows
+    the first parts (models/terminal.json, gate "stream"): *agentls answer*
+    shows them while the task runs, then the reply replaces them with the
+    whole result."""
+    mx("agentls-run", "Explain the stream test")
+    m = t.wait_for(r"STREAM-PART-2", 20)
+    t.note(m is not None, "*agentls answer* shows the first parts of the answer while the model still writes it")
+    scr = t.screen()
+    t.note(re.search(r"# agentls task \S+: writing the answer", scr) is not None and "STREAM-PART-4" not in scr,
+           "the buffer says the answer is being written and holds only what came (not the held part 4)")
+    running = probe_eval("(and agentls--pending agentls--streaming t)")
+    t.note(running is True, "the task is still running while its answer streams: %r" % running)
+    t.screenshot(os.path.join(shots, "emacs-stream.png"))
+    open_gate("stream")
+    t.note(t.wait_for(r"STREAM-PART-6", 20) is not None and t.wait_for(r"# agentls task \S+: completed", 5) is not None,
+           "the reply replaces the streamed text with the whole result")
+    t.note(re.search(r"# agentls task \S+: writing", t.screen()) is None, "nothing says it is still writing")
+
+
 try:
     t.note(t.wait_for(r"main\.go", 15) is not None, "Emacs shows main.go")
     t.note(t.wait_for(r"eglot", 20) is not None, "eglot (gopls) is in the mode line")
@@ -148,6 +185,9 @@ try:
     results = probe_eval('(length (seq-filter (lambda (m) (string-prefix-p "agentls: completed" m)) (split-string (with-current-buffer "*Messages*" (buffer-string)) "\\n")))')
     t.note(results == 1, "the result message is shown once (%s)" % results)
 
+    # 1b. The answer streams into *agentls answer* while the model writes it.
+    stream_step()
+
     # 2. An edit task with a plan; the edit confirmation stays on.
     mx("agentls-run", "Add a header comment to main.go")
     t.note(t.wait_for(r"\[agentls( \d+/\d+)?: ", 10) is not None, "the mode line shows the task's progress")
@@ -155,7 +195,7 @@ try:
     m = t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True)
     t.note(m is not None, "the edit asks for confirmation (eglot-confirm-server-initiated-edits)")
     answer_y()
-    t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's answer shows")
+    t.note(answer_shown(r"Added a package comment", 15) is not None, "the edit task's answer shows")
     t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
 
     # 3. Undo (default: the last edit task).
@@ -176,7 +216,7 @@ try:
            "an empty answer asks again (not Deny)")
     t.type("Allow once")
     t.send("Enter")
-    t.note(t.wait_for(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
+    t.note(answer_shown(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
 
     # 5. A question withdrawn: the task is cancelled while it asks.
     t.send("M-:")
@@ -208,14 +248,14 @@ try:
     # 8. Plan, then execute (contract: plan mode).
     if probe_eval('(if (agentls--supports "agentls.result") "yes" "no")') == "yes":
         mx("agentls-plan", "add a Farewell function")
-        t.note(t.wait_for(r"PLAN-READY", 20) is not None, "agentls-plan shows the plan")
+        t.note(answer_shown(r"PLAN-READY", 20) is not None, "agentls-plan shows the plan")
         t.screenshot(os.path.join(shots, "emacs-plan.png"))
         mx("agentls-execute-plan", "")
         # The plan's edit asks first; the task waits for the answer.
         t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 15, allow_blockers=True) is not None,
                "the plan's edit asks for confirmation")
         answer_y()
-        t.note(t.wait_for(r"EXECUTED", 20) is not None, "agentls-execute-plan runs it")
+        t.note(answer_shown(r"EXECUTED", 20) is not None, "agentls-execute-plan runs it")
     else:
         t.pending("plan mode / agentls.result: the server does not advertise agentls.result yet")
 
@@ -233,7 +273,7 @@ try:
     t.note(t.stays(EDIT_Q, max(0, 13 - (time.time() - asked)), allow_blockers=True),
            "the edit question stays open for 13 s (the server does not give up)")
     answer_y()
-    t.note(t.wait_for(r"LATE-ANSWER-DONE", 15) is not None, "the task completes after the late answer")
+    t.note(answer_shown(r"LATE-ANSWER-DONE", 15) is not None, "the task completes after the late answer")
     r = probe_eval("(list (plist-get agentls-last-result :status) (plist-get agentls-last-result :changedFiles) (plist-get agentls-last-result :taskId))")
     t.note(bool(r) and r[0] == "completed" and "main.go" in (r[1] or []), "the late edit is in the task's changes: %s" % r)
     t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the late edit is in the buffer")
@@ -291,7 +331,7 @@ try:
     t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None, "the go test approval shows")
     t.type("Allow once")
     t.send("Enter")
-    m = t.wait_for(r"GOTEST-(OK|FAILED)", 60)
+    m = answer_shown(r"GOTEST-(OK|FAILED)", 60)
     t.note(m is not None and m.group(1) == "OK", "go test ./... passed after the edit (its result had exit code 0)")
     mod = probe_eval('(with-current-buffer "main.go" (if (buffer-modified-p) "modified" "saved"))')
     t.note(mod == "saved", "the buffer was saved by agentls.el (%s)" % mod)
@@ -325,7 +365,7 @@ try:
     # Finding: Emacs overwrote the error after about 2 s. It must stay.
     t.note(t.stays(r"agentls stopped \(killed by signal 9", 2.5), "the stop message stays on the screen for 2.5 s (not overwritten)")
     mx("agentls-resume", "")
-    t.note(t.wait_for(r"RESUMED-DONE", 30) is not None, "agentls-resume starts a new server and the interrupted task finishes")
+    t.note(answer_shown(r"RESUMED-DONE", 30) is not None, "agentls-resume starts a new server and the interrupted task finishes")
     ml = probe_eval("(agentls--mode-line)")
     t.note(ml == "", "after the resumed task the mode line is clear: %r" % ml)
 except Blocked as e:

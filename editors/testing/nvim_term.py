@@ -12,6 +12,7 @@ import re
 import os
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from term import Blocked, Term, doc_commands, read_probe  # noqa: E402
@@ -61,6 +62,16 @@ def buffer_text():
     return lua_probe("return table.concat(vim.api.nvim_buf_get_lines(vim.fn.bufnr('main.go'), 0, -1, false), '\\n')") or ""
 
 
+def answer_shown(pattern, timeout=15):
+    """Waits until pattern shows and the task's reply shows its result
+    ("# agentls task ID: completed"): the streamed answer shows the text
+    before the task has ended. Returns pattern's match or None."""
+    m = t.wait_for(pattern, timeout)
+    if m is None or t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", timeout) is None:
+        return None
+    return m
+
+
 def buffer_without(text, timeout=5):
     """Waits until main.go's buffer no longer holds text; True when it went."""
     deadline = time.time() + timeout
@@ -69,6 +80,34 @@ def buffer_without(text, timeout=5):
             return False
         time.sleep(0.1)
     return True
+
+
+def open_gate(name):
+    """Lets the fake model send the rest of a turn held at gate name."""
+    req = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/gates/" + name, method="POST")
+    urllib.request.urlopen(req, timeout=5).close()
+
+
+def stream_step():
+    """The model sends parts 1-3 and holds the rest until the screen shows
+    the first parts (models/terminal.json, gate "stream"): the float shows
+    them while the task runs, then the reply's float replaces it."""
+    ex("AgentRun Explain the stream test")
+    m = t.wait_for(r"STREAM-PART-2", 20)
+    t.note(m is not None, "the answer float shows the first parts of the answer while the model still writes it")
+    scr = t.screen()
+    t.note(re.search(r"# agentls task \S+: writing the answer", scr) is not None and "STREAM-PART-4" not in scr,
+           "the float says the answer is being written and holds only what came (not the held part 4)")
+    st = lua_probe("return require'agentls'.status()") or ""
+    t.note("writing the answer" in st, "the task still runs, writing the answer: %r" % st)
+    t.screenshot(os.path.join(shots, "nvim-stream.png"))
+    open_gate("stream")
+    t.note(t.wait_for(r"STREAM-PART-6", 20) is not None and t.wait_for(r"# agentls task \S+: completed", 5) is not None,
+           "the reply's answer float replaces the streamed one with the whole answer")
+    t.note(re.search(r"# agentls task \S+: writing", t.screen()) is None, "nothing says it is still writing")
+    t.send("q")
+    t.note(t.wait_gone(r"STREAM-PART-6") and lua_probe("return #require'agentls.stream'.open()") == 0,
+           "q closes the answer float and no streamed float is left behind")
 
 
 def server_log():
@@ -107,6 +146,9 @@ try:
     t.send("q")
     t.note(t.wait_gone(r"LAST-LINE-OF-THE-ANSWER", 5), "q closes the answer window")
 
+    # 1b. The answer streams into the answer float while the model writes it.
+    stream_step()
+
     # 2. An edit task with a plan: progress float with the checklist.
     ex("AgentRun Add a header comment to main.go")
     m = t.wait_for(r"\[[>x]\] Add a package comment", 15)
@@ -114,7 +156,7 @@ try:
     t.note(t.wait_for(r"\[agentls", 3) is not None, "the statusline item shows the task beside the file name")
     t.note("main.go" in t.screen().splitlines()[-2], "the statusline keeps the file name")
     t.screenshot(os.path.join(shots, "nvim-progress.png"))
-    t.note(t.wait_for(r"Added a package comment", 15) is not None, "the edit task's result shows")
+    t.note(answer_shown(r"Added a package comment", 15) is not None, "the edit task's result shows")
     t.send("q")
     t.note("// Package main greets the world." in buffer_text(), "the edit is in the buffer")
 
@@ -131,7 +173,7 @@ try:
     t.send("Escape")
     t.note(t.wait_for(r"Esc does not answer", 3) is not None, "Esc does not deny: the question stays")
     t.send("Enter")  # the first action, Allow once
-    t.note(t.wait_for(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
+    t.note(answer_shown(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
     t.send("q")
 
     # 5. A question withdrawn: the task is cancelled while it asks.
@@ -159,12 +201,13 @@ try:
     # 8. Plan, then execute (contract: plan mode).
     if has_contract:
         ex("AgentPlan add a Farewell function")
-        t.note(t.wait_for(r"PLAN-READY", 20) is not None, ":AgentPlan shows the plan")
+        t.note(answer_shown(r"PLAN-READY", 20) is not None, ":AgentPlan shows the plan")
         t.note(t.wait_for(r"x executes the plan", 2) is not None, "the plan window offers Execute plan")
         t.screenshot(os.path.join(shots, "nvim-plan.png"))
         t.send("x")
-        t.note(t.wait_for(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
+        t.note(answer_shown(r"EXECUTED", 20) is not None, "Execute plan runs the plan")
         t.send("q")
+        t.wait_gone(r"EXECUTED")  # else the report's wait sees the closing float
         ex("AgentReport")
         t.note(t.wait_for(r"EXECUTED", 10) is not None, ":AgentReport shows the last task's answer (agentls.result)")
         t.send("q")
@@ -192,7 +235,7 @@ try:
     t.note(waited, "the server waited for Neovim to apply the edit while the dialog was open (its log says so)")
     t.note(t.wait_for(r"\[Y\]es, \(N\)o", 1, allow_blockers=True) is not None, "the dialog is still open while the server waits")
     t.type("y")
-    t.note(t.wait_for(r"LATE-DONE", 15) is not None, "the task completes after the edit is answered")
+    t.note(answer_shown(r"LATE-DONE", 15) is not None, "the task completes after the edit is answered")
     t.send("q")
     t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the late edit is in the buffer")
     prog = lua_probe("return _G.e2e_progress") or []
@@ -213,7 +256,7 @@ try:
     ex("AgentRun Update Greet to end with a bang, then run the tests")
     t.note(t.wait_for(r"go test \./\.\.\.", 15) is not None and t.wait_for(r"Allow once", 5) is not None, "the go test approval shows")
     t.send("Enter")  # Allow once
-    t.note(t.wait_for(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
+    t.note(answer_shown(r"GOTEST-(OK|FAILED)", 60) is not None and "GOTEST-OK" in t.screen(),
            "go test ./... passed after the edit (its result had exit code 0)")
     t.send("q")
     st = lua_probe("local b = vim.fn.bufnr('main.go') return { modified = vim.api.nvim_buf_get_option(b, 'modified'), status = require'agentls'.last_result().status }")
@@ -274,7 +317,7 @@ try:
     t.note(said is not None and "traceback" not in t.screen() and "E5108" not in t.screen(),
            ":AgentCancel after the crash says so, without a traceback")
     ex("AgentResume")
-    t.note(t.wait_for(r"RESUMED-DONE", 30) is not None, ":AgentResume starts a new server and the interrupted task finishes")
+    t.note(answer_shown(r"RESUMED-DONE", 30) is not None, ":AgentResume starts a new server and the interrupted task finishes")
     t.send("q")
     st = lua_probe("return require'agentls'.status()")
     t.note(st == "", "after the resumed task the statusline is clear: %r" % st)

@@ -1,7 +1,10 @@
 """Vim 9 + ALE 3.3 in a real terminal (tmux) with the snippet of
 docs/editors.md ("## Vim 9 + ALE", read from the file, not copied), against
 bin/agentls + fake-model: "Ask agent about `Greet`" through :ALECodeAction
-and its answer on the screen.
+and its answer on the screen; then "Run agent on this comment" on a
+"// agent: ..." comment the user writes: the scripted model's edit on disk
+and in the reloaded buffer, the comment removed, the last message on the
+screen.
 
   python3 vim_ale_term.py ROOT WORKSPACE ARTIFACTS
 """
@@ -22,6 +25,23 @@ with open(vimrc, "w") as f:
     f.write("set nocompatible\nfiletype plugin indent on\nsyntax on\nset shortmess+=I\n")
     f.write(m.group(1) if m else "")
 env = {"PATH": os.path.join(root, "bin") + ":" + os.environ["PATH"]}
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def poll(cond, timeout):
+    """Polls cond until it holds (True) or timeout seconds pass (False)."""
+    deadline = time.time() + timeout
+    while not cond():
+        if time.time() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 t = Term("vim", "vim -u %s main.go" % vimrc, ws, env=env)
 
 
@@ -62,6 +82,44 @@ try:
         t.note(t.wait_for(r"ALE-ANSWER", 20, allow_blockers=True) is not None,
                "the answer shows (g:ale_lsp_show_message_severity lowered)")
         t.screenshot(os.path.join(shots, "vim-ale-answer.png"))
+        t.watch(0.5)  # and no "Press ENTER" under it
+
+    # "Run agent on this comment": the user writes an instruction comment
+    # above Greet, saves, and asks ALE for the code actions on it.
+    main_go = os.path.join(ws, "main.go")
+    t.send("Escape")
+    t.type(":call search('^func Greet')")
+    t.send("Enter")
+    t.send("O")
+    t.type("// agent: make Greet shout")
+    t.send("Escape")
+    t.type(":w")
+    t.send("Enter")
+    t.note(poll(lambda: "// agent: make Greet shout" in read(main_go), 10), "the comment is saved in main.go")
+    t.type(":ALECodeAction")
+    t.send("Enter")
+    menu = t.wait_for(r"(\d+)[.:)]? *Run agent on this comment", 15, allow_blockers=True)
+    t.note(menu is not None, ":ALECodeAction on the comment offers \"Run agent on this comment\"")
+    if menu:
+        t.type(menu.group(1))
+        t.send("Enter")
+        done = lambda: 'return "HELLO, " + name + "!"' in read(main_go) and "agent:" not in read(main_go)
+        t.note(poll(done, 20), "main.go on disk has the scripted model's edit, and the comment is removed")
+        shown = t.wait_for(r"the instruction comment\s+was\s+removed", 20, allow_blockers=True)
+        t.note(shown is not None, "the last message says the task completed, the comment was removed and where the answer is")
+        if shown:
+            # The message wraps at the screen's width: read it unwrapped.
+            scr = t.screen().replace("\n", "")
+            t.note(re.search(r"completed in [^;]*; changed on disk: main\.go; the instruction comment was removed\. "
+                             r"The whole answer: \S+/\.agentls/tasks/\S+\.md", scr) is not None,
+                   "the message names the change on disk and the report")
+        # The buffer reloads (autoread + checktime in the snippet): the
+        # user sees the edited Greet and no instruction comment.
+        t.note(t.wait_for(r'return "HELLO, " \+ name \+ "!"', 10, allow_blockers=True) is not None,
+               "Vim's buffer shows the edit (reloaded from disk)")
+        t.note(poll(lambda: "// agent: make Greet shout" not in t.screen(), 10),
+               "the instruction comment is gone from the screen (reloaded again after its removal)")
+        t.screenshot(os.path.join(shots, "vim-ale-comment.png"))
         t.watch(0.5)  # and no "Press ENTER" under it
 except Blocked as e:
     t.note(False, str(e))

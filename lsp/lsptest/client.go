@@ -83,6 +83,10 @@ type Config struct {
 	// request to the editor's own language servers and returns their
 	// result (nil: null); nil answers MethodNotFound, as a plain client.
 	LSP func(method string, params json.RawMessage) (json.RawMessage, error)
+	// AnswerStream declares experimental.agentls.answerStream, so the
+	// server streams the answer in agentls/answer notifications (recorded
+	// in State.Answers, as are any sent without it).
+	AnswerStream bool
 	// InitializationOptions is sent in initialize (any JSON-encodable value).
 	InitializationOptions any
 	// Roots are the workspace folders (absolute paths) sent in initialize.
@@ -90,6 +94,16 @@ type Config struct {
 	// Capabilities, when set, replaces the capabilities built from the
 	// fields above.
 	Capabilities *protocol.ClientCapabilities
+	// Strict makes the client a generic LSP client that implements nothing
+	// of agentls (Helix, Kakoune, Zed, Sublime): it declares only standard
+	// capabilities (SaveDocuments, Diagnostics and LSP must be unset), and
+	// every message the server sends outside what it declared fails the
+	// test (see strict.go): an agentls/* request or notification, an
+	// unknown method, workspace/applyEdit without ApplyEdit,
+	// window/showDocument without ShowDocument,
+	// window/workDoneProgress/create or $/progress without
+	// WorkDoneProgress (or a token the client gave).
+	Strict bool
 }
 
 // ProgressRecord is what the client saw of one progress token.
@@ -100,6 +114,23 @@ type ProgressRecord struct {
 	// ReportTimes are the arrival times of Reports.
 	ReportTimes []time.Time
 	End         *protocol.WorkDoneProgressEnd
+}
+
+// AnswerPart is one agentls/answer notification and when it came.
+type AnswerPart struct {
+	lsp.AnswerParams
+	Time time.Time
+}
+
+// AnswerText is the concatenation of the streamed answer parts of a task.
+func (s *State) AnswerText(taskID string) string {
+	var b strings.Builder
+	for _, a := range s.Answers {
+		if a.TaskID == taskID {
+			b.WriteString(a.Text)
+		}
+	}
+	return b.String()
 }
 
 // Ended reports whether the progress has ended.
@@ -123,8 +154,10 @@ type State struct {
 	Forwarded       []string
 	MessageRequests []protocol.ShowMessageRequestParams
 	AppliedEdits    []AppliedEdit
-	CreateRequests  int        // window/workDoneProgress/create requests received
-	SaveRequests    [][]string // the uris of each agentls/saveDocuments request
+	// Answers are the agentls/answer notifications, in order.
+	Answers        []AnswerPart
+	CreateRequests int        // window/workDoneProgress/create requests received
+	SaveRequests   [][]string // the uris of each agentls/saveDocuments request
 }
 
 // HasShowMessage reports whether a window/showMessage contains substr.
@@ -221,6 +254,9 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
+	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.Capabilities != nil) {
+		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP and Capabilities")
+	}
 	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
 	t.Cleanup(func() {
@@ -283,6 +319,22 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 	if c.cfg.ApplyEdit {
 		caps.Workspace.ApplyEdit = ptr(true)
 		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: ptr(true)}
+	}
+	// The agentls plugins list the agentls/* requests they answer
+	// (lsp.PluginCapabilities) and ask for the answer stream; a client
+	// without them is sent none.
+	var answers []string
+	if c.cfg.SaveDocuments {
+		answers = append(answers, lsp.MethodSaveDocuments)
+	}
+	if c.cfg.Diagnostics != nil {
+		answers = append(answers, lsp.MethodDiagnostics)
+	}
+	if c.cfg.LSP != nil {
+		answers = append(answers, lsp.MethodLSP)
+	}
+	if len(answers) > 0 || c.cfg.AnswerStream {
+		caps.Experimental = protocol.LSPAny(lsp.PluginCapabilities(c.cfg.AnswerStream, answers...))
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{
@@ -499,6 +551,7 @@ func (c *Client) copyState() State {
 	s.MessageRequests = append([]protocol.ShowMessageRequestParams(nil), c.state.MessageRequests...)
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
 	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
+	s.Answers = append([]AnswerPart(nil), c.state.Answers...)
 	return s
 }
 

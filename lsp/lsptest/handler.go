@@ -4,16 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/lsp"
 )
 
 // handle answers the server's requests and records its notifications.
 // Notifications are handled in arrival order on the read loop; requests
 // that may wait release it first.
 func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+	if c.cfg.Strict {
+		if err := c.strictCheck(req); err != nil {
+			return nil, err
+		}
+	}
 	switch req.Method() {
 	case protocol.MethodProgress:
 		var p protocol.ProgressParams
@@ -30,6 +38,14 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			return nil, nil
 		}
 		c.update(func(s *State) { s.ShowMessages = append(s.ShowMessages, p) })
+		return nil, nil
+	case lsp.MethodAnswer:
+		var p lsp.AnswerParams
+		if err := json.Unmarshal(req.Params(), &p); err != nil {
+			c.violation("malformed %s: %v", lsp.MethodAnswer, err)
+			return nil, nil
+		}
+		c.update(func(s *State) { s.Answers = append(s.Answers, AnswerPart{AnswerParams: p, Time: time.Now()}) })
 		return nil, nil
 	case protocol.MethodWindowLogMessage:
 		var p protocol.LogMessageParams

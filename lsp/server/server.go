@@ -523,6 +523,17 @@ func (s *Server) notify(ctx context.Context, send func(ctx context.Context, c pr
 	}
 }
 
+// Notify sends a notification that protocol.Client has no method for
+// (agentls/answer); a failure is logged.
+func (s *Server) Notify(ctx context.Context, method string, params any) {
+	if s.conn == nil {
+		return
+	}
+	if err := s.conn.Notify(context.WithoutCancel(ctx), method, params); err != nil {
+		_ = s.baseLog.Handle(ctx, slog.NewRecord(time.Now(), slog.LevelWarn, "cannot notify client: "+err.Error(), 0))
+	}
+}
+
 // ShowMessage sends window/showMessage.
 func (s *Server) ShowMessage(ctx context.Context, typ protocol.MessageType, message string) {
 	message = s.Redact(message)

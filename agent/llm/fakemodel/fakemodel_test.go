@@ -3,6 +3,7 @@ package fakemodel_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -25,6 +26,7 @@ func TestParseScriptForms(t *testing.T) {
 		{"bad index mode", `[{"toolCalls":[{"name":"x"}],"toolCallIndex":"one"}]`, 0, "toolCallIndex"},
 		{"status not an error", `[{"status":200}]`, 0, "status 200"},
 		{"empty", ``, 0, "empty script"},
+		{"gate without a hold", `[{"text":"a","gate":"g"}]`, 0, "go together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,5 +138,60 @@ func TestMatchConditions(t *testing.T) {
 		if got := r.Choices[0].Message.Content; got != tt.want {
 			t.Errorf("request %d answered %q; want %q", i+1, got, tt.want)
 		}
+	}
+}
+
+// TestGateHoldsTheStream: a turn with a gate sends its first chunks, holds
+// the rest until the gate is opened over HTTP, then ends the stream.
+func TestGateHoldsTheStream(t *testing.T) {
+	srv, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "first part. then the rest", ChunkSize: 6, Gate: "g1", HoldAfterChunks: 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := client(srv).CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "m", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := ""
+	for got != "first part. " { // the role chunk, then two text chunks of 6
+		r, err := st.Recv()
+		if err != nil {
+			t.Fatalf("Recv after %q: %v", got, err)
+		}
+		if len(r.Choices) > 0 {
+			got += r.Choices[0].Delta.Content
+		}
+	}
+	held := make(chan string, 1)
+	go func() {
+		rest := ""
+		for {
+			r, err := st.Recv()
+			if err != nil {
+				held <- rest
+				return
+			}
+			if len(r.Choices) > 0 {
+				rest += r.Choices[0].Delta.Content
+			}
+		}
+	}()
+	select {
+	case rest := <-held:
+		t.Fatalf("the stream went on before the gate opened: %q", rest)
+	case <-time.After(300 * time.Millisecond): // nothing may come: a bounded look
+	}
+	resp, err := http.Post(strings.TrimSuffix(srv.URL(), "/v1")+"/v1/gates/g1", "text/plain", nil)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("POST gates/g1 = %v, %v; want 204", resp, err)
+	}
+	resp.Body.Close()
+	if rest := <-held; rest != "then the rest" {
+		t.Errorf("after the gate opened: %q; want %q", rest, "then the rest")
 	}
 }

@@ -71,6 +71,15 @@ type Turn struct {
 	// BreakInArguments cuts it after half of the argument deltas.
 	BreakAfterChunks int  `json:"breakAfterChunks,omitempty"`
 	BreakInArguments bool `json:"breakInArguments,omitempty"`
+	// Gate holds the stream after HoldAfterChunks chunks (the role chunk
+	// counts as the first) until the gate of that name is opened: a POST to
+	// BASE/gates/NAME (Server.OpenGate), or the request ends. A test
+	// opens it once it has seen what the first chunks produce (an editor
+	// showing the first part of a streamed answer), so the rest is held
+	// for exactly as long as the test needs, without a fixed delay. An
+	// opened gate stays open.
+	Gate            string `json:"gate,omitempty"`
+	HoldAfterChunks int    `json:"holdAfterChunks,omitempty"`
 	// StreamError ends the stream with an error event carrying this message.
 	StreamError string `json:"streamError,omitempty"`
 	// Garbage is sent verbatim as a 200 response body instead of an answer.
@@ -231,6 +240,9 @@ func (s Script) check() error {
 		}
 		if t.Status != 0 && (t.Status < 400 || t.Status > 599) {
 			return fmt.Errorf("turn %d: status %d: want an error status 400-599", i+1, t.Status)
+		}
+		if (t.Gate == "") != (t.HoldAfterChunks <= 0) {
+			return fmt.Errorf("turn %d: gate and holdAfterChunks go together", i+1)
 		}
 		if t.BreakInArguments && len(t.ToolCalls) == 0 {
 			return fmt.Errorf("turn %d: breakInArguments needs toolCalls", i+1)

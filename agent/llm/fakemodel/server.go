@@ -40,7 +40,8 @@ type Server struct {
 	mu       sync.Mutex // guards the fields below
 	used     []int      // per turn: requests answered
 	requests []RecordedRequest
-	prevBody []byte // last request body, for simulated prefix caching
+	prevBody []byte                   // last request body, for simulated prefix caching
+	gates    map[string]chan struct{} // by name: closed when opened
 
 	srv *http.Server
 	ln  net.Listener
@@ -81,9 +82,14 @@ func (s *Server) Requests() []RecordedRequest {
 }
 
 // ServeHTTP answers /v1/chat/completions (and the Azure and unprefixed
-// forms) from the script, and /v1/models with one model.
+// forms) from the script, /v1/models with one model, and a POST to
+// /v1/gates/NAME by opening that gate (Turn.Gate).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, gate, isGate := strings.Cut(r.URL.Path, "/gates/")
 	switch {
+	case r.Method == http.MethodPost && isGate && gate != "" && !strings.Contains(gate, "/"):
+		s.OpenGate(gate)
+		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
 		s.chat(w, r)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
@@ -157,6 +163,36 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.stream(ctx, w, rec, t, prev)
 	default:
 		s.whole(w, rec, t, prev)
+	}
+}
+
+// gate returns the channel of the gate named name, closed once it is
+// opened.
+func (s *Server) gate(name string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gates == nil {
+		s.gates = map[string]chan struct{}{}
+	}
+	g, ok := s.gates[name]
+	if !ok {
+		g = make(chan struct{})
+		s.gates[name] = g
+	}
+	return g
+}
+
+// OpenGate opens the gate named name: the streams held at it go on, and
+// later ones pass it. Opening an open gate does nothing.
+func (s *Server) OpenGate(name string) {
+	g := s.gate(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-g:
+	default:
+		close(g)
+		s.log.Info("gate opened", "gate", name)
 	}
 }
 
@@ -353,6 +389,14 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, rec Recorded
 		}
 		if i > 0 && !sleep(ctx, time.Duration(t.ChunkDelay)) {
 			return
+		}
+		if t.Gate != "" && i == t.HoldAfterChunks {
+			s.log.Info("holding at gate", "n", rec.N, "gate", t.Gate, "chunks sent", i)
+			select {
+			case <-s.gate(t.Gate):
+			case <-ctx.Done():
+				return
+			}
 		}
 		send(wireChunk{Choices: []wireChoice{{Delta: c}}})
 	}

@@ -6,7 +6,7 @@
 -- Environment:
 --   AGENTLS_E2E_CMD       JSON array: the server command (required)
 --   AGENTLS_E2E_FINDINGS  file the findings are written to (required)
---   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks,prompts
+--   AGENTLS_E2E_SCENARIOS comma list of: attach,run,codeaction,ask,cancel,tasks,prompts,twotasks
 --                         (default: all); "init" alone: only start + initialize
 --   AGENTLS_E2E_EDIT_PROMPT / ASK_SYMBOL / SLOW_PROMPT: override the prompts
 --   AGENTLS_E2E_EXPECT_EDIT  a text the edited buffer must show
@@ -30,7 +30,7 @@ local function finish()
 end
 
 local ok_main, err_main = xpcall(function()
-  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks,prompts'
+  local scen = os.getenv('AGENTLS_E2E_SCENARIOS') or 'attach,run,codeaction,ask,cancel,tasks,prompts,twotasks'
   local want = {}
   for s in scen:gmatch('[^,]+') do want[s] = true end
 
@@ -294,6 +294,55 @@ local ok_main, err_main = xpcall(function()
     note(hk.event == 'PreToolUse' and hk.matcher == 'no_such_tool' and hk.command == 'true' and hk.timeout == '5s',
       'the hooks setting reaches the server from setup() and :AgentTools lists it: ' .. vim.json.encode(tools and tools.hooks or {}))
     pcall(vim.cmd, 'close')
+  end
+
+  -- 9. One truth across tasks (issue 28): task A's edit stays unsaved in
+  -- the buffer; task B runs `go test ./...`, which passes only when A's
+  -- edit is on disk. The buffer holds only agent edits, so the server has
+  -- the plugin save it (agentls/saveDocuments) before the command. Task C
+  -- runs a command while the buffer holds the user's unsaved line.
+  if want.twotasks then
+    local name = vim.api.nvim_buf_get_name(bufnr)
+    vim.cmd('silent! write') -- start clean: no unsaved text of the user's
+    local prev = agentls.last_result()
+    vim.cmd('AgentRun TWO-TASKS-A: make the greeting end with a bang')
+    local r = wait_result(prev)
+    note(r ~= nil and r.status == 'completed', 'task A completed (' .. tostring(r and r.status) .. ')')
+    local buf = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    local disk = table.concat(vim.fn.readfile(name), '\n')
+    note(buf:find('name + "!"', 1, true) ~= nil and disk:find('name + "!"', 1, true) == nil
+      and vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'task A left its edit unsaved in the buffer (modified, not on disk)')
+    local n0 = #notes
+    prev = agentls.last_result()
+    vim.cmd('AgentRun TWO-TASKS-B: run the tests')
+    r = wait_result(prev)
+    local ans = r and ((r.answer ~= vim.NIL and r.answer) or '') or ''
+    note(r ~= nil and r.status == 'completed' and ans:find('TWO-TASKS-GOTEST-OK', 1, true) ~= nil,
+      'task B\'s go test saw task A\'s edit and passed (answer: ' .. ans .. ')')
+    disk = table.concat(vim.fn.readfile(name), '\n')
+    note(disk:find('name + "!"', 1, true) ~= nil and not vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'the plugin saved the buffer before the command (on disk, not modified)')
+    note(#notes_matching('unsaved changes of yours', n0 + 1) == 0, 'the user was not told of unsaved changes of theirs (there were none)')
+
+    -- Task C: the user types a line and does not save; a command runs.
+    -- agentls never saves the user's text: the buffer stays modified, the
+    -- disk lacks the line, and the task's report names main.go.
+    vim.api.nvim_buf_set_lines(bufnr, 0, 0, false, { '// the user\'s unsaved line' })
+    prev = agentls.last_result()
+    vim.cmd('AgentRun TWO-TASKS-C: run the tests again')
+    r = wait_result(prev)
+    note(r ~= nil and r.status == 'completed', 'task C completed (' .. tostring(r and r.status) .. ')')
+    disk = table.concat(vim.fn.readfile(name), '\n')
+    note(disk:find("the user's unsaved line", 1, true) == nil and vim.api.nvim_buf_get_option(bufnr, 'modified'),
+      'the user\'s unsaved line was not saved for the command (buffer still modified)')
+    local rep = ''
+    if r and type(r.report) == 'string' and r.report ~= '' then
+      rep = table.concat(vim.fn.readfile(vim.uri_to_fname(r.report)), '\n')
+    end
+    note(rep:find('main.go has unsaved changes of yours: `go test ./...` ran on the saved copy', 1, true) ~= nil,
+      'task C\'s report names main.go\'s unsaved changes (' .. tostring(r and r.report) .. ')')
+    vim.api.nvim_buf_set_lines(bufnr, 0, 1, false, {})
   end
 end, debug.traceback)
 

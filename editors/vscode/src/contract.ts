@@ -25,6 +25,23 @@ export const ServerRequest = {
   lsp: 'agentls/lsp',
 } as const;
 
+/** Notifications the server sends beyond LSP's own, to clients that declare their capability. */
+export const ServerNotification = {
+  answer: 'agentls/answer',
+} as const;
+
+/** The client capabilities that ask for ServerNotification (capabilities.experimental). */
+export const experimentalCapabilities = { agentls: { answerStream: true, requests: Object.values(ServerRequest) } };
+
+/** agentls/answer params: the next part of a task's answer as the model writes it. */
+export interface AnswerPart {
+  taskId: string;
+  /** To append to the parts before it (markdown, inert, redacted). */
+  text: string;
+  /** The task ended: no more parts; its reply follows. */
+  done?: boolean;
+}
+
 /** Settings section sent in workspace/didChangeConfiguration. */
 export const settingsSection = 'agentls';
 
@@ -739,6 +756,12 @@ export function answerMarkdown(r: RunResult & { prompt?: string }): string {
   if (r.plannedFiles && r.plannedFiles.length > 0) out.push(`Files it would change: ${r.plannedFiles.map((f) => `\`${f}\``).join(', ')}`, '');
   if (r.changedFiles && r.changedFiles.length > 0) out.push(`Changed: ${r.changedFiles.map((f) => `\`${f}\``).join(', ')}`, '');
   return out.join('\n');
+}
+
+/** streamMarkdown is the answer panel's document while the answer streams: the parts so far. */
+export function streamMarkdown(taskId: string, prompt: string | undefined, text: string, done: boolean): string {
+  const title = prompt ? taskTitle(prompt, 12).replace(/^agentls: /, '') : `Task ${taskId}`;
+  return [`# ${title}`, '', `*Task ${taskId} · ${done ? 'answer written' : 'writing the answer…'}*`, '', text.trim(), ''].join('\n');
 }
 
 /** parseResult reads an agentls.run / agentls.result / agentls.resume reply. */

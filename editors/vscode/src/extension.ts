@@ -26,6 +26,7 @@ import {
   ShowMessageParams,
   ShowMessageRequest,
   ShowMessageRequestParams,
+  StaticFeature,
   WorkDoneProgress,
   WorkDoneProgressCancelNotification,
 } from 'vscode-languageclient/node';
@@ -37,8 +38,12 @@ import {
   RunRequest,
   RunResult,
   ServerCommand,
+  ServerNotification,
   ServerRequest,
   TaskInfo,
+  AnswerPart,
+  experimentalCapabilities,
+  streamMarkdown,
   answerFits,
   answerMarkdown,
   humanTime,
@@ -521,6 +526,11 @@ async function startClient(): Promise<void> {
   lc.onRequest(ServerRequest.saveDocuments, saveDocuments);
   lc.onRequest(ServerRequest.diagnostics, editorDiagnostics);
   lc.onRequest(ServerRequest.lsp, forwardLsp);
+  lc.onNotification(ServerNotification.answer, onAnswer);
+  // capabilities.experimental.agentls: the agentls/* requests this
+  // extension answers (the server sends them only to a client that lists
+  // them) and the answer stream.
+  lc.registerFeature(agentlsCapabilitiesFeature);
   client = lc;
   try {
     await lc.start();
@@ -707,9 +717,13 @@ function showError(text: string): void {
 
 function showResult(r: RunResult): void {
   log.info(`task ${r.taskId} ${r.status}: ${r.summary ?? ''}`);
+  // The panel showed the answer as it streamed: the result replaces it
+  // there (opening the preview again would open a second one beside it).
+  const streamed = streams.delete(r.taskId);
+  if (streamed) setAnswer(r);
   if (isPlanResult(r)) {
     const n = planItems(r).length;
-    showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
+    if (!streamed) showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
     vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
       if (pick === 'Execute plan') executePlan(r.taskId);
       else if (pick === 'Show plan') showAnswer(r);
@@ -723,7 +737,7 @@ function showResult(r: RunResult): void {
   const whole = !answerFits(r.answer) && r.status === 'completed';
   if (whole) buttons.push('Show answer');
   if (r.report) buttons.push('Show report');
-  if (whole && config().get<boolean>('openAnswer', true)) {
+  if (whole && !streamed && config().get<boolean>('openAnswer', true)) {
     showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
   }
   const show = view.severity === 'error' ? vscode.window.showErrorMessage : view.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
@@ -734,18 +748,69 @@ function showResult(r: RunResult): void {
   });
 }
 
+/** Declares experimental.agentls.answerStream: the server streams answers in agentls/answer. */
+const agentlsCapabilitiesFeature: StaticFeature = {
+  fillClientCapabilities: (caps) => {
+    caps.experimental = { ...(caps.experimental as object | undefined), ...experimentalCapabilities };
+  },
+  initialize: () => undefined,
+  getState: () => ({ kind: 'static' }),
+  clear: () => undefined,
+};
+
+// The streamed answers so far, by task id, until the task's reply.
+const streams = new Map<string, string>();
+
+/**
+ * onAnswer: a part of a task's answer (agentls/answer). The answer panel
+ * (the one reused markdown preview) opens at the first part and shows the
+ * parts as they come; the reply replaces them with the result (showResult).
+ */
+function onAnswer(p: AnswerPart): void {
+  if (!p || typeof p.taskId !== 'string' || !config().get<boolean>('openAnswer', true)) return;
+  const first = !streams.has(p.taskId);
+  const text = (streams.get(p.taskId) ?? '') + (typeof p.text === 'string' ? p.text : '');
+  if (first && text.trim() === '') return;
+  streams.set(p.taskId, text);
+  // The prompt of the task: the one this window runs, when it runs one.
+  const mine = [...runs.values()];
+  const uri = answerUri();
+  answers.set(uri.toString(), streamMarkdown(p.taskId, mine.length === 1 ? mine[0].prompt : prompts.get(p.taskId), text, p.done === true));
+  answerChanged.fire(uri);
+  // An answer panel already open shows the new document in place.
+  if (first && !answerPanelOpen()) openPreview(uri).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+}
+
+/** answerPanelOpen: a markdown preview of the answer document is open in some editor group. */
+function answerPanelOpen(): boolean {
+  const name = answerUri().path.replace(/^.*\//, '');
+  return vscode.window.tabGroups.all.some((g) => g.tabs.some((t) =>
+    t.input instanceof vscode.TabInputWebview && t.input.viewType.endsWith('markdown.preview') && t.label.endsWith(name)));
+}
+
 // The answer documents, by URI: agentls-answer:/answer-ID.md.
 const answers = new Map<string, string>();
 const answerChanged = new vscode.EventEmitter<vscode.Uri>();
 
+/** answerUri is the one answer document (its preview is the answer panel). */
+function answerUri(): vscode.Uri {
+  return vscode.Uri.from({ scheme: answerScheme, path: '/answer.md' });
+}
+
 /** showAnswer opens the whole answer of a task in the markdown preview. */
 async function showAnswer(r: RunResult): Promise<void> {
-  // One answer document, reused: its preview updates in place instead of
-  // opening a new editor group per answer.
-  const uri = vscode.Uri.from({ scheme: answerScheme, path: '/answer.md' });
+  await openPreview(setAnswer(r));
+}
+
+/**
+ * setAnswer makes the one answer document show r: an open preview of it
+ * updates in place instead of opening a new editor group per answer.
+ */
+function setAnswer(r: RunResult): vscode.Uri {
+  const uri = answerUri();
   answers.set(uri.toString(), answerMarkdown({ ...r, prompt: prompts.get(r.taskId) }));
   answerChanged.fire(uri);
-  await openPreview(uri);
+  return uri;
 }
 
 async function openPreview(uri: vscode.Uri): Promise<void> {

@@ -11,6 +11,7 @@ import {
   ProgressTracker,
   answerFits,
   answerMarkdown,
+  streamMarkdown,
   approvalHtml,
   covered,
   executePlanArgs,
@@ -499,4 +500,16 @@ test('stoppedMessage: why the server stopped and how to continue', () => {
 test('withElapsed: the status bar time ticks from the task start, not the last report', () => {
   assert.equal(withElapsed('agentls: running go vet ./... · turn 2/30 · 3 s', 0, 9500), 'agentls: running go vet ./... · turn 2/30 · 9 s');
   assert.equal(withElapsed('agentls: thinking', 0, 125000), 'agentls: thinking · 2 min 05 s');
+});
+
+test('streamMarkdown: the parts so far under the title, then "answer written" once done', () => {
+  const parts = ['First paragraph.\n\n', 'Second paragraph.\n\n'];
+  const writing = streamMarkdown('t7', 'Explain the stream test', parts[0], false);
+  assert.match(writing, /^# Explain the stream test\n/);
+  assert.match(writing, /\*Task t7 · writing the answer…\*/);
+  assert.ok(writing.includes('First paragraph.') && !writing.includes('Second'));
+  const done = streamMarkdown('t7', undefined, parts.join(''), true);
+  assert.match(done, /^# Task t7\n/);
+  assert.match(done, /answer written/);
+  assert.ok(done.includes('First paragraph.\n\nSecond paragraph.'));
 });

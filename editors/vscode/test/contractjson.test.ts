@@ -10,7 +10,9 @@ import {
   RunArgs,
   RunResult,
   ServerCommand,
+  ServerNotification,
   ServerRequest,
+  experimentalCapabilities,
   TaskIdArgs,
   buildRunArgs,
   executePlanArgs,
@@ -22,12 +24,16 @@ interface Shape { type: string; fields?: Field[] }
 interface Contract {
   commands: { name: string; arguments: Shape; reply: Shape }[];
   clientRequests: { method: string }[];
+  clientNotifications: { method: string; capability: string }[];
 }
 
 /** What the extension sends: per command the argument keys, the reply keys it reads, the requests it answers. */
 interface Use {
   commands: Record<string, { args: string[]; reply?: string[] }>;
   requests: string[];
+  /** The notifications it takes, and the capabilities it declares (dotted paths). */
+  notifications: string[];
+  capabilities: string[];
 }
 
 const contract: Contract = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'contract.json'), 'utf8'));
@@ -67,7 +73,15 @@ function extensionUse(): Use {
   for (const k of ['run', 'resume', 'result'] as const) {
     commands[ServerCommand[k]].reply = Object.keys(runResultKeys).filter((f) => k !== 'result' || ['taskId', 'status', 'summary', 'answer', 'changedFiles', 'report'].includes(f));
   }
-  return { commands, requests: Object.values(ServerRequest) };
+  const capabilities: string[] = [];
+  const walk = (o: object, at: string): void => {
+    for (const [k, v] of Object.entries(o)) {
+      if (v && typeof v === 'object') walk(v, `${at}.${k}`);
+      else if (v === true) capabilities.push(`${at}.${k}`);
+    }
+  };
+  walk(experimentalCapabilities, 'experimental');
+  return { commands, requests: Object.values(ServerRequest), notifications: Object.values(ServerNotification), capabilities };
 }
 
 /**
@@ -100,6 +114,13 @@ function contractProblems(c: Contract, use: Use): string[] {
   for (const r of c.clientRequests) {
     if (!use.requests.includes(r.method)) out.push(`request ${r.method} is not answered`);
   }
+  for (const m of use.notifications) {
+    if (!c.clientNotifications.some((n) => n.method === m)) out.push(`notification ${m} is not in the contract`);
+  }
+  for (const n of c.clientNotifications) {
+    if (!use.notifications.includes(n.method)) out.push(`notification ${n.method} is not taken`);
+    if (!use.capabilities.includes(n.capability)) out.push(`notification ${n.method}: capability ${n.capability} is not declared`);
+  }
   return out;
 }
 
@@ -123,6 +144,8 @@ test('the contract check fails on a wrong copy', () => {
     ['a renamed reply field', (u) => { u.commands['agentls.run'].reply = ['taskID']; return u; }, contract, 'agentls.run: reply field "taskID" is not in the contract'],
     ['a renamed request', (u) => ({ ...u, requests: ['agentls/saveDocument', 'agentls/diagnostics'] }), contract, 'request agentls/saveDocument is not in the contract'],
     ['a request not answered', (u) => ({ ...u, requests: ['agentls/saveDocuments'] }), contract, 'request agentls/diagnostics is not answered'],
+    ['a renamed notification', (u) => ({ ...u, notifications: ['agentls/answers'] }), contract, 'notification agentls/answers is not in the contract'],
+    ['a capability not declared', (u) => ({ ...u, capabilities: [] }), contract, 'notification agentls/answer: capability experimental.agentls.answerStream is not declared'],
     ['an argument renamed in the contract', (u) => u, renamedPrompt, 'agentls.run: argument "prompt" is not in the contract'],
   ];
   for (const [what, change, c, want] of cases) {

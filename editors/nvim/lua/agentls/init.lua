@@ -2,6 +2,7 @@
 -- vim.lsp (lspconfig optional). See :help agentls.
 local M = {}
 local ui = require('agentls.ui')
+local stream = require('agentls.stream')
 
 -- Server commands of the agentls contract (docs/editors.md).
 M.commands = {
@@ -564,8 +565,16 @@ local function show_message(_, params)
   return vim.NIL
 end
 
+-- agentls/answer: the answer as the model writes it, in the answer float
+-- (agentls.stream); the task's reply replaces it.
+local function answer_stream(_, params)
+  if M.config.show_answer then stream.on_answer(params) end
+  return vim.NIL
+end
+
 local function handlers()
   return {
+    ['agentls/answer'] = answer_stream,
     ['window/showMessage'] = show_message,
     ['$/progress'] = progress_handler,
     ['window/showMessageRequest'] = show_message_request,
@@ -615,6 +624,14 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
+  -- The agentls/* requests this plugin answers (handlers()): the server
+  -- sends them only to a client that lists them; agentls/answer: the
+  -- answer streamed into the answer float.
+  caps.experimental = caps.experimental or {}
+  caps.experimental.agentls = {
+    requests = { 'agentls/saveDocuments', 'agentls/diagnostics', 'agentls/lsp' },
+    answerStream = M.config.show_answer and true or false,
+  }
   return caps
 end
 
@@ -678,6 +695,7 @@ function M._on_exit(code, signal, client_id)
     if id == client_id then clients_by_root[root] = nil end
   end
   if open_question then open_question.withdrawn = true end
+  stream.close_all()
   M.refresh_progress()
   pcall(vim.cmd, 'redrawstatus')
   local asked = stopping[client_id]
@@ -818,12 +836,15 @@ function M.run_command(command, args, meta, opts)
     M.refresh_progress()
     vim.cmd('redrawstatus')
     if err then
+      -- No reply to replace the streamed answer with: close its float.
+      if next(runs) == nil then stream.close_all() end
       -- A server that died is said once, by on_exit.
       local c = vim.lsp.get_client_by_id(client.id)
       if c and not (c.is_stopped and c.is_stopped()) then
         M.notify_whole('agentls: task failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       end
     elseif type(result) == 'table' then
+      if type(result.taskId) == 'string' then stream.close(result.taskId) end
       if result.mode == nil and meta.mode then result.mode = meta.mode end
       last_result = result
       local msg, level = result_message(result)

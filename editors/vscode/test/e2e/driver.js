@@ -9,7 +9,7 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,approval,diagnostics,plan,cancel
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,stream,approval,diagnostics,plan,cancel
 //                     (default: all). nokey needs code-server started without
 //                     OPENAI_API_KEY (it checks the prompt at start).
 //   E2E_AGENTLS_LOG   the server's log file, read for its "initialize" line
@@ -28,7 +28,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,approval,plan,diagnostics,latency,cancel').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -418,6 +418,34 @@ async function main() {
         const sourceTab = (await tabTitles()).find((t) => /^[^ ]+\.md$/.test(t) && !/^Preview/.test(t));
         note(Boolean(tab) && Boolean(rendered) && !sourceTab, `"Show report" opens the report rendered (${tab || 'no preview tab'}), not its markdown source${sourceTab ? ` (source tab ${sourceTab})` : ''}`);
       }
+      await page.keyboard.press('Escape');
+    }
+
+    if (want.has('stream')) {
+      // The model sends parts 1-3 and holds the rest at the gate "stream"
+      // (models/vscode.json) until the panel shows the first parts.
+      await clearToasts();
+      await openMain();
+      await runPalette('agentls: Run task', 'Explain the stream test');
+      const frame = await poll(() => frameWith('STREAM-PART-2'), 30000);
+      note(Boolean(frame), 'the answer panel shows the first parts of the answer while the model still writes it');
+      if (frame) {
+        const text = await frame.evaluate(() => document.body.innerText).catch(() => '');
+        note(/writing the answer/.test(text) && !text.includes('STREAM-PART-4'), `the panel says the answer is being written and holds only what came: ${text.replace(/\s+/g, ' ').slice(0, 200)}`);
+        note(/writing the answer/.test(await statusText()), 'the status bar says the task is writing the answer');
+        await shot('vscode-stream');
+      }
+      const res = await fetch(`${process.env.OPENAI_BASE_URL}/gates/stream`, { method: 'POST' });
+      note(res.status === 204, `the test lets the model send the rest (${res.status})`);
+      const whole = await poll(async () => {
+        const f = await frameWith('STREAM-PART-6');
+        const t = f ? await f.evaluate(() => document.body.innerText).catch(() => '') : '';
+        return /completed/.test(t) && !/writing the answer/.test(t) ? t : undefined;
+      }, 30000);
+      note(Boolean(whole), 'the reply replaces the streamed parts with the whole result in the same panel');
+      const previews = (await tabTitles()).filter((t) => /^Preview answer\.md/.test(t));
+      note(previews.length === 1, `one answer panel, reused (an open one shows the stream): ${(await tabTitles()).join(', ')}`);
+      await shot('vscode-stream-done');
       await page.keyboard.press('Escape');
     }
 

@@ -12,35 +12,22 @@ import (
 	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
-	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 )
 
-// SessionStore is what the runner needs of the session store to keep its
-// tasks durably as they run: *store.Store satisfies it. Write methods
-// only enqueue; Flush returns once everything enqueued before it is
-// committed. A nil SessionStore in Config means no persistence.
-type SessionStore interface {
-	CreateTask(t store.Task) error
-	SetTaskState(taskID, state string) error
-	FinishTask(taskID string, e store.TaskEnd) error
-	AppendMessage(taskID string, m store.Message) error
-	ExcludeMessages(taskID, reason string, seqs ...int) error
-	RecordToolCall(taskID string, c store.ToolCall) error
-	RecordPlan(taskID string, p store.PlanUpdate) error
-	RecordEdit(taskID string, e store.Edit) error
-	RecordApproval(taskID string, a store.Approval) error
-	AddLesson(l store.Lesson) error
-	AddWorked(w store.Worked) error
-	SearchLessons(ctx context.Context, about string, limit int) ([]store.Lesson, error)
-	LoadTask(ctx context.Context, id string) (*store.TaskRecord, error)
-	TaskFiles(ctx context.Context, taskID string) ([]store.FileChange, error)
-	Interrupted(ctx context.Context) ([]store.Task, error)
-	Flush(ctx context.Context) error
+// Recorder is where the loop writes a task down as it runs: its creation,
+// states, messages, tool calls, plans, edits, approvals and end, each a
+// journal.Record; *journal.Writer records them in the session store. All
+// but journal.Commit may only enqueue; Commit returns once everything
+// recorded before it is durable. A nil Recorder in Config means nothing is
+// recorded. What was recorded is read back by the journal (resume, undo,
+// lessons, follow-ups of earlier runs), never by the loop.
+type Recorder interface {
+	Record(ctx context.Context, taskID string, r journal.Record) error
 }
 
-// Exclusion reasons the loop writes besides store.ExcludedTruncated and
-// store.ExcludedCompacted.
+// Exclusion reasons the loop writes besides journal.ExcludedTruncated and
+// journal.ExcludedCompacted.
 const (
 	// excludedRepaired marks messages replaced by a repaired copy
 	// when the repair changed more than the tail of the history.
@@ -54,19 +41,27 @@ const (
 // the task's (possibly cancelled) context.
 const flushTimeout = 10 * time.Second
 
-// createTask records a new task in the store.
+// createTask records a new task.
 func (t *Task) createTask() {
-	if t.st == nil {
-		return
-	}
 	var ec json.RawMessage
 	if b, err := json.Marshal(t.spec.Context); err == nil && string(b) != "{}" {
 		ec = b
 	}
-	t.storeErr(t.st.CreateTask(store.Task{
-		ID: t.id, SessionID: t.sessionID, Kind: string(t.spec.Kind), Prompt: t.spec.Prompt,
-		EditorContext: ec, State: string(StateQueued), FollowUpOf: t.spec.FollowUp,
-	}))
+	t.record(journal.TaskCreated{
+		SessionID: t.sessionID, Kind: string(t.spec.Kind), Prompt: t.spec.Prompt,
+		EditorContext: ec, State: string(StateQueued), FollowUp: t.spec.FollowUp,
+	})
+}
+
+// record writes r down as the task's, when the task is recorded; an
+// error is kept for the task's notes. Only journal.Commit waits, under ctx.
+func (t *Task) record(r journal.Record) { t.recordCtx(context.Background(), r) }
+
+func (t *Task) recordCtx(ctx context.Context, r journal.Record) {
+	if t.rec == nil {
+		return
+	}
+	t.storeErr(t.rec.Record(ctx, t.id, r))
 }
 
 // storeErr keeps the first error of the session store for the task's notes.
@@ -90,24 +85,24 @@ type msgMeta struct {
 }
 
 // storeMsg records m as the task's next message and returns its Seq, or -1
-// without a store.
+// when the task is not recorded.
 func (x *run) storeMsg(m llm.Message, meta msgMeta) int {
-	if x.t.st == nil {
+	if x.t.rec == nil {
 		return -1
 	}
 	seq := x.seq
 	x.seq++
-	sm := journal.StoredMessage(m)
-	sm.Content, sm.Reasoning = x.bound(sm.Content), x.bound(sm.Reasoning)
-	for i := range sm.ToolCalls {
+	m.Content, m.Reasoning = x.bound(m.Content), x.bound(m.Reasoning)
+	if len(m.ToolCalls) > 0 {
+		m.ToolCalls = append([]llm.ToolCall(nil), m.ToolCalls...) // the history's stay whole
+	}
+	for i := range m.ToolCalls {
 		// Arguments stay a JSON object, as a resumed history sends them.
-		if a := sm.ToolCalls[i].Arguments; x.bound(a) != a {
-			sm.ToolCalls[i].Arguments = fmt.Sprintf(`{"agentls_not_stored_bytes":%d}`, len(a))
+		if a := m.ToolCalls[i].Arguments; x.bound(a) != a {
+			m.ToolCalls[i].Arguments = fmt.Sprintf(`{"agentls_not_stored_bytes":%d}`, len(a))
 		}
 	}
-	sm.Seq, sm.ModelCall, sm.Usage, sm.Duration = seq, meta.modelCall, store.Usage(meta.usage), meta.duration
-	sm.Excluded, sm.ExcludedReason = meta.excluded != "", meta.excluded
-	x.t.storeErr(x.t.st.AppendMessage(x.t.id, sm))
+	x.t.record(journal.MessageAdded{Seq: seq, Message: m, ModelCall: meta.modelCall, Usage: meta.usage, Duration: meta.duration, Excluded: meta.excluded})
 	return seq
 }
 
@@ -136,7 +131,7 @@ func (x *run) replaceHistory(msgs []llm.Message, reason string) {
 	old := x.t.history
 	x.t.history = msgs
 	x.t.mu.Unlock()
-	if x.t.st == nil {
+	if x.t.rec == nil {
 		return
 	}
 	if len(msgs) >= len(old) && sameMessages(old, msgs[:len(old)]) {
@@ -151,7 +146,7 @@ func (x *run) replaceHistory(msgs []llm.Message, reason string) {
 			drop = append(drop, s)
 		}
 	}
-	x.t.storeErr(x.t.st.ExcludeMessages(x.t.id, reason, drop...))
+	x.t.record(journal.MessagesExcluded{Reason: reason, Seqs: drop})
 	x.hseq = x.hseq[:0]
 	for _, m := range msgs {
 		x.hseq = append(x.hseq, x.storeMsg(m, msgMeta{}))
@@ -183,41 +178,38 @@ func sameMessages(a, b []llm.Message) bool {
 // recorded and before its tool calls run, and at the task's end, so a crash
 // loses at most the message in flight.
 func (x *run) flush(ctx context.Context) {
-	if x.t.st == nil {
-		return
-	}
 	if ctx.Err() != nil {
 		// Writes already enqueued still commit; the end of the task flushes.
 		return
 	}
-	x.t.storeErr(x.t.st.Flush(ctx))
+	x.t.recordCtx(ctx, journal.Commit{})
 }
 
-// finishStore records the task's end and lesson, and waits until the store
-// has committed everything the task wrote.
+// finishStore records the task's end and what it taught, and waits until
+// everything the task recorded is durable.
 func (x *run) finishStore(res *Result) {
-	st := x.t.st
-	if st == nil {
+	if x.t.rec == nil {
 		return
 	}
-	x.t.storeErr(st.FinishTask(x.t.id, store.TaskEnd{
+	end := journal.TaskEnded{
 		State: string(res.Status), StopReason: string(res.StopReason), Answer: res.Answer,
 		Summary: clip(firstLine(res.Answer, 300), 200), Error: res.Error,
 		ModelCalls: res.ModelCalls, ModelTime: res.ModelTime,
-	}))
+	}
 	if res.Status == StateFailed && teaches(res.StopReason) {
-		x.t.storeErr(st.AddLesson(x.lessonOf(res)))
+		end.Lesson = x.lessonOf(res)
 	}
 	if res.Status == StateCompleted {
 		// What worked, for the lessons of the failed tasks this one was shown.
 		text := workedOf(res)
 		for _, l := range x.lessons {
-			x.t.storeErr(st.AddWorked(store.Worked{LessonID: l.ID, TaskID: x.t.id, Text: text}))
+			end.Worked = append(end.Worked, journal.Worked{LessonID: l.ID, Text: text})
 		}
 	}
+	x.t.record(end)
 	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
-	x.t.storeErr(st.Flush(ctx))
+	x.t.recordCtx(ctx, journal.Commit{})
 }
 
 // teaches reports whether a task that failed for reason holds a lesson about
@@ -234,7 +226,7 @@ func teaches(reason StopReason) bool {
 
 // recordToolCall records a finished call.
 func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
-	if x.t.st == nil {
+	if x.t.rec == nil {
 		return
 	}
 	// Call IDs repeat across turns when a server sends none (the client
@@ -249,14 +241,13 @@ func (x *run) recordToolCall(c llm.ToolCall, res tools.Result) {
 		id = fmt.Sprintf("%s#%d", c.ID, n+1)
 	}
 	x.callIDs[c.ID]++
-	rec := journal.ToolCallRecord(id, res)
-	rec.Summary = x.bound(rec.Summary)
-	if len(rec.Args) > 0 {
-		if a := x.bound(string(rec.Args)); a != string(rec.Args) {
-			rec.Args, _ = json.Marshal(a) // cut: no longer a JSON object, kept as a string
+	res.Text = x.bound(res.Text)
+	if len(res.Args) > 0 {
+		if a := x.bound(string(res.Args)); a != string(res.Args) {
+			res.Args, _ = json.Marshal(a) // cut: no longer a JSON object, kept as a string
 		}
 	}
-	x.t.storeErr(x.t.st.RecordToolCall(x.t.id, rec))
+	x.t.record(journal.ToolCalled{CallID: id, Result: res})
 }
 
 // storedHead is how much of a text the store keeps once the task's budget
@@ -284,36 +275,16 @@ func (x *run) bound(s string) string {
 }
 
 // recordPlan records a plan update.
-func (x *run) recordPlan(p tools.Plan) {
-	if x.t.st == nil {
-		return
-	}
-	u, err := journal.PlanUpdate(p)
-	if err != nil {
-		x.t.storeErr(err)
-		return
-	}
-	x.t.storeErr(x.t.st.RecordPlan(x.t.id, u))
-}
+func (x *run) recordPlan(p tools.Plan) { x.t.record(journal.PlanUpdated{Plan: p}) }
 
 // recordEdit records a change the task applied to a file.
 func (t *Task) recordEdit(path, before, after string, created bool) {
-	if t.st == nil {
-		return
-	}
-	t.storeErr(t.st.RecordEdit(t.id, store.Edit{Path: path, Before: before, After: after, Created: created}))
+	t.record(journal.FileEdited{Path: path, Before: before, After: after, Created: created})
 }
 
 // recordApproval records the user's answer to an approval request.
 func (t *Task) recordApproval(req tools.ApprovalRequest, d tools.Decision) {
-	if t.st == nil {
-		return
-	}
-	a := store.Approval{Tool: req.Tool, Decision: journal.DecisionName(d), Summary: req.Summary, Command: req.Command, Path: req.Path}
-	if d == tools.AllowAlways {
-		a.Prefix = req.Command
-	}
-	t.storeErr(t.st.RecordApproval(t.id, a))
+	t.record(journal.ApprovalAnswered{Request: req, Decision: d})
 }
 
 // flight is a task's flight recorder: its model exchanges appended to
