@@ -106,6 +106,12 @@ func connectWithKey(t *testing.T, c *testClient, key string) (*sdk.ClientSideCon
 // connectClient is connect with any client and the capabilities it offers.
 func connectClient(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, string, sdk.SessionId) {
 	t.Helper()
+	return connectSettings(t, c, key, caps, nil)
+}
+
+// connectSettings is connectClient with the user's settings changed by edit.
+func connectSettings(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabilities, edit func(*session.Settings)) (*sdk.ClientSideConnection, string, sdk.SessionId) {
+	t.Helper()
 	script, err := fakemodel.LoadScript("testdata/model.json", "")
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +127,9 @@ func connectClient(t *testing.T, c sdk.Client, key string, caps sdk.ClientCapabi
 	}
 	settings := session.Defaults()
 	settings.BaseURL, settings.Model = model.URL(), "test-model"
+	if edit != nil {
+		edit(&settings)
+	}
 	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv(key), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
 	tctx, tcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(tcancel)

@@ -75,6 +75,9 @@ func (p *turnPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 func (p *turnPort) askContent(ctx context.Context, q session.Question) []sdk.ToolCallContent {
 	r := q.Request
 	switch {
+	case q.Review != nil:
+		// The review setting: the change itself, to keep or reject.
+		return []sdk.ToolCallContent{diffContent(change{abs: q.Review.Abs, old: q.Review.Before, new: q.Review.After, create: q.Review.Create})}
 	case r.Command != "":
 		return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(fenced("$ " + r.Command)))}
 	case r.Tool == "edit_file" || r.Tool == "write_file":

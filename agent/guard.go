@@ -302,6 +302,18 @@ func (e *guardedEditor) Apply(ctx context.Context, label string, edits []workspa
 		snaps = append(snaps, s)
 	}
 	if err := e.next.Apply(ctx, label, edits); err != nil {
+		var rejected *workspace.RejectedError
+		if errors.As(err, &rejected) {
+			// The user reviewed the change: only what was kept is the
+			// task's (result, report, undo).
+			for _, f := range rejected.Files {
+				if f.Applied() {
+					e.g.task.changes.record(f.Path.String(), f.Before, f.After)
+					e.g.task.recordEdit(f.Path.String(), f.Before, f.After, f.Create)
+				}
+			}
+			return err
+		}
 		var pending *workspace.PendingError
 		if errors.As(err, &pending) {
 			// The editor may still apply it: if it does, the change joins

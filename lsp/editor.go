@@ -97,51 +97,10 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		ed.ws.ExpectEdit(fe.Path, newText, label)
 	}
 
-	// Once sent, the change is the editor's to answer (a user at Neovim's
-	// "Press ENTER" or eglot's "Proceed? (y or n)" may answer minutes
-	// later): the request is not tied to the task's context and has no
-	// time limit. The task waits for the answer; a cancel stops the wait,
-	// and an answer that still says applied joins the task's changes
-	// (workspace.PendingError).
-	title := "agentls: " + label
 	changed := srv.DocumentChanged()
-	type answer struct {
-		res *protocol.ApplyWorkspaceEditResult
-		err error
-	}
-	answered := make(chan answer, 1)
-	go func() {
-		res, err := srv.ApplyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
-		answered <- answer{res, err}
-	}()
-	var a answer
-	notice := time.NewTimer(ed.svc.opts.ApplyNoticeAfter)
-	defer notice.Stop()
-	for waiting := true; waiting; {
-		select {
-		case a = <-answered:
-			waiting = false
-		case <-notice.C:
-			ed.svc.log().Info("the editor has not answered an edit yet", "files", fileNames(edits), "after", ed.svc.opts.ApplyNoticeAfter)
-			if ed.sink != nil {
-				ed.sink.setActivity("waiting for the editor to apply the edit to " + fileNames(edits))
-			}
-		case <-ctx.Done():
-			late := make(chan bool, 1)
-			go func() {
-				a := <-answered
-				late <- a.err == nil && a.res != nil && a.res.Applied
-			}()
-			paths := make([]workspace.Path, len(edits))
-			for i, fe := range edits {
-				paths[i] = fe.Path
-			}
-			return workspace.NewPendingError(paths, late)
-		}
-	}
-	res, err := a.res, a.err
+	res, err := ed.send(ctx, label, edits, we, "waiting for the editor to apply the edit to "+fileNames(edits))
 	if err != nil {
-		return fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", err)
+		return err
 	}
 	if res == nil || !res.Applied {
 		reason := "no reason given"
@@ -169,6 +128,58 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		}
 	}
 	return nil
+}
+
+// send sends we with workspace/applyEdit and waits for the answer; after
+// ApplyNoticeAfter the task's progress says waiting.
+//
+// Once sent, the change is the editor's to answer (a user at Neovim's
+// "Press ENTER", eglot's "Proceed? (y or n)" or VS Code's refactor preview
+// may answer minutes later): the request is not tied to the task's context
+// and has no time limit. The task waits for the answer; a cancel stops the
+// wait, and an answer that still says applied joins the task's changes
+// (workspace.PendingError).
+func (ed *Editor) send(ctx context.Context, label string, edits []workspace.FileEdit, we protocol.WorkspaceEdit, activity string) (*protocol.ApplyWorkspaceEditResult, error) {
+	srv := ed.svc.srv
+	title := "agentls: " + label
+	type answer struct {
+		res *protocol.ApplyWorkspaceEditResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		res, err := srv.ApplyEdit(context.WithoutCancel(ctx), &protocol.ApplyWorkspaceEditParams{Label: &title, Edit: we})
+		answered <- answer{res, err}
+	}()
+	var a answer
+	notice := time.NewTimer(ed.svc.opts.ApplyNoticeAfter)
+	defer notice.Stop()
+	for waiting := true; waiting; {
+		select {
+		case a = <-answered:
+			waiting = false
+		case <-notice.C:
+			ed.svc.log().Info("the editor has not answered an edit yet", "files", fileNames(edits), "after", ed.svc.opts.ApplyNoticeAfter)
+			if ed.sink != nil {
+				ed.sink.setActivity(activity)
+			}
+		case <-ctx.Done():
+			late := make(chan bool, 1)
+			go func() {
+				a := <-answered
+				late <- a.err == nil && a.res != nil && a.res.Applied
+			}()
+			paths := make([]workspace.Path, len(edits))
+			for i, fe := range edits {
+				paths[i] = fe.Path
+			}
+			return nil, workspace.NewPendingError(paths, late)
+		}
+	}
+	if a.err != nil {
+		return nil, fmt.Errorf("the editor did not apply the change (workspace/applyEdit: %v)", a.err)
+	}
+	return a.res, nil
 }
 
 // fileNames lists the files of edits for people: "main.go", "a.go and b.go".

@@ -22,6 +22,9 @@ const (
 	ActionAllowForTask = "Allow for this task"
 	ActionAlwaysPrefix = "Always allow" // followed by " `PREFIX`"
 	ActionDeny         = "Deny"
+	// The answers of a review question (the review setting).
+	ActionKeep   = "Keep"
+	ActionReject = "Reject"
 )
 
 // taskPort is the LSP side of one task (session.Port), all in this file:
@@ -67,6 +70,11 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 	if q.Request.Path != "" && q.Request.Command == "" && !q.Request.Secret {
 		msg += " The file is not open in the editor, so the change goes straight to disk."
 	}
+	if q.Review != nil {
+		// A review question: keep or reject the change it shows.
+		actions = []protocol.MessageActionItem{{Title: ActionKeep}, {Title: ActionReject}}
+		msg = fmt.Sprintf("agentls (task %s, %q): %s?\n%s", q.TaskID, cutLine(q.Prompt, 60), q.Request.Summary, clipLines(q.Review.Diff, 40))
+	}
 	if svc.clientMute.Load() {
 		// Some clients (ALE) never answer server-to-client requests: do not
 		// stall every later call of every task for the full timeout.
@@ -102,7 +110,7 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		return tools.Deny, nil
 	}
 	switch {
-	case item.Title == ActionAllowOnce:
+	case item.Title == ActionAllowOnce, q.Review != nil && item.Title == ActionKeep:
 		return tools.AllowOnce, nil
 	case item.Title == ActionAllowForTask:
 		return tools.AllowForTask, nil
@@ -199,4 +207,13 @@ func (p *taskPort) Diagnostics(ctx context.Context, paths []string) ([]session.D
 		}
 	}
 	return out, versions, nil
+}
+
+// clipLines keeps the first n lines of s, saying how many were left out.
+func clipLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) <= n {
+		return strings.Join(lines, "\n")
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... (%d more lines)", len(lines)-n)
 }

@@ -63,6 +63,9 @@ type Service struct {
 	// clientMute once a client that never answered let one time out
 	// (approve.go).
 	clientAnswered, clientMute atomic.Bool
+	// reviews numbers the reviewed edits (review.go): their change
+	// annotation ids are unique for the session.
+	reviews atomic.Int64
 	// saveDocs, diagnostics and forwardLSP are what the client showed of
 	// the agentls requests its plugin answers (save.go, diagnostics.go,
 	// forward.go).

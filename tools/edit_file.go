@@ -198,9 +198,13 @@ func (r *Registry) apply(ctx context.Context, toolName string, p workspace.Path,
 		ed = r.env.Workspace.DiskEditor()
 	}
 	err := ed.Apply(ctx, label, []workspace.FileEdit{fe})
+	var rej *workspace.RejectedError
 	switch {
 	case err == nil:
 		return nil, nil
+	case errors.As(err, &rej):
+		res := RejectedResult(rej)
+		return &res, nil
 	case errors.Is(err, workspace.ErrStale):
 		res := errorf("file changed since you read it: read it again (read_file %s) and redo the change. Nothing was changed", p)
 		return &res, nil
@@ -209,6 +213,45 @@ func (r *Registry) apply(ctx context.Context, toolName string, p workspace.Path,
 	}
 	res := errorf("the change to %s was not applied: %v", p, err)
 	return &res, nil
+}
+
+// RejectedResult is the tool result of an edit the user reviewed and
+// rejected in whole or in part (the review setting): an error the model
+// can act on, naming the rejected changes as diff hunks, and the kept ones
+// as applied. Every tool that writes through the workspace's Editor
+// returns it for a *workspace.RejectedError.
+func RejectedResult(e *workspace.RejectedError) Result {
+	var b strings.Builder
+	var changed []string
+	for _, f := range e.Files {
+		switch {
+		case len(f.Rejected) == 0:
+			fmt.Fprintf(&b, "%s: the user kept the change; it was applied.\n", f.Path)
+			changed = append(changed, f.Path.String())
+		case !f.Applied():
+			what := "the change"
+			if f.Create {
+				what = "the new file (it was not created)"
+			}
+			fmt.Fprintf(&b, "%s: the user reviewed and rejected %s; nothing in it was changed. Rejected:\n```diff\n%s```\n", f.Path, what, f.RejectedDiff())
+		default:
+			fmt.Fprintf(&b, "%s: the user kept %d of %d changes, which were applied, and rejected %d; the rejected ones were not applied:\n```diff\n%s```\n",
+				f.Path, len(f.Hunks)-len(f.Rejected), len(f.Hunks), len(f.Rejected), f.RejectedDiff())
+			changed = append(changed, f.Path.String())
+		}
+	}
+	if e.Reason != "" {
+		fmt.Fprintf(&b, "(%s)\n", e.Reason)
+	}
+	b.WriteString("Do not make a rejected change again as it is: go on without it, do it another way, or say in your answer what you would need.")
+	if len(changed) > 0 {
+		b.WriteString(" Read the file again before editing it further.")
+	}
+	files := make([]string, len(e.Files))
+	for i, f := range e.Files {
+		files[i] = f.Path.String()
+	}
+	return Result{IsError: true, Text: b.String(), Files: files, Changed: changed}
 }
 
 // crlf turns "\n" into "\r\n" where it is not already.

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -95,15 +96,31 @@ func (e agentTextEditor) Apply(ctx context.Context, label string, edits []worksp
 		pre[i] = before{prev: workspace.HashText(doc.Text), disk: disk.Hash, next: workspace.HashText(next), ok: true}
 	}
 	err := e.next.Apply(ctx, label, edits)
+	// Reviewed down to part of it: the part the user kept is the agent's
+	// text of that buffer.
+	kept := map[workspace.Path]string{}
+	var rej *workspace.RejectedError
+	if errors.As(err, &rej) {
+		for _, f := range rej.Files {
+			if f.Applied() {
+				kept[f.Path] = workspace.HashText(f.After)
+			}
+		}
+	}
 	for i, fe := range edits {
 		b := pre[i]
+		ferr := err
+		if h, ok := kept[fe.Path]; ok {
+			b.next, ferr = h, nil
+		}
 		abs := e.ws.Abs(fe.Path)
 		doc, open := e.ws.Buffers().Get(abs)
 		// Recorded only when the buffer now holds exactly the text the
-		// edit makes: an edit refused, reviewed down to part of it, not
-		// echoed yet or written to disk instead leaves the buffer as
-		// no one's but the user's (never saved without them).
-		if err != nil || !b.ok || !open || workspace.HashText(doc.Text) != b.next {
+		// edit makes (or the part of it the user kept in review): an
+		// edit refused, not echoed yet or written to disk instead leaves
+		// the buffer as no one's but the user's (never saved without
+		// them).
+		if ferr != nil || !b.ok || !open || workspace.HashText(doc.Text) != b.next {
 			if !open || !b.ok || workspace.HashText(doc.Text) != b.prev {
 				e.texts.forget(abs)
 			}

@@ -47,8 +47,8 @@ var approvalRank = map[string]int{"deny": 0, "ask": 1, "auto": 2}
 
 // widenings describes what s allows that base does not: a wider approval,
 // more allowed or safe commands, more secret files read unasked, another
-// check command, no sandbox,
-// network for commands.
+// check command, no sandbox, network for commands, less review before
+// edits apply (a workspace file may turn review on, never off).
 func widenings(base, s Settings) []string {
 	var out []string
 	if approvalRank[s.Approval] > approvalRank[base.Approval] {
@@ -77,6 +77,9 @@ func widenings(base, s Settings) []string {
 	}
 	if s.CommandNetwork && !base.CommandNetwork {
 		out = append(out, "commandNetwork true")
+	}
+	if reviewRank[s.Review] < reviewRank[base.Review] {
+		out = append(out, fmt.Sprintf("review %q", s.Review))
 	}
 	out = append(out, languageServerWidenings(base, s)...)
 	for _, e := range newHooks(base, s) {
@@ -122,6 +125,9 @@ func narrowed(base, s Settings) Settings {
 	}
 	if s.CommandNetwork && !base.CommandNetwork {
 		s.CommandNetwork = false
+	}
+	if reviewRank[s.Review] < reviewRank[base.Review] {
+		s.Review = base.Review
 	}
 	if len(newHooks(base, s)) > 0 {
 		known := hookKeys(base)

@@ -51,6 +51,9 @@ type approvalPolicy struct {
 	task     func() (id, prompt string)
 	denied   *denials          // shared with the conversation's other tasks
 	refused  func(what string) // told of each refusal (for the task's summary); may be nil
+	// reviewed reports whether the review setting covers a write of path
+	// (workspace-relative); nil: no review.
+	reviewed func(path string) bool
 
 	mu       sync.Mutex      // guards the task memory below
 	prefixes []string        // safe-command prefixes allowed for the task
@@ -109,6 +112,10 @@ func (a *approvalPolicy) decide(ctx context.Context, req tools.ApprovalRequest) 
 	case req.Secret:
 		// A file that commonly holds secrets is read only with the user's
 		// consent, even under "auto".
+	case onlyWrites(req) && req.Path != "" && a.reviewed != nil && a.reviewed(req.Path):
+		// The review setting covers this write: the review question, with
+		// the diff, asks before it applies (review.go), not this one.
+		return tools.AllowOnce, nil
 	case a.settings.Approval == "auto":
 		return tools.AllowOnce, nil
 	}

@@ -79,4 +79,8 @@ type Question struct {
 	// when none may be offered (not a command, or one that runs arbitrary
 	// code).
 	AlwaysPrefix string
+	// Review, when set, makes this a review question (the review
+	// setting): the user keeps (allow) or rejects (deny) the change it
+	// shows. Asked whatever the approval setting; never remembered.
+	Review *ReviewQuestion
 }

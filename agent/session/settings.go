@@ -73,6 +73,11 @@ type Settings struct {
 	// CommandNetwork lets commands open network connections; off by
 	// default, enforced by the sandbox where the kernel can.
 	CommandNetwork bool `json:"commandNetwork"`
+	// Review is which edits the user reviews before they apply: "off"
+	// (none), "always" (every edit), "outside-open" (edits to files not
+	// open in the editor). It narrows what the agent may do: a later
+	// change may turn it on, never off (consent.go).
+	Review string `json:"review"`
 
 	// Per-model settings (docs/models.md), mapped onto llm.Config by
 	// ModelConfig. A change takes effect with the next task.
@@ -164,6 +169,7 @@ func Defaults() Settings {
 		Validate:   "edits",
 		MaxTurns:   DefaultMaxTurns,
 		Sandbox:    "workspace-write",
+		Review:     ReviewOff,
 		Recordings: true,
 	}
 }
@@ -449,6 +455,7 @@ var table = []field{
 	setting("showReport", "true or false", func(c *Settings) *bool { return &c.ShowReport }, nil),
 	setting("sandbox", "a string", func(c *Settings) *string { return &c.Sandbox }, trimmed(oneOf("workspace-write", "off"))),
 	setting("commandNetwork", "true or false", func(c *Settings) *bool { return &c.CommandNetwork }, nil),
+	setting("review", "a string", func(c *Settings) *string { return &c.Review }, trimmed(oneOf(ReviewOff, ReviewAlways, ReviewOutsideOpen))),
 	setting("maxCompletionTokens", "an integer", func(c *Settings) *int { return &c.MaxCompletionTokens }, between(0, 10_000_000)),
 	withShow(setting("temperature", "a number", func(c *Settings) **float64 { return &c.Temperature }, func(v **float64) error {
 		if *v == nil || **v < 0 || **v > 2 {

@@ -24,16 +24,17 @@ import (
 // to, and, once it has ended, its outcome.
 type Task struct {
 	*agent.Task
-	h     *Host
-	done  chan struct{} // closed once the outcome is set
-	out   *Outcome
-	git   *taskGit           // the workspace's git state before and after the task
-	diags *diagnostics       // the editor's errors before and after the task's edits; nil without them
-	check *checkBaseline     // the check command before the first edit and after; nil without one
-	hooks *hookLog           // the hooks that ran for the task
-	mcp   []mcp.ServerConfig // the MCP servers whose tools the task gets
-	edits editLog            // what edit tools said about their edits, for the report (renames)
-	bufs  bufferLog          // the user's unsaved buffers its commands met, for the report
+	h       *Host
+	done    chan struct{} // closed once the outcome is set
+	out     *Outcome
+	git     *taskGit           // the workspace's git state before and after the task
+	diags   *diagnostics       // the editor's errors before and after the task's edits; nil without them
+	check   *checkBaseline     // the check command before the first edit and after; nil without one
+	hooks   *hookLog           // the hooks that ran for the task
+	mcp     []mcp.ServerConfig // the MCP servers whose tools the task gets
+	edits   editLog            // what edit tools said about their edits, for the report (renames)
+	bufs    bufferLog          // the user's unsaved buffers its commands met, for the report
+	reviews reviewLog          // what the user rejected in review, for the report
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -372,14 +373,15 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 	if pe := port.Editor(ws); pe != nil {
 		ed = pe
 	}
-	ed = gitWarnEditor{next: ed, git: t.git, warn: g.Warn}
+	rev := reviewEditor{next: ed, mode: s.Review, ws: ws, port: port, log: &t.reviews, task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }}
+	ed = gitWarnEditor{next: rev, git: t.git, warn: g.Warn}
 	ed = agentTextEditor{next: ed, ws: ws, texts: &h.agentTexts}
 	policy, errs := s.Policy()
 	for _, err := range errs {
 		h.logger().Warn("safe command ignored", "error", err)
 	}
 	ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
-		task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }})
+		task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }, reviewed: rev.coversPath})
 	forward := port.ForwardLSP
 	out, closeTools := h.taskTools(s, forward, tools.Env{
 		Workspace: ws,
@@ -455,7 +457,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section() + t.bufs.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section() + t.bufs.section() + t.reviews.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

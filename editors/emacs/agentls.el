@@ -173,7 +173,9 @@ not loaded); t asks; nil not."
 (defun agentls--capabilities ()
   (list :window (list :workDoneProgress t :showDocument (list :support t))
         :workspace (list :applyEdit t :configuration t
-                         :workspaceEdit (list :documentChanges t))
+                         ;; Review before apply (agentls--review).
+                         :workspaceEdit (list :documentChanges t
+                                              :changeAnnotationSupport (list :groupsOnLabel :json-false)))
         :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
         ;; The agentls/* requests `agentls--handle-request' answers: the
         ;; server sends them only to a client that lists them.
@@ -369,7 +371,7 @@ not loaded); t asks; nil not."
     ('workspace/configuration
      (vconcat (mapcar (lambda (_) (agentls--settings)) (plist-get params :items))))
     ('window/showMessageRequest (agentls--later (lambda (id) (agentls--ask id params))))
-    ('workspace/applyEdit (agentls--later (lambda (_) (agentls--apply-edit params))))
+    ('workspace/applyEdit (agentls--later (lambda (id) (agentls--apply-edit params conn id))))
     ('window/showDocument
      (let ((path (agentls--path (plist-get params :uri))))
        (if (file-exists-p path)
@@ -452,7 +454,21 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
       (if (boundp 'eglot-confirm-server-initiated-edits) eglot-confirm-server-initiated-edits t)
     agentls-confirm-edits))
 
-(defun agentls--apply-edit (params)
+(defun agentls--apply-edit (params &optional conn id)
+  "Apply the workspace edit of PARAMS; its answer.
+An edit whose change annotations ask for confirmation is reviewed per
+hunk (`agentls--review'): answered later on CONN to request ID."
+  (if (and conn (agentls--review-needed-p (plist-get params :edit)))
+      (progn (agentls--review params (lambda (reply)
+                                       (when (jsonrpc-running-p conn)
+                                         (apply #'jsonrpc-connection-send conn :id id reply)))
+                              (lambda () (jsonrpc-running-p conn)))
+             nil)
+    (agentls--apply-edit-whole params)))
+
+(defun agentls--apply-edit-whole (params)
+  "Apply the whole workspace edit of PARAMS (asking first when
+`agentls-confirm-edits' says so); its answer."
   (let* ((edit (plist-get params :edit))
          (prepared nil))
     (mapc (lambda (dc) (push (cons (agentls--path (plist-get (plist-get dc :textDocument) :uri)) (plist-get dc :edits)) prepared))
@@ -938,6 +954,309 @@ Interactively, pick NAME and give ARGS when the command has a hint."
       (special-mode))
     (display-buffer "*agentls tools*")
     l))
+
+;;; Review before apply
+
+;; Under the server's `review' setting a workspace/applyEdit carries LSP
+;; 3.16 change annotations: each hunk's text edits name an annotation with
+;; needsConfirmation.  The *agentls review* buffer (diff-mode) shows the
+;; hunks; the user accepts or rejects each, and only the accepted edits are
+;; applied.  The answer goes out when the review ends, from the buffer's
+;; commands: the process filter never waits for the user.
+
+(defvar diff-mode-shared-map)
+(declare-function diff-mode "diff-mode")
+
+(cl-defstruct (agentls--rhunk (:constructor agentls--rhunk-make))
+  doc edits file line old new label description decision)
+
+(cl-defstruct (agentls--rdoc (:constructor agentls--rdoc-make))
+  path version auto accepted)
+
+(defvar-local agentls--review-state nil
+  "The open review: a plist (:hunks :docs :reply :title :timer :config).")
+
+(defun agentls--review-needed-p (edit)
+  "Whether EDIT has a change annotation with needsConfirmation."
+  (let ((anns (plist-get edit :changeAnnotations)) found)
+    (cl-loop for (_ a) on anns by #'cddr
+             when (eq (plist-get a :needsConfirmation) t) do (setq found t))
+    found))
+
+(defun agentls--review-hunk-text (path edits)
+  "The first line (0-based), old lines and new lines of the lines EDITS
+touch in the file PATH (its buffer's text)."
+  (let* ((first most-positive-fixnum) (last -1))
+    (seq-doseq (e edits)
+      (let* ((r (plist-get e :range)) (s (plist-get r :start)) (en (plist-get r :end)))
+        (setq first (min first (plist-get s :line)))
+        ;; An end at the start of a line (a whole-line edit) does not touch it.
+        (setq last (max last (if (and (= 0 (plist-get en :character)) (> (plist-get en :line) (plist-get s :line)))
+                                 (1- (plist-get en :line))
+                               (plist-get en :line))))))
+    (let* ((text (with-current-buffer (find-file-noselect path)
+                   (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max)))))
+           (lines-of (lambda (from to)
+                       (let ((all (split-string (buffer-string) "\n")))
+                         (seq-subseq all (min from (length all)) (min (1+ to) (length all))))))
+           old new)
+      (with-temp-buffer
+        (insert text)
+        (unless (and (> (buffer-size) 0) (eq (char-before (point-max)) ?\n)) (insert "\n"))
+        (let ((before (count-lines (point-min) (point-max))))
+          (setq old (funcall lines-of first last))
+          (agentls--apply-text-edits edits)
+          (unless (and (> (buffer-size) 0) (eq (char-before (point-max)) ?\n)) (goto-char (point-max)) (insert "\n"))
+          (let ((delta (- (count-lines (point-min) (point-max)) before)))
+            (setq new (if (< (+ last delta) first) nil (funcall lines-of first (+ last delta)))))))
+      (list first old new))))
+
+(defun agentls--review-items (edit)
+  "The hunks (a list of `agentls--rhunk') and documents of EDIT.
+Signals an error for file operations (create, rename, delete)."
+  (let* ((anns (plist-get edit :changeAnnotations))
+         (ann (lambda (id) (and (stringp id) (plist-get anns (intern (concat ":" id))))))
+         (confirm (lambda (id) (eq (plist-get (funcall ann id) :needsConfirmation) t)))
+         docs hunks)
+    (seq-doseq (dc (plist-get edit :documentChanges))
+      (when (plist-get dc :kind)
+        (error "file operations (%s) cannot be reviewed" (plist-get dc :kind)))
+      (let ((td (plist-get dc :textDocument)))
+        (push (list (agentls--path (plist-get td :uri)) (plist-get td :version) (plist-get dc :edits)) docs)))
+    (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
+             do (push (list (agentls--path (substring (symbol-name uri) 1)) nil edits) docs))
+    (setq docs
+          (mapcar (lambda (d)
+                    (let ((doc (agentls--rdoc-make :path (nth 0 d) :version (nth 1 d)))
+                          (groups nil))
+                      (seq-doseq (te (nth 2 d))
+                        (let ((id (plist-get te :annotationId)))
+                          (if (funcall confirm id)
+                              (let ((g (assoc id groups)))
+                                (if g (setcdr g (append (cdr g) (list te))) (push (list id te) groups)))
+                            (push te (agentls--rdoc-auto doc)))))
+                      (dolist (g (reverse groups))
+                        (let* ((a (funcall ann (car g)))
+                               (ht (agentls--review-hunk-text (agentls--rdoc-path doc) (cdr g))))
+                          (push (agentls--rhunk-make :doc doc :edits (cdr g)
+                                                     :file (file-relative-name (agentls--rdoc-path doc)
+                                                                               (agentls--project-root (file-name-directory (agentls--rdoc-path doc))))
+                                                     :line (1+ (nth 0 ht)) :old (nth 1 ht) :new (nth 2 ht)
+                                                     :label (agentls--str (plist-get a :label))
+                                                     :description (agentls--str (plist-get a :description)))
+                                hunks)))
+                      doc))
+                  (nreverse docs)))
+    (list (nreverse hunks) docs)))
+
+(defconst agentls--review-keys
+  "a accept · r reject · A accept all · R reject all · n/p move · C-c C-c or q finish"
+  "The keys of the review buffer, shown in its header line.")
+
+(defvar agentls-review-mode-map
+  (let ((m (make-sparse-keymap)))
+    (define-key m "a" #'agentls-review-accept)
+    (define-key m "r" #'agentls-review-reject)
+    (define-key m "A" #'agentls-review-accept-all)
+    (define-key m "R" #'agentls-review-reject-all)
+    (define-key m "n" #'agentls-review-next)
+    (define-key m "p" #'agentls-review-previous)
+    (define-key m "q" #'agentls-review-finish)
+    (define-key m (kbd "C-c C-c") #'agentls-review-finish)
+    (define-key m (kbd "C-c C-k") #'agentls-review-reject-all)
+    m)
+  "Keys of the *agentls review* buffer.")
+
+(define-minor-mode agentls-review-mode
+  "Review agentls's edit hunk by hunk: \\{agentls-review-mode-map}"
+  :lighter " Review")
+
+(defun agentls--review-render (cur)
+  "Draw the review buffer (the current one) with hunk CUR (0-based) selected."
+  (let* ((st agentls--review-state)
+         (hunks (plist-get st :hunks))
+         (inhibit-read-only t)
+         (n (length hunks))
+         (last-file nil)
+         cur-pos)
+    (erase-buffer)
+    (insert (plist-get st :title) "\n"
+            "Only the hunks you accept are applied; finishing rejects the undecided ones.\n\n")
+    (cl-loop for h in hunks for i from 0 do
+             (let ((start (point)))
+               (unless (equal (agentls--rhunk-file h) last-file)
+                 (setq last-file (agentls--rhunk-file h))
+                 (insert "--- a/" last-file "\n+++ b/" last-file "\n"))
+               (when (= i cur) (setq cur-pos (point)))
+               (insert (format "@@ -%d,%d +%d,%d @@ %s %d/%d %s:%d%s\n"
+                               (agentls--rhunk-line h) (length (agentls--rhunk-old h))
+                               (agentls--rhunk-line h) (length (agentls--rhunk-new h))
+                               (pcase (agentls--rhunk-decision h) ('accept "[+] accept") ('reject "[-] reject") (_ "[ ] undecided"))
+                               (1+ i) n (agentls--rhunk-file h) (agentls--rhunk-line h)
+                               (let ((d (if (string-empty-p (agentls--rhunk-description h)) (agentls--rhunk-label h)
+                                          (agentls--rhunk-description h))))
+                                 (if (string-empty-p d) "" (concat "  " (car (split-string d "\n")))))))
+               (dolist (l (agentls--rhunk-old h)) (insert "-" l "\n"))
+               (dolist (l (agentls--rhunk-new h)) (insert "+" l "\n"))
+               (put-text-property start (point) 'agentls-review-hunk i)))
+    (goto-char (or cur-pos (point-min)))
+    ;; The title and the keys stay in view when the hunk fits below them.
+    (let ((w (get-buffer-window (current-buffer))))
+      (when w
+        (set-window-start w (point-min))
+        (set-window-point w (point))))))
+
+(defun agentls--review-current ()
+  "The index of the hunk at point (the first when point is above them)."
+  (or (get-text-property (point) 'agentls-review-hunk)
+      (and (> (point) (point-min)) (get-text-property (1- (point)) 'agentls-review-hunk))
+      0))
+
+(defun agentls--review-decide (decision &optional all)
+  "Mark the hunk at point (ALL: every undecided hunk) with DECISION; go
+to the next undecided hunk, or finish when none is left."
+  (let* ((hunks (plist-get agentls--review-state :hunks))
+         (i (agentls--review-current)))
+    (if all
+        (dolist (h hunks) (unless (agentls--rhunk-decision h) (setf (agentls--rhunk-decision h) decision)))
+      (setf (agentls--rhunk-decision (nth i hunks)) decision))
+    (let ((next (or (cl-loop for j from (1+ i) below (length hunks)
+                             unless (agentls--rhunk-decision (nth j hunks)) return j)
+                    (cl-loop for j from 0 below (length hunks)
+                             unless (agentls--rhunk-decision (nth j hunks)) return j))))
+      (if next (agentls--review-render next) (agentls-review-finish)))))
+
+(defun agentls-review-accept () "Accept the hunk at point." (interactive) (agentls--review-decide 'accept))
+(defun agentls-review-reject () "Reject the hunk at point." (interactive) (agentls--review-decide 'reject))
+(defun agentls-review-accept-all () "Accept every undecided hunk and finish." (interactive) (agentls--review-decide 'accept t))
+(defun agentls-review-reject-all () "Reject every undecided hunk and finish." (interactive) (agentls--review-decide 'reject t))
+
+(defun agentls-review-next ()
+  "Go to the next hunk."
+  (interactive)
+  (agentls--review-render (min (1+ (agentls--review-current)) (1- (length (plist-get agentls--review-state :hunks))))))
+
+(defun agentls-review-previous ()
+  "Go to the previous hunk."
+  (interactive)
+  (agentls--review-render (max 0 (1- (agentls--review-current)))))
+
+(defun agentls--review-close (buf)
+  "Close the review buffer BUF and its timer, restoring the windows."
+  (when (buffer-live-p buf)
+    (let ((st (buffer-local-value 'agentls--review-state buf))
+          (w (get-buffer-window buf)))
+      (when (plist-get st :timer) (cancel-timer (plist-get st :timer)))
+      (with-current-buffer buf (setq agentls--review-state nil))
+      (if (window-live-p w) (quit-window t w) (kill-buffer buf)))))
+
+(defun agentls--review-apply (docs)
+  "Apply the accepted and unreviewed edits of DOCS; nil, or why not."
+  (or (seq-some (lambda (d)
+                  (let ((b (find-buffer-visiting (agentls--rdoc-path d)))
+                        (v (agentls--rdoc-version d)))
+                    (when (and b (integerp v) (> v 0)
+                               (buffer-local-value 'agentls--conn b)
+                               (> (buffer-local-value 'agentls--version b) v))
+                      (format "the document %s changed during review (version %d, edit for %d)"
+                              (agentls--rdoc-path d) (buffer-local-value 'agentls--version b) v))))
+                docs)
+      (progn
+        (dolist (d docs)
+          (let ((edits (append (agentls--rdoc-auto d) (agentls--rdoc-accepted d))))
+            (when edits
+              (with-current-buffer (find-file-noselect (agentls--rdoc-path d))
+                (agentls--apply-text-edits (vconcat edits))
+                (agentls--flush)))))
+        nil)))
+
+(defun agentls-review-finish ()
+  "Apply the accepted hunks and answer the server (undecided hunks are rejected)."
+  (interactive)
+  (let* ((buf (current-buffer))
+         (st agentls--review-state)
+         (hunks (plist-get st :hunks))
+         (docs (plist-get st :docs))
+         (accepted 0))
+    (unless st (user-error "agentls: no review is open here"))
+    (dolist (h hunks)
+      (when (eq (agentls--rhunk-decision h) 'accept)
+        (cl-incf accepted)
+        (let ((d (agentls--rhunk-doc h)))
+          (setf (agentls--rdoc-accepted d) (append (agentls--rdoc-accepted d) (agentls--rhunk-edits h))))))
+    (agentls--review-close buf)
+    (let* ((rejected (and (= accepted 0) (not (seq-some #'agentls--rdoc-auto docs))))
+           (failure (unless rejected
+                      (condition-case e (agentls--review-apply docs)
+                        (error (error-message-string e))))))
+      (funcall (plist-get st :reply)
+               (list :result (if (or rejected failure)
+                                 (list :applied :json-false :failureReason (or failure "rejected in review"))
+                               (list :applied t))))
+      (message "agentls: review: %d of %d hunks accepted%s" accepted (length hunks)
+               (if failure (concat "; not applied: " failure) "")))))
+
+(defun agentls--review (params reply live)
+  "Open the review of the workspace edit in PARAMS.  REPLY is called once
+with the answer, (:result X) or (:error E).  The review is withdrawn (an
+error answer) when LIVE returns nil or the tasks that were running end."
+  (let* ((r (condition-case e (agentls--review-items (plist-get params :edit))
+              (error (funcall reply (list :result (list :applied :json-false :failureReason (error-message-string e))))
+                     nil)))
+         (hunks (car r))
+         (had-task (or agentls--pending (> (hash-table-count agentls--progress) 0))))
+    (cond
+     ((null r) nil)
+     ((null hunks)
+      (let ((why (agentls--review-apply (cadr r))))
+        (funcall reply (list :result (if why (list :applied :json-false :failureReason why) (list :applied t))))))
+     (t
+      ;; One review at a time: an older one still open is withdrawn.
+      (agentls--review-withdraw (get-buffer "*agentls review*"))
+      (let ((buf (get-buffer-create "*agentls review*")))
+        (with-current-buffer buf
+          (diff-mode)
+          (setq buffer-read-only t)
+          (agentls-review-mode 1)
+          (setq header-line-format agentls--review-keys)
+          (add-hook 'kill-buffer-hook #'agentls--review-killed nil t)
+          ;; Before diff-mode's own read-only keys (n, p, a, r, A, R, q).
+          (push (cons 'agentls-review-mode agentls-review-mode-map) minor-mode-overriding-map-alist)
+          (setq agentls--review-state
+                (list :hunks hunks :docs (cadr r) :reply reply
+                      :title (concat "agentls: review "
+                                     (string-remove-prefix "agentls: " (or (plist-get params :label) "the edit")))))
+          (setq agentls--review-state
+                (plist-put agentls--review-state :timer
+                           (run-at-time 0.5 0.5
+                                        (lambda ()
+                                          (when (or (not (funcall live))
+                                                    (and had-task (not agentls--pending)
+                                                         (= 0 (hash-table-count agentls--progress))))
+                                            (agentls--review-withdraw buf)))))))
+        (pop-to-buffer buf)
+        (with-current-buffer buf (agentls--review-render 0))
+        (message "agentls: review the edit: %s" agentls--review-keys))))))
+
+(defun agentls--review-killed ()
+  "The review buffer is killed while its review is open: nothing is
+applied, and the server hears that the user rejected every hunk."
+  (let ((st agentls--review-state))
+    (when st
+      (setq agentls--review-state nil)
+      (when (plist-get st :timer) (cancel-timer (plist-get st :timer)))
+      (funcall (plist-get st :reply)
+               (list :result (list :applied :json-false
+                                   :failureReason "rejected in review (the review buffer was killed)"))))))
+
+(defun agentls--review-withdraw (buf)
+  "Close the review in BUF (if any) without applying anything: its task ended."
+  (when (and buf (buffer-live-p buf))
+    (let ((st (buffer-local-value 'agentls--review-state buf)))
+      (agentls--review-close buf)
+      (when st
+        (funcall (plist-get st :reply) (list :error (list :code -32800 :message "withdrawn: the task ended")))
+        (message "agentls: review withdrawn: the task ended")))))
 
 (provide 'agentls)
 ;;; agentls.el ends here

@@ -53,6 +53,15 @@ type Config struct {
 	// ApplyEdit declares workspace.applyEdit and documentChanges; without it
 	// applyEdit requests are still answered (applied) but not declared.
 	ApplyEdit bool
+	// ChangeAnnotations declares workspace.workspaceEdit.changeAnnotationSupport
+	// (with ApplyEdit): the client honours change annotations.
+	ChangeAnnotations bool
+	// Review decides, for each AnnotatedTextEdit whose annotation needs
+	// confirmation, whether the user keeps it (VS Code's refactor preview
+	// with a checkbox per change); nil keeps all. Kept edits are applied;
+	// when none is kept the answer is applied: false (the user discarded
+	// the preview), as VS Code answers.
+	Review func(id protocol.ChangeAnnotationIdentifier, a protocol.ChangeAnnotation) bool
 	// ShowDocument declares window.showDocument and answers success.
 	ShowDocument bool
 	// CodeActionLiterals declares codeActionLiteralSupport.
@@ -96,10 +105,10 @@ type Config struct {
 	Capabilities *protocol.ClientCapabilities
 	// Strict makes the client a generic LSP client that implements nothing
 	// of agentls (Helix, Kakoune, Zed, Sublime): it declares only standard
-	// capabilities (SaveDocuments, Diagnostics and LSP must be unset), and
-	// every message the server sends outside what it declared fails the
-	// test (see strict.go): an agentls/* request or notification, an
-	// unknown method, workspace/applyEdit without ApplyEdit,
+	// capabilities (SaveDocuments, Diagnostics, LSP and AnswerStream must be
+	// unset), and every message the server sends outside what it declared
+	// fails the test (see strict.go): an agentls/* request or notification,
+	// an unknown method, workspace/applyEdit without ApplyEdit,
 	// window/showDocument without ShowDocument,
 	// window/workDoneProgress/create or $/progress without
 	// WorkDoneProgress (or a token the client gave).
@@ -254,8 +263,8 @@ func newClient(t testing.TB, cfg Config, rwc io.ReadWriteCloser) *Client {
 		docs:    map[string]*document{},
 		created: map[string]bool{},
 	}
-	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.Capabilities != nil) {
-		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP and Capabilities")
+	if cfg.Strict && (cfg.SaveDocuments || cfg.Diagnostics != nil || cfg.LSP != nil || cfg.AnswerStream || cfg.Capabilities != nil) {
+		t.Errorf("lsptest: a Strict client declares only standard capabilities: unset SaveDocuments, Diagnostics, LSP, AnswerStream and Capabilities")
 	}
 	c.conn = jsonrpc2.NewConn(&recordingStream{Stream: jsonrpc2.NewHeaderStream(rwc), c: c}, jsonrpc2.WithCodec(wire.Codec{}))
 	c.conn.Go(context.Background(), c.handle)
@@ -319,6 +328,9 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 	if c.cfg.ApplyEdit {
 		caps.Workspace.ApplyEdit = ptr(true)
 		caps.Workspace.WorkspaceEdit = &protocol.WorkspaceEditClientCapabilities{DocumentChanges: ptr(true)}
+		if c.cfg.ChangeAnnotations {
+			caps.Workspace.WorkspaceEdit.ChangeAnnotationSupport = &protocol.ChangeAnnotationsSupportOptions{GroupsOnLabel: ptr(true)}
+		}
 	}
 	// The agentls plugins list the agentls/* requests they answer
 	// (lsp.PluginCapabilities) and ask for the answer stream; a client

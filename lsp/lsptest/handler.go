@@ -268,6 +268,7 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 		edits    []protocol.TextEdit
 	}
 	var files []fileEdit
+	confirmable, kept := 0, 0
 	for _, dc := range p.Edit.DocumentChanges {
 		tde, ok := dc.(*protocol.TextDocumentEdit)
 		if !ok {
@@ -283,6 +284,17 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 			case *protocol.TextEdit:
 				fe.edits = append(fe.edits, *e)
 			case *protocol.AnnotatedTextEdit:
+				a, ok := p.Edit.ChangeAnnotations[e.AnnotationID]
+				if !ok {
+					return failed(fmt.Sprintf("annotation %q is not in changeAnnotations", e.AnnotationID))
+				}
+				if a.NeedsConfirmation != nil && *a.NeedsConfirmation {
+					confirmable++
+					if c.cfg.Review != nil && !c.cfg.Review(e.AnnotationID, a) {
+						continue
+					}
+					kept++
+				}
 				fe.edits = append(fe.edits, e.TextEdit)
 			default:
 				return failed(fmt.Sprintf("lsptest does not apply %T", e))
@@ -296,6 +308,9 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 			return failed(err.Error())
 		}
 		files = append(files, fileEdit{filename: name, edits: edits})
+	}
+	if confirmable > 0 && kept == 0 {
+		return protocol.ApplyWorkspaceEditResult{Applied: false}
 	}
 
 	type result struct {
@@ -324,11 +339,17 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 		results = append(results, result{fe.filename, text, ordered, doc.version + 1})
 	}
 	for _, r := range results {
+		if len(r.ordered) == 0 {
+			continue
+		}
 		c.docs[r.filename].text = r.text
 		c.docs[r.filename].version = r.version
 	}
 	c.mu.Unlock()
 	for _, r := range results {
+		if len(r.ordered) == 0 {
+			continue // nothing kept in this file: no change
+		}
 		events := make([]protocol.TextDocumentContentChangeEvent, len(r.ordered))
 		for i, e := range r.ordered {
 			events[i] = &protocol.TextDocumentContentChangePartial{Range: e.Range, Text: e.NewText}

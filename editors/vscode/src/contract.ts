@@ -180,6 +180,7 @@ export interface Settings {
   commandNetwork?: unknown;
   mcpServers?: unknown;
   hooks?: unknown;
+  review?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -198,6 +199,28 @@ export interface ServerSettings {
   mcpServers?: Record<string, unknown>;
   /** Claude Code's hooks format, passed through for the server to check. */
   hooks?: Record<string, unknown>;
+  /** Which edits wait for the user's review (docs/lsp.md, "Review before apply"). */
+  review?: Review;
+}
+
+/** The values of agentls.review, from the least review to the most. */
+export const reviewValues = ['off', 'outside-open', 'always'] as const;
+export type Review = (typeof reviewValues)[number];
+
+/**
+ * strictestReview is the value of agentls.review: the strictest of the
+ * user's, the workspace's and the folder's values. Review narrows what
+ * the agent may do, so a repository's .vscode/settings.json may turn it
+ * on but never off (the server applies the same rule to later changes).
+ */
+export function strictestReview(i: Inspected<unknown> | undefined): Review | undefined {
+  if (!i) return undefined;
+  let best = -1;
+  for (const v of [i.defaultValue, i.globalValue, i.workspaceValue, i.workspaceFolderValue]) {
+    const r = reviewValues.indexOf(v as Review);
+    if (r > best) best = r;
+  }
+  return best < 0 ? undefined : reviewValues[best];
 }
 
 /**
@@ -269,6 +292,7 @@ export function serverSettings(s: Settings): ServerSettings {
   // Only an explicit "off" turns the sandbox off; anything else keeps it.
   if (str(s.sandbox) === 'off') out.sandbox = 'off';
   if (s.commandNetwork === true) out.commandNetwork = true;
+  if (reviewValues.includes(s.review as Review)) out.review = s.review as Review;
   // The server checks each server's shape and names what it refuses.
   if (s.mcpServers && typeof s.mcpServers === 'object' && !Array.isArray(s.mcpServers) && Object.keys(s.mcpServers).length > 0) {
     out.mcpServers = s.mcpServers as Record<string, unknown>;
@@ -543,7 +567,9 @@ export function taskTitle(prompt: string, words = 6): string {
 /** isApproval says whether a window/showMessageRequest is an agentls approval question. */
 export function isApproval(p: { message?: unknown; actions?: { title: string }[] | null }): boolean {
   const titles = (p.actions ?? []).map((a) => a.title);
-  return typeof p.message === 'string' && p.message.startsWith('agentls') && titles.includes('Deny') && titles.includes('Allow once');
+  // A review question (the review setting) keeps or rejects a change.
+  const review = titles.includes('Keep') && titles.includes('Reject');
+  return typeof p.message === 'string' && p.message.startsWith('agentls') && ((titles.includes('Deny') && titles.includes('Allow once')) || review);
 }
 
 function escapeHtml(s: string): string {

@@ -72,6 +72,7 @@ import {
   resultView,
   serverEnv,
   serverSettings,
+  strictestReview,
   settingsSection,
   statusMark,
   stderrLevel,
@@ -143,6 +144,7 @@ function readSettings() {
     commandNetwork: userSetting<unknown>('commandNetwork'),
     mcpServers: userSetting<unknown>('mcpServers'),
     hooks: userSetting<unknown>('hooks'),
+    review: strictestReview(c.inspect<unknown>('review')),
   });
 }
 

@@ -42,6 +42,7 @@ import {
   resultView,
   serverEnv,
   serverSettings,
+  strictestReview,
   taskTitle,
   toolsMarkdown,
   userOnlySettings,
@@ -105,6 +106,25 @@ test('serverSettings: empty values omitted, approval safe, no key', () => {
   for (const c of cases) {
     assert.deepEqual(serverSettings(c.in), c.want, JSON.stringify(c.in));
   }
+});
+
+test('review: the strictest of user and workspace values; only known values reach the server', () => {
+  const cases: { in: Parameters<typeof strictestReview>[0]; want: string | undefined }[] = [
+    { in: { defaultValue: 'off' }, want: 'off' },
+    { in: { defaultValue: 'off', globalValue: 'always' }, want: 'always' },
+    // A repository may turn review on ...
+    { in: { defaultValue: 'off', workspaceValue: 'outside-open' }, want: 'outside-open' },
+    // ... but never off, or lower than the user's.
+    { in: { defaultValue: 'off', globalValue: 'always', workspaceValue: 'off' }, want: 'always' },
+    { in: { defaultValue: 'off', globalValue: 'always', workspaceFolderValue: 'outside-open' }, want: 'always' },
+    { in: { defaultValue: 'off', globalValue: 'bogus' }, want: 'off' },
+    { in: undefined, want: undefined },
+  ];
+  for (const c of cases) {
+    assert.equal(strictestReview(c.in), c.want, JSON.stringify(c.in));
+  }
+  assert.equal(serverSettings({ review: 'always' }).review, 'always');
+  assert.equal(serverSettings({ review: 'yes' }).review, undefined);
 });
 
 test('serverEnv: key in the child environment only', () => {
@@ -227,6 +247,8 @@ test('isApproval recognises the server approval question only', () => {
   assert.ok(!isApproval({ message: msg, actions: [{ title: 'OK' }] }), 'other questions keep the default dialog');
   assert.ok(!isApproval({ message: 'Some other server asks', actions: approvalActions.map((title) => ({ title })) }));
   assert.ok(!isApproval({ message: msg, actions: null }));
+  // A review question (the review setting): Keep or Reject, in the same panel.
+  assert.ok(isApproval({ message: 'agentls (task 4, "x"): apply 2 changes to main.go?\n@@ -7,1 +7,1 @@', actions: [{ title: 'Keep' }, { title: 'Reject' }] }));
 });
 
 test('approvalHtml shows the whole command and every action, escaped, with nothing that cuts text', () => {

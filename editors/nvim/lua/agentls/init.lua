@@ -2,6 +2,7 @@
 -- vim.lsp (lspconfig optional). See :help agentls.
 local M = {}
 local ui = require('agentls.ui')
+local review = require('agentls.review')
 local stream = require('agentls.stream')
 
 -- Server commands of the agentls contract (docs/editors.md).
@@ -31,6 +32,7 @@ local defaults = {
     approval = nil, -- 'ask' | 'auto' | 'deny'
     allowCommands = nil, -- e.g. { 'go test', 'go build' }
     checkCommand = nil,
+    review = nil, -- 'off' | 'always' | 'outside' (files not open in a buffer): review each hunk before it is applied
     hooks = nil, -- Claude Code's format: { Stop = { { hooks = { { type = 'command', command = '~/bin/x.sh' } } } } }
   },
   -- A command whose output is the API key (e.g. { 'pass', 'show', 'openai' }),
@@ -89,7 +91,7 @@ end
 function M.server_settings(s)
   local out = { apiKeyEnv = 'OPENAI_API_KEY' }
   s = s or {}
-  for _, k in ipairs({ 'model', 'baseURL', 'checkCommand' }) do
+  for _, k in ipairs({ 'model', 'baseURL', 'checkCommand', 'review' }) do
     if type(s[k]) == 'string' and vim.trim(s[k]) ~= '' then out[k] = vim.trim(s[k]) end
   end
   local a = s.approval
@@ -357,6 +359,39 @@ local function cancel_request(_, params)
   end
 end
 
+-- apply_edit: workspace/applyEdit. An edit whose change annotations ask
+-- for confirmation (the server's `review` setting) opens the review float
+-- (agentls.review): only the hunks the user accepts are applied. Withdrawn
+-- like an approval (RequestCancelled) when the server cancels the request
+-- or the tasks end. Any other edit goes to the default handler.
+local function apply_edit(err, params, ctx, config)
+  local default = vim.lsp.handlers['workspace/applyEdit']
+  if type(params) ~= 'table' or not review.needs_confirmation(params.edit) then
+    -- (A versioned edit for an older text than the buffer's is refused:
+    -- the default handler would skip it and still answer applied.)
+    local stale = type(params) == 'table' and review.stale(params.edit)
+    if stale then return { applied = false, failureReason = stale } end
+    return default(err, params, ctx, config)
+  end
+  local c = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+  local q = { id = ctx and ctx.id, withdrawn = false, message = params.label }
+  open_question = q
+  local had_task = any_task_running()
+  local ok, res = pcall(review.handle, params, c and c.offset_encoding or 'utf-16', {
+    on_cancel = next(runs) ~= nil and function() M.cancel() end or nil,
+    withdrawn = function()
+      if had_task and not any_task_running() then q.withdrawn = true end
+      return q.withdrawn
+    end,
+  })
+  if open_question == q then open_question = nil end
+  if not ok then return { applied = false, failureReason = 'review failed: ' .. tostring(res) } end
+  if res == nil then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestCancelled, 'withdrawn: the task ended')
+  end
+  return res
+end
+
 -- agentls/saveDocuments: write the listed buffers that are loaded and
 -- modified, without a prompt (noautocmd-free :write, errors caught).
 local function save_documents(_, params)
@@ -579,6 +614,7 @@ local function handlers()
     ['$/progress'] = progress_handler,
     ['window/showMessageRequest'] = show_message_request,
     ['$/cancelRequest'] = cancel_request,
+    ['workspace/applyEdit'] = apply_edit,
     ['agentls/saveDocuments'] = save_documents,
     ['agentls/diagnostics'] = editor_diagnostics,
     ['agentls/lsp'] = forward_lsp,
@@ -624,6 +660,13 @@ local function capabilities()
   caps.window.showMessage = caps.window.showMessage or { messageActionItem = { additionalPropertiesSupport = false } }
   caps.workspace = caps.workspace or {}
   caps.workspace.applyEdit = true
+  -- Review before apply: the server annotates each hunk (needsConfirmation)
+  -- and apply_edit asks for each.
+  -- Versioned documentChanges (Neovim's handler applies them; 0.7 does not
+  -- declare it) are where the server puts annotated edits.
+  caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
+  caps.workspace.workspaceEdit.documentChanges = true
+  caps.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
   -- The agentls/* requests this plugin answers (handlers()): the server
   -- sends them only to a client that lists them; agentls/answer: the
   -- answer streamed into the answer float (shown while config.show_answer

@@ -1,0 +1,105 @@
+"""Review before apply in Emacs (emacs -nw) in a real terminal (tmux),
+against bin/agentls (:review "always" in the user's settings) + fake-model
+(editors/testing/models/review.json).
+
+  python3 emacs_review_term.py ROOT WORKSPACE ARTIFACTS
+The model edits main.go in two hunks; the test accepts the first and
+rejects the second in *agentls review* by keystrokes, then checks that the
+buffer holds only the accepted hunk and that the model's next request
+carried the rejected one (the fake model answers REJECTION-REACHED-MODEL
+only when the last tool result names it). Screens: ARTIFACTS/emacs-review*.
+AGENTLS_E2E_EMACS: the Emacs to run (run-emacs-versions runs 28 and 30).
+"""
+import json
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from term import Blocked, Term  # noqa: E402
+
+root, ws, art = sys.argv[1:4]
+# The review's screenshot also goes to docs/images with AGENTLS_E2E_SHOTS=docs.
+shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
+probe = os.path.join(art, "emacs-review.probe.json")
+init = os.path.join(art, "emacs-review-init.el")
+with open(init, "w") as f:
+    f.write("""(load %s)
+(setq agentls-program (append (json-parse-string %s) nil)
+      agentls-initialization-options '(:approval "ask" :apiKeyEnv "OPENAI_API_KEY" :review "always"))
+(agentls-mode 1)
+(setq inhibit-startup-screen t
+      native-comp-async-report-warnings-errors 'silent
+      warning-minimum-level :error)
+""" % (json.dumps(root + "/editors/emacs/agentls.el"), json.dumps(os.environ["E2E_CMD_JSON"])))
+
+t = Term("emacs-review", "%s -nw -Q -l %s main.go" % (os.environ.get("AGENTLS_E2E_EMACS", "emacs"), init), ws)
+
+
+def probe_eval(expr, timeout=10):
+    if os.path.exists(probe):
+        os.remove(probe)
+    t.send("M-:")
+    t.type('(with-temp-file %s (insert (json-encode %s)))' % (json.dumps(probe), expr))
+    t.send("Enter")
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(probe) and os.path.getsize(probe) > 0:
+            time.sleep(0.05)
+            return json.load(open(probe))
+        time.sleep(0.05)
+    return None
+
+
+def save_screen(name, docs=False):
+    t.screenshot(os.path.join(shots if docs else art, name + ".png"))
+    with open(os.path.join(art, name + ".txt"), "w") as f:
+        f.write(t.screen())
+
+
+try:
+    t.note(t.wait_for(r"main\.go", 15) is not None, "Emacs shows main.go")
+    t.send("M-x")
+    t.wait_for(r"M-x", 3)
+    t.type("agentls-run")
+    t.send("Enter")
+    t.note(t.wait_for(r"agentls task:", 5) is not None, "agentls-run asks for the task")
+    t.type("Review two hunks in main.go")
+    t.send("Enter")
+    # The review buffer: both hunks in diff-mode, the keys at the top.
+    m = t.wait_for(r"REVIEW-REJECTED", 30)
+    t.note(m is not None and t.wait_for(r"a accept", 2) is not None and t.wait_for(r"R reject all", 1) is not None,
+           "*agentls review* shows the hunks and the keys")
+    s = t.screen()
+    t.note("-// Greet returns a greeting for name." in s and "+// Greet returns a greeting for name. REVIEW-KEPT" in s,
+           "hunk 1 shows its old and new line")
+    t.note(re.search(r'-\s+fmt\.Println\(Greet\("world"\)\)', s) is not None and re.search(r'\+\s+fmt\.Println\(Greet\("REVIEW-REJECTED"\)\)', s) is not None,
+           "hunk 2 shows its old and new line")
+    t.note("1/2 main.go:5" in s and "2/2 main.go:11" in s, "each hunk names the file and line: %s" % [l for l in s.splitlines() if "/2 main.go" in l])
+    save_screen("emacs-review", docs=True)
+    # Accept the first hunk (point starts on it), reject the second.
+    t.type("a")
+    t.note(t.wait_for(r"\[\+\] accept 1/2", 5) is not None, "a marks hunk 1 accepted and moves on")
+    save_screen("emacs-review-after-a")
+    t.type("r")
+    # The answer streams in before the task ends: wait for its result too.
+    t.note(t.wait_for(r"REJECTION-(REACHED-MODEL|MISSING)", 30) is not None
+           and t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", 30) is not None, "the task ends after the review")
+    t.note("REJECTION-REACHED-MODEL" in t.screen(), "the model's next request carried the rejected hunk (its answer says so)")
+    save_screen("emacs-review-answer")
+    text = probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
+    t.note("REVIEW-KEPT" in text, "the accepted hunk is in the buffer")
+    t.note("REVIEW-REJECTED" not in text and 'Greet("world")' in text, "the rejected hunk is not: %r" % text)
+    r = probe_eval("(plist-get agentls-last-result :answer)") or ""
+    t.note("REJECTION-REACHED-MODEL" in r, "the task's answer: %r" % r)
+    t.note(probe_eval('(if (get-buffer "*agentls review*") "open" "closed")') == "closed", "the review buffer is closed")
+    log = open(os.path.join(art, os.environ.get("E2E_FAKE_MODEL_LOG", "emacs-review.fake-model.log"))).read()
+    t.note('name="review 2: the rejected hunk reached the model' in log, "the fake model served the turn that matched the rejected hunk in the tool result")
+except Blocked as e:
+    t.note(False, str(e))
+finally:
+    save_screen("emacs-review-last")
+    t.close()
+print("emacs-review: %d failed" % t.failed)
+sys.exit(1 if t.failed else 0)
