@@ -722,10 +722,13 @@ function showResult(r: RunResult): void {
   // The panel showed the answer as it streamed: the result replaces it
   // there (opening the preview again would open a second one beside it).
   const streamed = streams.delete(r.taskId);
+  // shown: the answer panel showed this task's stream (it was open, or the
+  // stream outgrew a notification and opened it).
+  const shown = streamShown.delete(r.taskId);
   if (streamed) setAnswer(r);
   if (isPlanResult(r)) {
     const n = planItems(r).length;
-    if (!streamed) showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
+    if (!shown) showAnswer(r).catch((err) => log.warn(`plan preview: ${errorText(err)}`));
     vscode.window.showInformationMessage(`agentls: plan ready (${n} step${n === 1 ? '' : 's'}${r.plannedFiles?.length ? `, ${r.plannedFiles.length} file(s)` : ''}). Execute it?`, 'Execute plan', 'Show plan').then((pick) => {
       if (pick === 'Execute plan') executePlan(r.taskId);
       else if (pick === 'Show plan') showAnswer(r);
@@ -739,7 +742,7 @@ function showResult(r: RunResult): void {
   const whole = !answerFits(r.answer) && r.status === 'completed';
   if (whole) buttons.push('Show answer');
   if (r.report) buttons.push('Show report');
-  if (whole && !streamed && config().get<boolean>('openAnswer', true)) {
+  if (whole && !shown && config().get<boolean>('openAnswer', true)) {
     showAnswer(r).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
   }
   const show = view.severity === 'error' ? vscode.window.showErrorMessage : view.severity === 'warning' ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
@@ -762,25 +765,35 @@ const agentlsCapabilitiesFeature: StaticFeature = {
 
 // The streamed answers so far, by task id, until the task's reply.
 const streams = new Map<string, string>();
+// The tasks whose stream the answer panel shows, until the task's reply.
+const streamShown = new Set<string>();
 
 /**
  * onAnswer: a part of a task's answer (agentls/answer). The answer panel
- * (the one reused markdown preview) opens at the first part and shows the
- * parts as they come; the reply replaces them with the result (showResult).
+ * (the one reused markdown preview) shows the parts as they come, opening
+ * once they outgrow a notification; the reply replaces them with the
+ * result (showResult).
  */
 function onAnswer(p: AnswerPart): void {
   if (!p || typeof p.taskId !== 'string' || !config().get<boolean>('openAnswer', true)) return;
-  const first = !streams.has(p.taskId);
   const text = (streams.get(p.taskId) ?? '') + (typeof p.text === 'string' ? p.text : '');
-  if (first && text.trim() === '') return;
+  if (text.trim() === '') return;
   streams.set(p.taskId, text);
   // The prompt of the task: the one this window runs, when it runs one.
   const mine = [...runs.values()];
   const uri = answerUri();
   answers.set(uri.toString(), streamMarkdown(p.taskId, mine.length === 1 ? mine[0].prompt : prompts.get(p.taskId), text, p.done === true));
   answerChanged.fire(uri);
-  // An answer panel already open shows the new document in place.
-  if (first && !answerPanelOpen()) openPreview(uri).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+  // An answer panel already open shows the new document in place. Else
+  // the panel opens once the answer outgrows a notification, the rule the
+  // reply follows (answerFits): a one-line answer never opens a panel.
+  if (streamShown.has(p.taskId)) return;
+  if (answerPanelOpen()) {
+    streamShown.add(p.taskId);
+  } else if (!answerFits(text)) {
+    streamShown.add(p.taskId);
+    openPreview(uri).catch((err) => log.warn(`answer preview: ${errorText(err)}`));
+  }
 }
 
 /** answerPanelOpen: a markdown preview of the answer document is open in some editor group. */
