@@ -194,7 +194,7 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 // ctxFor ends with a generous timeout, so a hung attack fails instead of
 // hanging the suite.
 func ctxFor(t *testing.T) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return c
 }
