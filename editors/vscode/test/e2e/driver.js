@@ -180,12 +180,14 @@ async function main() {
     const opened = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => e.innerText.replace(/\u00a0/g, ' ').includes('func Greet')), 20000);
     note(Boolean(opened), 'main.go open in the editor');
 
-    // The server logs "msg=initialize ... config.model=..." to its log file:
-    // proof that the extension started it and it initialized with the
-    // settings the extension sent.
+    // The server logs "msg=initialize" to its log file: proof that the
+    // extension started it and it initialized.
     const init = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg=initialize')), 40000);
     note(Boolean(init), `extension started bin/agentls and it initialized (${secs()} s): ${init ? init.replace(/^time=\S+ /, '').slice(0, 160) : 'no initialize in ' + process.env.E2E_AGENTLS_LOG}`);
-    note(Boolean(init && init.includes('config.model=e2e-model') && init.includes('config.approval=ask')), 'settings (model, approval) reached the server as initializationOptions');
+    // The face applies the settings and logs "settings at initialize
+    // config.model=...": the server only forwards initializationOptions.
+    const applied = await poll(async () => agentlsLog().split('\n').find((l) => l.includes('msg="settings at initialize"')), 10000);
+    note(Boolean(applied && applied.includes('config.model=e2e-model') && applied.includes('config.approval=ask')), 'settings (model, approval) reached the server as initializationOptions');
     note(!agentlsLog().includes('e2e-not-a-key'), 'the API key is not in the server log');
     await page.waitForTimeout(1000);
     // A normal start logs nothing at error level in the output channel: the
