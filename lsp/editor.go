@@ -62,15 +62,9 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 	var plans []planned
 	we := protocol.WorkspaceEdit{}
 	for _, fe := range edits {
-		abs := ed.ws.Abs(fe.Path)
-		doc, _ := srv.Buffers().Get(abs)
-		if (fe.BaseHash != "" && workspace.HashText(doc.Text) != fe.BaseHash) ||
-			(fe.BaseHash == "" && fe.BaseVersion != 0 && doc.Version != fe.BaseVersion) {
-			return fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
-		}
-		newText, err := workspace.ApplyEdits(doc.Text, fe.Edits)
+		abs, doc, newText, err := ed.planned(fe)
 		if err != nil {
-			return fmt.Errorf("edit %s: %w", fe.Path, err)
+			return err
 		}
 		plans = append(plans, planned{abs: abs, newText: newText, version: doc.Version})
 		tes := make([]protocol.TextEdit, len(fe.Edits))
@@ -128,6 +122,24 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		}
 	}
 	return nil
+}
+
+// planned is what edit fe makes of the open buffer of its file: the
+// file's absolute path, the buffer it applies to and the text after it. An
+// edit made for another text or version of the buffer is an error wrapping
+// workspace.ErrStale (the model reads the file again).
+func (ed *Editor) planned(fe workspace.FileEdit) (abs string, doc workspace.Document, after string, err error) {
+	abs = ed.ws.Abs(fe.Path)
+	doc, _ = ed.svc.srv.Buffers().Get(abs)
+	if (fe.BaseHash != "" && workspace.HashText(doc.Text) != fe.BaseHash) ||
+		(fe.BaseHash == "" && fe.BaseVersion != 0 && doc.Version != fe.BaseVersion) {
+		return "", doc, "", fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
+	}
+	after, err = workspace.ApplyEdits(doc.Text, fe.Edits)
+	if err != nil {
+		return "", doc, "", fmt.Errorf("edit %s: %w", fe.Path, err)
+	}
+	return abs, doc, after, nil
 }
 
 // send sends we with workspace/applyEdit and waits for the answer; after

@@ -74,15 +74,9 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 	seq := ed.svc.reviews.Add(1)
 	confirm := true
 	for _, fe := range edits {
-		abs := ed.ws.Abs(fe.Path)
-		doc, _ := srv.Buffers().Get(abs)
-		if (fe.BaseHash != "" && workspace.HashText(doc.Text) != fe.BaseHash) ||
-			(fe.BaseHash == "" && fe.BaseVersion != 0 && doc.Version != fe.BaseVersion) {
-			return fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
-		}
-		after, err := workspace.ApplyEdits(doc.Text, fe.Edits)
+		abs, doc, after, err := ed.planned(fe)
 		if err != nil {
-			return fmt.Errorf("edit %s: %w", fe.Path, err)
+			return err
 		}
 		hunks := workspace.DiffHunks(doc.Text, after)
 		if len(hunks) == 0 {
