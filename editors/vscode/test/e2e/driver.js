@@ -117,16 +117,26 @@ async function main() {
   };
   const statusText = () => page.$eval('.statusbar', (e) => e.innerText);
   const toastTexts = () => page.$$eval('.notification-toast', (els) => els.map((e) => e.innerText)).catch(() => []);
-  // toastButton: the button titled label of the toast that includes text.
-  const toastButton = (text, label, ms = 15000) => poll(async () => {
-    for (const t of await page.$$('.notification-toast')) {
+  // toastButton: the button titled label of the notification that includes
+  // text: in its toast, or, once the toast has gone (VS Code hides an
+  // informational toast after a while, which a loaded machine reaches while
+  // the test looks at something else), in the notification center.
+  const buttonIn = async (selector, text, label) => {
+    for (const t of await page.$$(selector)) {
       if (!(await t.innerText()).includes(text)) continue;
-      for (const b of await t.$$('.monaco-button')) {
+      for (const b of await t.$$('.monaco-button, .action-label')) {
         if ((await b.innerText()).trim() === label) return b;
       }
     }
     return undefined;
-  }, ms);
+  };
+  const toastButton = async (text, label, ms = 15000) => {
+    const b = await poll(() => buttonIn('.notification-toast', text, label), ms);
+    if (b) return b;
+    await palette('Notifications: Show Notifications');
+    await page.keyboard.press('Enter');
+    return poll(() => buttonIn('.notifications-center .notification-list-item', text, label), 5000);
+  };
   // frameWith: the webview frame (approval panel, markdown preview) whose
   // document contains text.
   const frameWith = async (text) => {
