@@ -106,6 +106,19 @@ def mx(command, *answers):
         t.send("Enter")
 
 
+def eval_expr(expr):
+    """M-: EXPR once the Eval prompt shows, after a C-g that ends whatever
+    was pending: Emacs drops the keys typed after a C-g until it has
+    handled the quit, so M-: again until its prompt shows (as mx does)."""
+    for _ in range(10):
+        t.send("C-g")
+        t.send("M-:")
+        if t.wait_for(r"^Eval: ?$", 1):
+            break
+    t.type(expr)
+    t.send("Enter")
+
+
 def probe_eval(expr, timeout=10):
     if os.path.exists(probe):
         os.remove(probe)
@@ -219,11 +232,9 @@ try:
     t.note(answer_shown(r"APPROVAL-DONE", 20) is not None, "the allowed command ran and the task finished")
 
     # 5. A question withdrawn: the task is cancelled while it asks.
-    t.send("M-:")
     # A cancel from elsewhere (another window, the server) while the
     # question is open (after a second or two, so the test sees it).
-    t.type("(e2e-cancel-when-asked)")
-    t.send("Enter")
+    eval_expr("(e2e-cancel-when-asked)")
     t.wait_for(r"^\[nil ", 3)  # the timer, printed by M-:
     mx("agentls-run", "Check formatting of the files")
     t.note(t.wait_for(r"gofmt -l \.", 10) is not None, "the second approval shows")
@@ -285,11 +296,8 @@ try:
 
     # 10. The task is cancelled while its edit question is open, then the
     # user says y: the late edit joins the cancelled task, undo reverts it.
-    t.send("C-g")
-    t.send("M-:")
-    t.type("(e2e-cancel-when-waiting)")
-    t.send("Enter")
-    t.wait_for(r"^\[nil ", 3)
+    eval_expr("(e2e-cancel-when-waiting)")
+    t.note(t.wait_for(r"^\[nil ", 5) is not None, "the cancelling helper is armed (M-: printed its timer)")
     before = probe_eval("(plist-get agentls-last-result :taskId)")
     if os.path.exists(cancel_sent):
         os.remove(cancel_sent)
