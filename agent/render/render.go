@@ -495,6 +495,11 @@ func linkAllowed(dest []byte) bool {
 	case "mailto":
 		return true
 	case "http", "https":
+		if strings.Contains(rest, "@") {
+			// An @ anywhere but in mailto: renderers disagree on where
+			// the host ends (user info, an address inside the path).
+			return false
+		}
 		p, err := url.Parse(s + ":" + strings.ReplaceAll(rest, `\`, "/"))
 		return err == nil && p.User == nil && p.Host != "" && !strings.Contains(p.Host, "@")
 	}
