@@ -296,7 +296,7 @@ local ok_main, err_main = xpcall(function()
     pcall(vim.cmd, 'close')
   end
 
-  -- 9. One truth across tasks (issue 28): task A's edit stays unsaved in
+  -- 9. One truth across tasks: task A's edit stays unsaved in
   -- the buffer; task B runs `go test ./...`, which passes only when A's
   -- edit is on disk. The buffer holds only agent edits, so the server has
   -- the plugin save it (agentls/saveDocuments) before the command. Task C
