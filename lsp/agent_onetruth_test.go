@@ -25,7 +25,8 @@ const raceRounds = 20
 // editor holds open and clean, and the very next tool call reads it. The
 // read returns what the command wrote in every round, whether the editor
 // never reloads the buffer or reloads it from its own file watcher at a
-// moment agentls does not know (with a plain client, 4 of 5 reads right after a command returned the old buffer text).
+// moment agentls does not know (with a plain client, 4 of 5 reads right
+// after a command returned the old buffer text).
 func TestReadAfterCommandSeesTheDisk(t *testing.T) {
 	files := map[string]string{"c.go": "package a\n\nconst V = \"fresh-0\"\n"}
 	var turns []fakemodel.Turn

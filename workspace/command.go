@@ -88,7 +88,8 @@ func (w *Workspace) StartCommand(ctx context.Context, label string) *CommandRun 
 	// the command changes the file, ReadFile returns the disk until the
 	// editor reloads the buffer, whenever its own watcher gets to it; a
 	// buffer opened and never saved or read would otherwise hide the
-	// command's text (without it, 4 reads in 5 right after a command returned the old buffer text).
+	// command's text (without it, 4 reads in 5 right after a command
+	// returned the old buffer text).
 	for _, name := range w.buffers.Filenames() {
 		p, ok := w.pathOfAbs(name)
 		if !ok {
