@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.lsp.dev/protocol"
+
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
@@ -28,6 +30,7 @@ type agentSession struct {
 	model *fakemodel.Server
 	root  string
 	logs  *syncLog
+	init  *protocol.InitializeResult // the server's answer to initialize
 }
 
 type agentOpts struct {
@@ -71,10 +74,11 @@ func newAgentSession(t testing.TB, turns []fakemodel.Turn, files map[string]stri
 	svc := lsp.NewService(o.svc)
 	opts := append(svc.Options(), server.WithLogger(logs.handler(t), nil))
 	s := newSession(t, cfg, opts...)
-	if _, err := s.c.Initialize(ctx(t)); err != nil {
+	init, err := s.c.Initialize(ctx(t))
+	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	return &agentSession{session: s, svc: svc, model: model, root: root, logs: logs}
+	return &agentSession{session: s, svc: svc, model: model, root: root, logs: logs, init: init}
 }
 
 // path is the absolute path of a workspace file.

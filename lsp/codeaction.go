@@ -110,6 +110,9 @@ func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol
 		}
 	}
 	for _, d := range p.Context.Diagnostics {
+		if src, _ := d.Source.Get(); src == server.ServerName {
+			continue // agentls's own note on an instruction comment: nothing to fix
+		}
 		arg, msg := diagnosticArg(d)
 		if msg == "" {
 			continue

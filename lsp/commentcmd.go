@@ -116,6 +116,9 @@ func (s *Service) runCommentCommand(ctx context.Context, inv *server.Invocation,
 		}
 		out.CommentRemoved = removed
 	}
+	if !out.CommentRemoved && reply.Status != string(agent.StateCancelled) {
+		s.keepCommentAnswer(ctx, name, in.Text, reply)
+	}
 	s.showAnswer(ctx, out)
 	return out, nil
 }

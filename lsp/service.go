@@ -70,6 +70,9 @@ type Service struct {
 	// the agentls requests its plugin answers (save.go, diagnostics.go,
 	// forward.go).
 	saveDocs, diagnostics, forwardLSP pluginRequest
+	// hints are the instruction comments' diagnostics and answers shown
+	// to a client with standard LSP only (commenthints.go).
+	hints commentHints
 }
 
 // NewService returns a service; pass its Options to server.New.
@@ -106,6 +109,8 @@ func (s *Service) Options() []server.Option {
 		func(srv *server.Server) { s.srv = srv },
 		server.WithCommands(s.Commands()...),
 		server.WithCodeActions(s.codeActions),
+		server.WithHover(s.hover, offerHover),
+		server.WithDocumentHandler(s.documentChanged),
 		server.WithRootsHandler(s.rootsChanged),
 		server.WithSettingsHandler(s.settings),
 		server.WithRedactor(s.currentRedactor),
@@ -159,5 +164,6 @@ func (s *Service) log() *slog.Logger {
 // Close ends the host (see session.Host.Close). The server calls it when
 // its connection ends.
 func (s *Service) Close() {
+	s.closeHints()
 	s.Host().Close()
 }

@@ -4,7 +4,8 @@ bin/agentls + fake-model: "Ask agent about `Greet`" through :ALECodeAction
 and its answer on the screen; then "Run agent on this comment" on a
 "// agent: ..." comment the user writes: the scripted model's edit on disk
 and in the reloaded buffer, the comment removed, the last message on the
-screen.
+screen; then a question in a comment: agentls's hint on it before the run,
+its answer on it after (the diagnostic ALE echoes, :ALEHover).
 
   python3 vim_ale_term.py ROOT WORKSPACE ARTIFACTS
 """
@@ -121,6 +122,54 @@ try:
                "the instruction comment is gone from the screen (reloaded again after its removal)")
         t.screenshot(os.path.join(shots, "vim-ale-comment.png"))
         t.watch(0.5)  # and no "Press ENTER" under it
+
+    # A question in a comment. Before the run, the comment carries a hint
+    # that names the code action (ALE echoes the diagnostic under the
+    # cursor); the task changes nothing, so the comment stays and carries
+    # the answer: its summary in the diagnostic, the whole answer in
+    # :ALEHover.
+    def echoed(pattern, timeout):
+        """Moves the cursor off the line and back (ALE echoes the
+        diagnostic under the cursor when it moves) until pattern shows."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            t.send("j")
+            t.send("k")
+            if t.wait_for(pattern, 0.5, allow_blockers=True):
+                return True
+        return False
+
+    t.send("Escape")
+    t.type(":call search('^func Greet')")
+    t.send("Enter")
+    t.send("O")
+    t.type("// agent: why does Greet take a name")
+    t.send("Escape")
+    t.type(":w")
+    t.send("Enter")
+    t.note(poll(lambda: "// agent: why does Greet take a name" in read(main_go), 10), "the question comment is saved in main.go")
+    t.note(echoed(r"Agent instruction: the code action \"Run agent on this comment\" runs it", 15),
+           "ALE shows agentls's hint on the comment: the code action that runs it")
+    t.type(":ALECodeAction")
+    t.send("Enter")
+    menu = t.wait_for(r"(\d+)[.:)]? *Run agent on this comment", 15, allow_blockers=True)
+    t.note(menu is not None, ":ALECodeAction on the question offers \"Run agent on this comment\"")
+    if menu:
+        t.type(menu.group(1))
+        t.send("Enter")
+        t.note(t.wait_for(r"COMMENT-ANSWER", 20, allow_blockers=True) is not None, "the answer's summary shows as the last message")
+        t.note("// agent: why does Greet take a name" in read(main_go), "the task changed nothing, so the comment stays")
+        t.note(echoed(r"agentls: completed .*COMMENT-ANSWER", 15),
+               "the comment's diagnostic now carries the answer (ALE echoes it on the line)")
+        t.type(":ALEHover")
+        t.send("Enter")
+        whole = t.wait_for(r"Nothing in the code needs to change", 15, allow_blockers=True)
+        t.note(whole is not None, ":ALEHover on the comment shows the whole answer")
+        if whole:
+            scr = t.screen().replace("\n", "")
+            t.note(re.search(r"Report: \S+/\.agentls/tasks/\S+\.md", scr) is not None, "the hover names the report")
+            t.screenshot(os.path.join(shots, "vim-ale-hover.png"))
+        t.send("Enter")
 except Blocked as e:
     t.note(False, str(e))
 finally:

@@ -66,6 +66,10 @@ type Config struct {
 	ShowDocument bool
 	// CodeActionLiterals declares codeActionLiteralSupport.
 	CodeActionLiterals bool
+	// HoverMarkdown declares textDocument.hover with markdown first in its
+	// contentFormat (without it the client declares no hover format, so
+	// hovers come as plain text).
+	HoverMarkdown bool
 	// ShowMessageRequest answers window/showMessageRequest; nil answers
 	// null (the user dismissed the message).
 	ShowMessageRequest func(protocol.ShowMessageRequestParams) *protocol.MessageActionItem
@@ -167,6 +171,10 @@ type State struct {
 	Answers        []AnswerPart
 	CreateRequests int        // window/workDoneProgress/create requests received
 	SaveRequests   [][]string // the uris of each agentls/saveDocuments request
+	// Diagnostics are the last textDocument/publishDiagnostics per uri;
+	// Publications counts them all.
+	Diagnostics  map[string]protocol.PublishDiagnosticsParams
+	Publications int
 }
 
 // HasShowMessage reports whether a window/showMessage contains substr.
@@ -347,6 +355,9 @@ func (c *Client) Capabilities() protocol.ClientCapabilities {
 	}
 	if len(answers) > 0 || c.cfg.AnswerStream {
 		caps.Experimental = protocol.LSPAny(lsp.PluginCapabilities(c.cfg.AnswerStream, answers...))
+	}
+	if c.cfg.HoverMarkdown {
+		caps.TextDocument.Hover = &protocol.HoverClientCapabilities{ContentFormat: []protocol.MarkupKind{protocol.MarkupKindMarkdown, protocol.MarkupKindPlainText}}
 	}
 	if c.cfg.CodeActionLiterals {
 		caps.TextDocument.CodeAction = &protocol.CodeActionClientCapabilities{
@@ -564,6 +575,11 @@ func (c *Client) copyState() State {
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
 	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
 	s.Answers = append([]AnswerPart(nil), c.state.Answers...)
+	s.Diagnostics = make(map[string]protocol.PublishDiagnosticsParams, len(c.state.Diagnostics))
+	for k, v := range c.state.Diagnostics {
+		v.Diagnostics = append([]protocol.Diagnostic(nil), v.Diagnostics...)
+		s.Diagnostics[k] = v
+	}
 	return s
 }
 

@@ -47,6 +47,20 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 		}
 		c.update(func(s *State) { s.Answers = append(s.Answers, AnswerPart{AnswerParams: p, Time: time.Now()}) })
 		return nil, nil
+	case protocol.MethodTextDocumentPublishDiagnostics:
+		var p protocol.PublishDiagnosticsParams
+		if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			c.violation("malformed textDocument/publishDiagnostics: %v", err)
+			return nil, nil
+		}
+		c.update(func(s *State) {
+			if s.Diagnostics == nil {
+				s.Diagnostics = map[string]protocol.PublishDiagnosticsParams{}
+			}
+			s.Diagnostics[string(p.URI)] = p
+			s.Publications++
+		})
+		return nil, nil
 	case protocol.MethodWindowLogMessage:
 		var p protocol.LogMessageParams
 		if err := protocol.Unmarshal(req.Params(), &p); err != nil {

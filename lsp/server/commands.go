@@ -246,6 +246,25 @@ func (s *Server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	return s.codeActions(ctx, s, p)
 }
 
+// hoverRequest answers textDocument/hover with the hover function, for a
+// client that was offered hover; its text passes the redactor.
+func (s *Server) hoverRequest(ctx context.Context, p *protocol.HoverParams) (*protocol.Hover, error) {
+	s.mu.Lock()
+	offered := s.hovers
+	s.mu.Unlock()
+	if !offered {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", protocol.MethodTextDocumentHover)
+	}
+	h, err := s.hover(ctx, s, p)
+	if err != nil || h == nil {
+		return nil, err
+	}
+	if m, ok := h.Contents.(*protocol.MarkupContent); ok && m != nil {
+		h.Contents = &protocol.MarkupContent{Kind: m.Kind, Value: s.Redact(m.Value)}
+	}
+	return h, nil
+}
+
 // redactErr hides secrets in an error's text, keeping a JSON-RPC error's
 // code.
 func redactErr(err error, redact func(string) string) error {

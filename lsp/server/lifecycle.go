@@ -57,6 +57,12 @@ func (s *Server) initialize(ctx context.Context, p *protocol.InitializeParams) (
 			},
 		},
 	}
+	if s.hover != nil && (s.offerHover == nil || s.offerHover(p.Capabilities)) {
+		res.Capabilities.HoverProvider = protocol.Boolean(true)
+		s.mu.Lock()
+		s.hovers = true
+		s.mu.Unlock()
+	}
 	if LiteralCodeActions(p.Capabilities) {
 		res.Capabilities.CodeActionProvider = &protocol.CodeActionOptions{
 			CodeActionKinds: []protocol.CodeActionKind{protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactor, protocol.CodeActionKindEmpty},

@@ -31,6 +31,10 @@ var ErrExitWithoutShutdown = errors.New("connection ended without a shutdown req
 // request. It must answer from memory: it runs while the editor waits.
 type CodeActionFunc func(ctx context.Context, s *Server, params *protocol.CodeActionParams) ([]protocol.CommandOrCodeAction, error)
 
+// HoverFunc answers textDocument/hover from memory: it runs while the
+// editor waits. A nil Hover is "nothing here".
+type HoverFunc func(ctx context.Context, s *Server, params *protocol.HoverParams) (*protocol.Hover, error)
+
 // Option configures a Server built by New.
 type Option func(*Server)
 
@@ -64,6 +68,22 @@ func WithCommands(cmds ...CommandHandler) Option {
 // WithCodeActions sets the function that answers textDocument/codeAction.
 // Without it the server offers no code actions.
 func WithCodeActions(f CodeActionFunc) Option { return func(s *Server) { s.codeActions = f } }
+
+// WithHover sets the function that answers textDocument/hover, and which
+// clients are offered hover (offer sees the client's capabilities at
+// initialize): a client not offered it gets no hoverProvider, and a hover
+// request from it is MethodNotFound.
+func WithHover(f HoverFunc, offer func(protocol.ClientCapabilities) bool) Option {
+	return func(s *Server) { s.hover, s.offerHover = f, offer }
+}
+
+// WithDocumentHandler adds a function called on the read loop after the
+// open-document store has applied a didOpen, didChange or didClose, with
+// the document's file name and whether it is still open. It must not
+// block.
+func WithDocumentHandler(f func(name string, open bool)) Option {
+	return func(s *Server) { s.onDocument = append(s.onDocument, f) }
+}
 
 // WithProgressCreateTimeout bounds the wait for the client's answer to
 // window/workDoneProgress/create (default 1 s; some clients never answer).
@@ -101,6 +121,9 @@ type Server struct {
 	buffers       *workspace.Buffers
 	commands      *commandRegistry
 	codeActions   CodeActionFunc
+	hover         HoverFunc
+	offerHover    func(protocol.ClientCapabilities) bool
+	onDocument    []func(name string, open bool)
 	createTimeout time.Duration
 	onRoots       func([]string)
 	onSettings    []SettingsHandler
@@ -124,6 +147,7 @@ type Server struct {
 	clientCaps protocol.ClientCapabilities
 	clientName string
 	roots      []string
+	hovers     bool // hoverProvider was declared to this client
 
 	docMu     sync.Mutex    // guards docChange
 	docChange chan struct{} // closed and replaced after every document change
@@ -327,6 +351,7 @@ func (s *Server) buildRoutes() map[string]route {
 		protocol.MethodWindowWorkDoneProgressCancel:       notification(protocol.MethodWindowWorkDoneProgressCancel, s.workDoneProgressCancel),
 		protocol.MethodWorkspaceExecuteCommand:            request(protocol.MethodWorkspaceExecuteCommand, s.executeCommand),
 		protocol.MethodTextDocumentCodeAction:             request(protocol.MethodTextDocumentCodeAction, s.codeAction),
+		protocol.MethodTextDocumentHover:                  request(protocol.MethodTextDocumentHover, s.hoverRequest),
 	}
 }
 
@@ -511,6 +536,20 @@ func (s *Server) DocumentChanged() <-chan struct{} {
 	s.docMu.Lock()
 	defer s.docMu.Unlock()
 	return s.docChange
+}
+
+// PublishDiagnostics replaces the diagnostics the server shows for the
+// file name (an empty list clears them). version, when not negative, is
+// the document version they were computed for.
+func (s *Server) PublishDiagnostics(ctx context.Context, name string, version int32, diags []protocol.Diagnostic) {
+	if diags == nil {
+		diags = []protocol.Diagnostic{}
+	}
+	p := &protocol.PublishDiagnosticsParams{URI: uri.File(name), Diagnostics: diags}
+	if version >= 0 {
+		p.Version = protocol.NewOptional(version)
+	}
+	s.notify(ctx, func(ctx context.Context, c protocol.Client) error { return c.PublishDiagnostics(ctx, p) })
 }
 
 // supportsShowDocument reports whether the client declared

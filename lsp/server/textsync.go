@@ -22,6 +22,7 @@ func (s *Server) didOpen(_ context.Context, p *protocol.DidOpenTextDocumentParam
 	}
 	s.buffers.Open(name, string(p.TextDocument.LanguageID), p.TextDocument.Version, p.TextDocument.Text)
 	s.docChanged()
+	s.documentEvent(name, true)
 	s.log.Debug("didOpen", "file", name, "version", p.TextDocument.Version)
 	return nil
 }
@@ -51,6 +52,7 @@ func (s *Server) didChange(_ context.Context, p *protocol.DidChangeTextDocumentP
 		return fmt.Errorf("didChange: %w", err)
 	}
 	s.docChanged()
+	s.documentEvent(name, true)
 	return nil
 }
 
@@ -62,6 +64,7 @@ func (s *Server) didClose(_ context.Context, p *protocol.DidCloseTextDocumentPar
 	}
 	s.buffers.Close(name)
 	s.docChanged()
+	s.documentEvent(name, false)
 	s.log.Debug("didClose", "file", name)
 	return nil
 }
@@ -83,4 +86,11 @@ func (s *Server) didSave(_ context.Context, p *protocol.DidSaveTextDocumentParam
 		return nil
 	}
 	return s.buffers.Change(name, doc.Version, []workspace.Change{{Text: *p.Text}})
+}
+
+// documentEvent runs the document handlers (WithDocumentHandler).
+func (s *Server) documentEvent(name string, open bool) {
+	for _, f := range s.onDocument {
+		f(name, open)
+	}
 }
