@@ -110,6 +110,31 @@ def stream_step():
            "q closes the answer float and no streamed float is left behind")
 
 
+def split_stream_step():
+    """With view = 'split' the answer streams into a split at the bottom
+    (not a float), the focus stays in main.go, and the reply's view
+    replaces it in a split too (gate "stream-split")."""
+    lua_probe("require'agentls'.config.view = 'split' return true")
+    ex("AgentRun Explain the streaming into a split")
+    t.note(t.wait_for(r"SPLIT-PART-1", 20) is not None, "view = 'split': the first part of the answer shows while the model writes")
+    where = lua_probe("""for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(w)):match('agentls://answer%-') then
+          return { relative = vim.api.nvim_win_get_config(w).relative, current = vim.fn.expand('%:t') }
+        end
+      end
+      return {}""") or {}
+    t.note(where.get("relative") == "" and where.get("current") == "main.go",
+           "it streams into a split, not a float, and the focus stays in main.go: %r" % where)
+    t.note("SPLIT-END" not in t.screen(), "the split holds only what came (not the held end)")
+    open_gate("stream-split")
+    t.note(t.wait_for(r"SPLIT-END", 20) is not None and t.wait_for(r"# agentls task \S+: completed", 5) is not None,
+           "the reply's view replaces the streamed split with the whole answer")
+    t.send("q")
+    t.note(t.wait_gone(r"SPLIT-END") and lua_probe("return #require'agentls.stream'.open()") == 0,
+           "q closes the answer split and no streamed window is left behind")
+    lua_probe("require'agentls'.config.view = 'float' return true")
+
+
 def server_log():
     """The server's log file (lib.sh's e2e_server sets E2E_SERVER_LOG)."""
     try:
@@ -146,8 +171,10 @@ try:
     t.send("q")
     t.note(t.wait_gone(r"LAST-LINE-OF-THE-ANSWER", 5), "q closes the answer window")
 
-    # 1b. The answer streams into the answer float while the model writes it.
+    # 1b. The answer streams into the answer float while the model writes it,
+    # or into a split with view = 'split'.
     stream_step()
+    split_stream_step()
 
     # 2. An edit task with a plan: progress float with the checklist.
     ex("AgentRun Add a header comment to main.go")

@@ -603,7 +603,7 @@ end
 -- agentls/answer: the answer as the model writes it, in the answer float
 -- (agentls.stream); the task's reply replaces it.
 local function answer_stream(_, params)
-  if M.config.show_answer then stream.on_answer(params, { orphan = next(runs) == nil }) end
+  if M.config.show_answer then stream.on_answer(params, { orphan = next(runs) == nil, split = M.config.view == 'split' }) end
   return vim.NIL
 end
 

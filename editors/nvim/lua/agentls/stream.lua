@@ -4,12 +4,14 @@
 -- capabilities.experimental.agentls.answerStream. The answer float opens at
 -- the first part, unfocused (typing goes on in the buffer), grows as parts
 -- arrive and keeps its last line in view; the task's reply then replaces it
--- with the whole answer (M.close, then the plugin's answer float).
+-- with the whole answer (M.close, then the plugin's answer float). With
+-- view = 'split' the answer streams into a split at the bottom instead,
+-- unfocused too, that grows up to half the screen.
 local M = {}
 
 local api = vim.api
 
--- streams: taskId -> { text, buf, win, closed (the user closed the float), done }
+-- streams: taskId -> { text, buf, win, split, closed (the user closed the window), done }
 local streams = {}
 
 -- lines(task_id, s): what the float shows.
@@ -51,15 +53,29 @@ local function draw(task_id)
   api.nvim_buf_set_lines(s.buf, 0, -1, false, lines)
   api.nvim_buf_set_option(s.buf, 'modifiable', false)
   local cfg = geometry(lines)
-  if s.win then
+  if s.win and s.split then
+    api.nvim_win_set_height(s.win, math.max(api.nvim_win_get_height(s.win), math.min(cfg.height + 1, math.floor(vim.o.lines / 2))))
+  elseif s.win then
     api.nvim_win_set_config(s.win, cfg)
   else
-    cfg.style, cfg.border, cfg.zindex, cfg.focusable = 'minimal', 'rounded', 45, true
-    s.win = api.nvim_open_win(s.buf, false, cfg)
+    if s.split then
+      -- A split at the bottom, the focus left where the user is.
+      local prev = api.nvim_get_current_win()
+      vim.cmd('noautocmd botright ' .. math.min(cfg.height + 1, math.floor(vim.o.lines / 2)) .. 'split')
+      s.win = api.nvim_get_current_win()
+      api.nvim_win_set_buf(s.win, s.buf)
+      for opt, v in pairs({ number = false, relativenumber = false, signcolumn = 'no', winfixheight = true }) do
+        api.nvim_win_set_option(s.win, opt, v)
+      end
+      api.nvim_set_current_win(prev)
+    else
+      cfg.style, cfg.border, cfg.zindex, cfg.focusable = 'minimal', 'rounded', 45, true
+      s.win = api.nvim_open_win(s.buf, false, cfg)
+      api.nvim_win_set_option(s.win, 'winhl', 'Normal:Normal,FloatBorder:Comment')
+    end
     api.nvim_win_set_option(s.win, 'wrap', true)
     api.nvim_win_set_option(s.win, 'linebreak', true)
     api.nvim_win_set_option(s.win, 'conceallevel', 2)
-    api.nvim_win_set_option(s.win, 'winhl', 'Normal:Normal,FloatBorder:Comment')
     local buf = s.buf
     for _, k in ipairs({ 'q', '<Esc>' }) do
       vim.keymap.set('n', k, function()
@@ -76,15 +92,16 @@ end
 
 -- on_answer(params, opts): one agentls/answer notification. opts.orphan:
 -- no task of this plugin waits for its reply (the task was started by a
--- plain workspace/executeCommand), so at done the float is the answer's
+-- plain workspace/executeCommand), so at done the window is the answer's
 -- final view: it takes the focus (q closes it) and the stream is forgotten.
+-- opts.split: stream into a split rather than a float (view = 'split').
 function M.on_answer(params, opts)
   if type(params) ~= 'table' or type(params.taskId) ~= 'string' then return end
   local text = type(params.text) == 'string' and params.text or ''
   local s = streams[params.taskId]
   if not s then
     if text == '' then return end
-    s = { text = '' }
+    s = { text = '', split = opts ~= nil and opts.split == true }
     streams[params.taskId] = s
   end
   s.text = s.text .. text
@@ -123,7 +140,7 @@ function M.text(task_id)
   return s and s.text or nil
 end
 
--- open(): the task ids whose stream float is on the screen (tests).
+-- open(): the task ids whose stream window is on the screen (tests).
 function M.open()
   local out = {}
   for id, s in pairs(streams) do
