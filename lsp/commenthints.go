@@ -52,6 +52,9 @@ type answerKey struct{ file, instruction string }
 // commentHints publishes the instruction comments' diagnostics of a
 // standard client's open documents.
 type commentHints struct {
+	// publish serializes the computing and sending of a list, so that a
+	// list computed earlier is never sent after a newer one.
+	publish sync.Mutex
 	mu      sync.Mutex
 	pending map[string]bool // files to publish at the next flush
 	timer   *time.Timer
@@ -115,6 +118,8 @@ func (s *Service) flushHints() {
 // sent an empty list.
 func (s *Service) publishHints(ctx context.Context, name string) {
 	h := &s.hints
+	h.publish.Lock()
+	defer h.publish.Unlock()
 	doc, open := s.srv.Buffers().Get(name)
 	var diags []protocol.Diagnostic
 	if open {
