@@ -51,13 +51,17 @@ const transcript = [];
 // run one acpx invocation; returns its exit code, the messages in order
 // (each marked from: "agent" or "client") and stderr.
 // A command that reaches a queue owner while its TTL (--ttl 1) ends it is
-// refused with QUEUE_OWNER_CLOSED, which acpx marks retryable: it ran
-// nothing, and is sent again (a new owner starts).
+// refused with QUEUE_OWNER_CLOSED, which acpx marks retryable, or, on a
+// busy machine, fails to connect to the owner's socket as it closes
+// ("connect ECONNRESET ....sock", "connect ECONNREFUSED ...", CI saw the
+// first): either way nothing was sent, so it is sent again (a new owner
+// starts).
+const ownerGone = /"QUEUE_OWNER_CLOSED"|connect (ECONNRESET|ECONNREFUSED|ENOENT) [^"]*\.sock/;
 function acpx(args, { timeout = 180000 } = {}) {
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });
     const stdout = r.stdout || "";
-    if (r.status !== 0 && attempt < 5 && stdout.includes('"QUEUE_OWNER_CLOSED"')) continue;
+    if (r.status !== 0 && attempt < 5 && ownerGone.test(stdout)) continue;
     return { status: r.status, ...classify(stdout), stderr: r.stderr || "", stdout };
   }
 }
