@@ -46,6 +46,28 @@ def poll(cond, timeout):
 t = Term("vim", "vim -u %s main.go" % vimrc, ws, env=env)
 
 
+def write_comment(text):
+    """Types an instruction comment above Greet and saves main.go; True
+    once the file on disk holds it."""
+    t.send("Escape")
+    t.type(":call search('^func Greet')")
+    t.send("Enter")
+    t.send("O")
+    t.type(text)
+    t.send("Escape")
+    t.type(":w")
+    t.send("Enter")
+    return poll(lambda: text in read(os.path.join(ws, "main.go")), 10)
+
+
+def comment_menu():
+    """:ALECodeAction on the cursor's line: the menu entry of "Run agent on
+    this comment" (its number in group 1), or None."""
+    t.type(":ALECodeAction")
+    t.send("Enter")
+    return t.wait_for(r"(\d+)[.:)]? *Run agent on this comment", 15, allow_blockers=True)
+
+
 def server_log():
     try:
         with open(os.environ["E2E_SERVER_LOG"]) as f:
@@ -88,18 +110,8 @@ try:
     # "Run agent on this comment": the user writes an instruction comment
     # above Greet, saves, and asks ALE for the code actions on it.
     main_go = os.path.join(ws, "main.go")
-    t.send("Escape")
-    t.type(":call search('^func Greet')")
-    t.send("Enter")
-    t.send("O")
-    t.type("// agent: make Greet shout")
-    t.send("Escape")
-    t.type(":w")
-    t.send("Enter")
-    t.note(poll(lambda: "// agent: make Greet shout" in read(main_go), 10), "the comment is saved in main.go")
-    t.type(":ALECodeAction")
-    t.send("Enter")
-    menu = t.wait_for(r"(\d+)[.:)]? *Run agent on this comment", 15, allow_blockers=True)
+    t.note(write_comment("// agent: make Greet shout"), "the comment is saved in main.go")
+    menu = comment_menu()
     t.note(menu is not None, ":ALECodeAction on the comment offers \"Run agent on this comment\"")
     if menu:
         t.type(menu.group(1))
@@ -139,20 +151,10 @@ try:
                 return True
         return False
 
-    t.send("Escape")
-    t.type(":call search('^func Greet')")
-    t.send("Enter")
-    t.send("O")
-    t.type("// agent: why does Greet take a name")
-    t.send("Escape")
-    t.type(":w")
-    t.send("Enter")
-    t.note(poll(lambda: "// agent: why does Greet take a name" in read(main_go), 10), "the question comment is saved in main.go")
+    t.note(write_comment("// agent: why does Greet take a name"), "the question comment is saved in main.go")
     t.note(echoed(r"Agent instruction: the code action \"Run agent on this comment\" runs it", 15),
            "ALE shows agentls's hint on the comment: the code action that runs it")
-    t.type(":ALECodeAction")
-    t.send("Enter")
-    menu = t.wait_for(r"(\d+)[.:)]? *Run agent on this comment", 15, allow_blockers=True)
+    menu = comment_menu()
     t.note(menu is not None, ":ALECodeAction on the question offers \"Run agent on this comment\"")
     if menu:
         t.type(menu.group(1))
