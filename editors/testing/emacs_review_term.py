@@ -12,11 +12,11 @@ AGENTLS_E2E_EMACS: the Emacs to run (run-emacs-versions runs 28 and 30).
 """
 import json
 import os
-import re
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from review_steps import review_two_hunks  # noqa: E402
 from term import Blocked, Term  # noqa: E402
 
 root, ws, art = sys.argv[1:4]
@@ -68,26 +68,7 @@ try:
     t.type("Review two hunks in main.go")
     t.send("Enter")
     # The review buffer: both hunks in diff-mode, the keys at the top.
-    m = t.wait_for(r"REVIEW-REJECTED", 30)
-    t.note(m is not None and t.wait_for(r"a accept", 2) is not None and t.wait_for(r"R reject all", 1) is not None,
-           "*agentls review* shows the hunks and the keys")
-    s = t.screen()
-    t.note("-// Greet returns a greeting for name." in s and "+// Greet returns a greeting for name. REVIEW-KEPT" in s,
-           "hunk 1 shows its old and new line")
-    t.note(re.search(r'-\s+fmt\.Println\(Greet\("world"\)\)', s) is not None and re.search(r'\+\s+fmt\.Println\(Greet\("REVIEW-REJECTED"\)\)', s) is not None,
-           "hunk 2 shows its old and new line")
-    t.note("1/2 main.go:5" in s and "2/2 main.go:11" in s, "each hunk names the file and line: %s" % [l for l in s.splitlines() if "/2 main.go" in l])
-    save_screen("emacs-review", docs=True)
-    # Accept the first hunk (point starts on it), reject the second.
-    t.type("a")
-    t.note(t.wait_for(r"\[\+\] accept 1/2", 5) is not None, "a marks hunk 1 accepted and moves on")
-    save_screen("emacs-review-after-a")
-    t.type("r")
-    # The answer streams in before the task ends: wait for its result too.
-    t.note(t.wait_for(r"REJECTION-(REACHED-MODEL|MISSING)", 30) is not None
-           and t.wait_for(r"# agentls task \S+: (completed|failed|cancelled)", 30) is not None, "the task ends after the review")
-    t.note("REJECTION-REACHED-MODEL" in t.screen(), "the model's next request carried the rejected hunk (its answer says so)")
-    save_screen("emacs-review-answer")
+    review_two_hunks(t, '*agentls review*', save_screen, 'emacs-review')
     text = probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
     t.note("REVIEW-KEPT" in text, "the accepted hunk is in the buffer")
     t.note("REVIEW-REJECTED" not in text and 'Greet("world")' in text, "the rejected hunk is not: %r" % text)
