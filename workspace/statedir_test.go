@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,4 +39,57 @@ func TestStateDirIsGitIgnored(t *testing.T) {
 
 func containsLine(s, line string) bool {
 	return slices.Contains(strings.Split(s, "\n"), line)
+}
+
+// TestStateDirLetsGitSeeTheCustomCommandsOnly: git, asked by a real
+// `git status`, lists the custom commands a team shares from
+// .agentls/commands/ and none of the local state; a workspace whose
+// .gitignore is the first form (which hid the commands too) gets the new
+// one.
+func TestStateDirLetsGitSeeTheCustomCommandsOnly(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatalf("git is needed to check what it lists: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		old  string // .gitignore before the workspace opens; "" for none
+	}{
+		{"new state folder", ""},
+		{"first form of the ignore file", stateIgnoreV1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			files := map[string]string{
+				StateDirName + "/commands/review.md":     "Review $ARGUMENTS\n",
+				StateDirName + "/commands/go/vet.md":     "Vet\n",
+				StateDirName + "/tasks/t1.md":            "report\n",
+				StateDirName + "/agentls.db":             "db",
+				StateDirName + "/recordings/t1.jsonl":    "{}\n",
+				StateDirName + "/commands-not-shared.md": "x\n",
+			}
+			if tc.old != "" {
+				files[StateDirName+"/.gitignore"] = tc.old
+			}
+			writeTree(t, root, files)
+			w := newWS(t, Options{Roots: []string{root}})
+			w.StateDir()
+			run := func(args ...string) string {
+				cmd := exec.Command(git, args...)
+				cmd.Dir = root
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+				return string(out)
+			}
+			run("init", "-q")
+			got := strings.Fields(run("status", "--porcelain", "-uall"))
+			want := []string{"??", StateDirName + "/commands/go/vet.md", "??", StateDirName + "/commands/review.md"}
+			if !slices.Equal(got, want) {
+				t.Errorf("git status lists %q; want only the custom commands %q", got, want)
+			}
+		})
+	}
 }

@@ -47,20 +47,39 @@ func ensureStateDir(r *root) error {
 	}
 	// Reports, logs, temporary files and the session database are the
 	// user's local state, never something to commit: keep git (and
-	// editors' git views) out.
-	f, err := r.fs.OpenFile(StateDirName+"/.gitignore", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// editors' git views) out. The custom commands in commands/ are a
+	// team's to share, so git sees them. A file in the first form (which
+	// ignored commands/ too) is brought up to date.
+	name := StateDirName + "/.gitignore"
+	if old, err := r.fs.ReadFile(name); err == nil {
+		if string(old) != stateIgnoreV1 {
+			return nil
+		}
+		if err := r.fs.Remove(name); err != nil {
+			return err
+		}
+	}
+	f, err := r.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString("# agentls's local state (reports, command logs, recordings, sessions, temporary files)\n*\n")
+	_, err = f.WriteString(stateIgnore)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// stateIgnore is .agentls/.gitignore: everything but the custom commands.
+const stateIgnore = "# agentls's local state (reports, command logs, recordings, sessions, temporary files).\n" +
+	"# The custom commands in commands/ are yours to commit and share.\n*\n!commands/\n!commands/**\n"
+
+// stateIgnoreV1 is the first .agentls/.gitignore, which ignored the
+// custom commands too.
+const stateIgnoreV1 = "# agentls's local state (reports, command logs, recordings, sessions, temporary files)\n*\n"
 
 // writeTemp writes data to a new temporary file for rel in r (in
 // .agentls/tmp/, or beside rel with sameFolder), with mode, fsynced and
