@@ -564,19 +564,35 @@ func (x *run) limit(r StopReason) int {
 	return x.cfg.Rounds
 }
 
-// claimsChange matches an answer that reports a change made: "I updated
-// Foo", "Fixed the test", "renamed X to Y".
-var claimsChange = regexp.MustCompile(`(?i)\b(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)\b`)
+// changeVerbs are the verbs of an answer that reports a change made.
+const changeVerbs = `(changed|updated|added|fixed|renamed|replaced|removed|deleted|created|modified|implemented|refactored|edited|wrote|rewrote|moved|converted|inserted|applied)`
+
+// claimsChange matches a sentence that reports a change the agent made:
+// with itself as the subject ("I updated Foo", "we've added") or in the
+// present perfect ("the test has been fixed"). reportsChange matches the
+// terse form that starts with the verb ("Fixed the test", "Renamed X to
+// Y"), unless the verb is an adjective of a description ("Deleted rows
+// are removed nightly"). A description of what code does ("negative
+// quantities are added too", "entries are removed when full") is none of
+// these.
+var (
+	claimsChange = regexp.MustCompile(`(?i)\b(i|we)('ve| have)?(\s+(just|also|then|now|already))*\s+` + changeVerbs + `\b` +
+		`|(?i)\b(has|have) (now )?been ` + changeVerbs + `\b`)
+	reportsChange = regexp.MustCompile(`(?i)^\s*(done\W+)?(and\s+)?` + changeVerbs + `\b`)
+	describes     = regexp.MustCompile(`(?i)\b(is|are)\b`)
+)
 
 // negation matches a sentence that denies a change: "I changed nothing",
 // "no file was modified", "did not edit", "nothing needed to be changed".
 var negation = regexp.MustCompile(`(?i)\b(no|not|nothing|never|none|without|didn't|don't|haven't|hasn't|wasn't|isn't|needn't|neither|nor)\b|n't\b`)
 
-// claimsChangeMade reports whether some sentence of answer reports a change
-// made, without denying it in the same sentence.
+// claimsChangeMade reports whether some sentence of answer (its prose, not
+// the code it quotes) reports a change made, without denying it in the
+// same sentence.
 func claimsChangeMade(answer string) bool {
-	for _, s := range regexp.MustCompile(`[.!?;\n]+`).Split(answer, -1) {
-		if claimsChange.MatchString(s) && !negation.MatchString(s) {
+	for _, s := range regexp.MustCompile(`[.!?;:\n]+`).Split(prose(answer), -1) {
+		claim := claimsChange.MatchString(s) || reportsChange.MatchString(s) && !describes.MatchString(s)
+		if claim && !negation.MatchString(s) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,9 +77,13 @@ func globPrefix(glob string) string {
 	return strings.ReplaceAll(strings.Join(keep, "/"), `\`, "")
 }
 
-// claimRE matches a sentence that claims an empty result: nothing found,
-// no such files, not used anywhere.
-var claimRE = regexp.MustCompile(`(?i)\b(no|none|nothing|zero|0)\b[^\n]{0,40}?\b(found|match|matches|matched|exists?|files?|results?|occurrences?|usages?|callers?|references?)\b` +
+// claimRE matches a sentence that claims an empty result of a search:
+// nothing found, no such files, not used anywhere. Only the things a
+// search finds count (files, matches, usages, callers, ...): "no other bug
+// found" is a judgement of code, not a search result.
+var claimRE = regexp.MustCompile(`(?i)\b(no|none)\b[^\n]{0,40}?\b(files?|matches|results|occurrences?|usages?|callers?|references?|imports?|definitions?|implementations?|instances?|mentions?|tests)\b` +
+	`|\b(0|zero) (files|matches|results|occurrences|usages|callers|references)\b` +
+	`|\bnothing (was |is )?(found|matched)\b|\bfound nothing\b|\bno match(es)?\b` +
 	`|\b(could not|couldn't|cannot|can't|did not|didn't|was unable to|were unable to) (find|locate)\b` +
 	`|\bthere (are|is|were|was) no\b[^\n]{0,30}?\b(such|files?|match|matches|results?|occurrences?|usages?|uses|callers?|references?|calls?|tests?|instances?|definitions?|imports?|mentions?)\b` +
 	`|\bnot\b[^\n]{0,20}?\b(called|used|referenced|present|found|defined|imported|mentioned)\b` +
@@ -93,20 +98,37 @@ var conditionalRE = regexp.MustCompile(`(?i)\b(if|when|whenever|unless|until|whi
 // (".go", "main.go") does not end a sentence.
 var sentenceEnd = regexp.MustCompile(`[.!?;]+(\s|$)|\n+`)
 
-// claimsNothing reports whether some sentence of answer says a search came
-// up empty, outside a clause that describes code behaviour.
-func claimsNothing(answer string) bool {
-	for _, s := range sentenceEnd.Split(answer, -1) {
+// codeRE matches what an answer quotes rather than says: fenced blocks and
+// code spans. A quoted `errors.New("not found")` claims nothing.
+var codeRE = regexp.MustCompile("(?s)```.*?(```|$)|`[^`\n]*`")
+
+// prose is answer without the code it quotes (each quote left as "code",
+// so a sentence keeps its shape).
+func prose(answer string) string { return codeRE.ReplaceAllString(answer, "code") }
+
+// nothingClaims returns the sentences of answer that say a search came up
+// empty, outside a clause that describes code behaviour and outside
+// quoted code.
+func nothingClaims(answer string) []string {
+	var out []string
+	for _, s := range sentenceEnd.Split(prose(answer), -1) {
 		loc := claimRE.FindStringIndex(s)
 		if loc == nil {
 			continue
 		}
 		if !conditionalRE.MatchString(s[:loc[0]]) {
-			return true
+			out = append(out, s)
 		}
 	}
-	return false
+	return out
 }
+
+// claimsNothing reports whether some sentence of answer says a search came
+// up empty.
+func claimsNothing(answer string) bool { return len(nothingClaims(answer)) > 0 }
+
+// wideClaimRE marks a claim about more than the code at hand.
+var wideClaimRE = regexp.MustCompile(`(?i)\b(anywhere|elsewhere|everywhere|workspace|project|repo|repository|codebase|code base|directory|folder|outside)\b`)
 
 // widerScopeRE marks a prompt that asks beyond the code in the editor.
 var widerScopeRE = regexp.MustCompile(`(?i)\b(workspace|project|repo|repository|codebase|code base|anywhere|elsewhere|everywhere|other files?|all files|callers?|usages?|references?|who calls|where)\b`)
@@ -126,11 +148,20 @@ var scopeArgs = []string{"path", "dir", "folder", "directory", "dir_path", "file
 // file). A question about the selected code, answered from the selection,
 // needs no search: the selection is its scope.
 func evidenceGap(answer string, spec TaskSpec, calls []callRecord) string {
-	if !claimsNothing(answer) {
+	claims := nothingClaims(answer)
+	if len(claims) == 0 {
 		return ""
 	}
-	if strings.TrimSpace(spec.Context.Selection) != "" && !widerScopeRE.MatchString(spec.Prompt) {
-		return ""
+	if !widerScopeRE.MatchString(spec.Prompt) {
+		if strings.TrimSpace(spec.Context.Selection) != "" {
+			return ""
+		}
+		// A claim about the code the task read ("err is not used after the
+		// check", "none of the callers drain it"): the reading is its
+		// evidence, as long as no claim reaches beyond it.
+		if readCode(calls) && !slices.ContainsFunc(claims, wideClaimRE.MatchString) {
+			return ""
+		}
 	}
 	for _, c := range calls {
 		if !searchTools[c.Tool] || c.IsError || c.Partial {
@@ -155,6 +186,11 @@ func evidenceGap(answer string, spec TaskSpec, calls []callRecord) string {
 	return "Your answer says nothing was found, but no search over the workspace backs it: " +
 		"shell commands like find or ls are not a search of the workspace. " +
 		"Run list_files (recursive, respects .gitignore) or grep over the workspace, then answer from its result."
+}
+
+// readCode reports whether the task read a file.
+func readCode(calls []callRecord) bool {
+	return slices.ContainsFunc(calls, func(c callRecord) bool { return c.Tool == "read_file" && !c.IsError })
 }
 
 // namesPath reports whether the task names scope: as a whole path in its
