@@ -1,6 +1,7 @@
 package lsp_test
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -82,6 +83,10 @@ func TestReviewBeforeApply(t *testing.T) {
 				}
 				// The report lists what was rejected; undo reverts only
 				// what was kept.
+				// The summary the editor shows says so too.
+				if !strings.Contains(r.Summary, "you rejected 1 of 2 changes in main.go") {
+					t.Errorf("summary = %q; want it to say the user rejected 1 of 2 changes in main.go", r.Summary)
+				}
 				rep := readFile(t, strings.TrimPrefix(r.Report, "file://"))
 				if !strings.Contains(rep, "## Rejected in review") || !strings.Contains(rep, "+\treturn 20") {
 					t.Errorf("the report lacks the rejected hunk:\n%s", rep)
@@ -92,6 +97,15 @@ func TestReviewBeforeApply(t *testing.T) {
 				}
 				if text, _, _ := a.c.Document(a.path("main.go")); text != reviewFiles["main.go"] {
 					t.Errorf("buffer after undo = %q; want the original", text)
+				}
+				// The task list says it was undone, not just "completed".
+				raw, _, err = a.c.ExecuteCommand(ctx(t), lsp.CommandTasks, nil)
+				var tasks []lsp.TaskInfo
+				if err != nil || json.Unmarshal(raw, &tasks) != nil {
+					t.Fatalf("agentls.tasks = %s, %v", raw, err)
+				}
+				if len(tasks) != 1 || tasks[0].ID != r.TaskID || !tasks[0].Undone || tasks[0].State != "completed" {
+					t.Errorf("agentls.tasks after the undo = %s; want the task completed and undone", raw)
 				}
 			}
 			reqs := a.model.Requests()

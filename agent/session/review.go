@@ -53,8 +53,9 @@ type reviewEditor struct {
 // reviewLog keeps what the user rejected in the task's reviews, for the
 // report's "Rejected in review" section.
 type reviewLog struct {
-	mu    sync.Mutex // guards lines
+	mu    sync.Mutex // guards lines and brief
 	lines []string
+	brief []string // "1 of 2 changes in main.go", one per file with a rejection
 }
 
 func (l *reviewLog) add(e *workspace.RejectedError) {
@@ -68,7 +69,20 @@ func (l *reviewLog) add(e *workspace.RejectedError) {
 			continue
 		}
 		l.lines = append(l.lines, fmt.Sprintf("- %s: %d of %d changes rejected\n\n```diff\n%s```\n", f.Path, len(f.Rejected), len(f.Hunks), f.RejectedDiff()))
+		l.brief = append(l.brief, fmt.Sprintf("%d of %d change%s in %s", len(f.Rejected), len(f.Hunks), plural(len(f.Hunks), "", "s"), f.Path))
 	}
+}
+
+// note is " (you rejected 1 of 2 changes in main.go)" for the task's
+// summary, or "" when the user rejected nothing: a summary that says a
+// change is done must not hide the part the user refused.
+func (l *reviewLog) note() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.brief) == 0 {
+		return ""
+	}
+	return " (you rejected " + strings.Join(l.brief, "; ") + ")"
 }
 
 func (l *reviewLog) section() string {

@@ -224,7 +224,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		<-at.Done()
 		res := at.Result()
 		t.git.end(context.WithoutCancel(ctx), res.Status == agent.StateCancelled)
-		out := &Outcome{Result: res, Summary: Summary(res) + t.deniedNote(), Git: t.git.state(), Diagnostics: t.diags.delta()}
+		out := &Outcome{Result: res, Summary: Summary(res) + t.deniedNote() + t.reviews.note(), Git: t.git.state(), Diagnostics: t.diags.delta()}
 		if out.Cost, out.CostKnown = settings.Cost(settings.Model, res.Usage); out.CostKnown {
 			out.Summary += fmt.Sprintf(" ($%.4f)", out.Cost)
 		}

@@ -32,11 +32,14 @@ type TaskInfo struct {
 	Report   string       `json:"report,omitempty"`
 	// Interrupted: left in a live state by an earlier process (crash,
 	// kill); Resume continues it.
-	Interrupted bool   `json:"interrupted,omitempty"`
-	StopReason  string `json:"stopReason,omitempty"`
-	Summary     string `json:"summary,omitempty"`
-	LLMCalls    int    `json:"llmCalls"`
-	FollowUpOf  string `json:"followUpOf,omitempty"`
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Undone: the task's edits were reverted since (Undo); its State is
+	// still how it ended.
+	Undone     bool   `json:"undone,omitempty"`
+	StopReason string `json:"stopReason,omitempty"`
+	Summary    string `json:"summary,omitempty"`
+	LLMCalls   int    `json:"llmCalls"`
+	FollowUpOf string `json:"followUpOf,omitempty"`
 }
 
 // PlanProgress is how far a task's plan is.
@@ -126,45 +129,50 @@ func (h *Host) info(ctx context.Context, t *agent.Task) TaskInfo {
 // (interrupted ones flagged), oldest first.
 func (h *Host) List(ctx context.Context, f Filter) ([]TaskInfo, error) {
 	out := []TaskInfo{}
-	mine := map[string]bool{}
-	for _, t := range h.tasks.Tasks() {
-		mine[t.ID()] = true
-		ti := h.info(ctx, t)
-		if f.keep(ti.State, false, ti.Started) {
-			out = append(out, ti)
-		}
-	}
+	var stored []store.Task
+	undone := map[string]bool{}
 	if _, err := h.Workspace(ctx); err == nil {
 		st, err := h.Store(ctx)
 		if err != nil {
 			return nil, err
 		}
-		stored, err := st.Tasks(ctx, store.TaskFilter{Since: f.Since, Limit: f.Limit})
-		if err != nil {
+		if stored, err = st.Tasks(ctx, store.TaskFilter{Since: f.Since, Limit: f.Limit}); err != nil {
 			return nil, err
 		}
-		for i := len(stored) - 1; i >= 0; i-- { // oldest first
-			t := stored[i]
-			if mine[t.ID] {
-				continue
-			}
-			interrupted := !store.Terminal(t.State)
-			if !f.keep(t.State, interrupted, t.CreatedAt) {
-				continue
-			}
-			end := t.EndedAt
-			if end.IsZero() {
-				end = t.UpdatedAt
-			}
-			state := t.State
-			if interrupted {
-				state = "interrupted"
-			}
-			out = append(out, TaskInfo{ID: t.ID, Prompt: preview(t.Prompt), Mode: t.Kind, State: state,
-				Plan: PlanProgress{Items: []string{}}, Started: t.CreatedAt.UTC(), Duration: end.Sub(t.CreatedAt).Milliseconds(),
-				Report: h.ReportIfWritten(ctx, t.ID), Interrupted: interrupted, StopReason: t.StopReason,
-				Summary: render.Inert(t.Summary), LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf})
+		for _, t := range stored {
+			undone[t.ID] = !t.UndoneAt.IsZero()
 		}
+	}
+	mine := map[string]bool{}
+	for _, t := range h.tasks.Tasks() {
+		mine[t.ID()] = true
+		ti := h.info(ctx, t)
+		ti.Undone = undone[ti.ID]
+		if f.keep(ti.State, false, ti.Started) {
+			out = append(out, ti)
+		}
+	}
+	for i := len(stored) - 1; i >= 0; i-- { // oldest first
+		t := stored[i]
+		if mine[t.ID] {
+			continue
+		}
+		interrupted := !store.Terminal(t.State)
+		if !f.keep(t.State, interrupted, t.CreatedAt) {
+			continue
+		}
+		end := t.EndedAt
+		if end.IsZero() {
+			end = t.UpdatedAt
+		}
+		state := t.State
+		if interrupted {
+			state = "interrupted"
+		}
+		out = append(out, TaskInfo{ID: t.ID, Prompt: preview(t.Prompt), Mode: t.Kind, State: state,
+			Plan: PlanProgress{Items: []string{}}, Started: t.CreatedAt.UTC(), Duration: end.Sub(t.CreatedAt).Milliseconds(),
+			Report: h.ReportIfWritten(ctx, t.ID), Interrupted: interrupted, StopReason: t.StopReason,
+			Summary: render.Inert(t.Summary), LLMCalls: t.LLMCalls, FollowUpOf: t.FollowUpOf, Undone: !t.UndoneAt.IsZero()})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
 	return out, nil
@@ -318,6 +326,16 @@ func (h *Host) Undo(ctx context.Context, id string, ed workspace.Editor) (*UndoR
 		return nil, err
 	}
 	h.logger().Info("task undone", "task", rep.TaskID, "reverted", len(rep.Reverted), "notReverted", len(rep.NotReverted))
+	if len(rep.Reverted)+len(rep.Unchanged) > 0 {
+		// Listed as undone from now on, in every face; flushed so the
+		// next listing sees it.
+		if err := st.MarkUndone(id, time.Time{}); err == nil {
+			err = st.Flush(ctx)
+		}
+		if err != nil {
+			h.logger().Warn("record the undo", "task", id, "err", err)
+		}
+	}
 	return rep, nil
 }
 

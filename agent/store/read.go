@@ -12,25 +12,25 @@ import (
 
 const taskCols = `id, session_id, kind, prompt, editor_context, state, stop_reason, COALESCE(follow_up_of, ''),
 	answer, summary, error, created_at, updated_at, COALESCE(ended_at, 0), llm_calls, input_tokens,
-	output_tokens, cached_tokens, reasoning_tokens, model_us, tool_us`
+	output_tokens, cached_tokens, reasoning_tokens, model_us, tool_us, COALESCE(undone_at, 0)`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanTask(sc scanner) (Task, error) {
 	var t Task
 	var ec string
-	var created, updated, ended, modelUS, toolUS int64
+	var created, updated, ended, modelUS, toolUS, undone int64
 	var in, out, cached, reasoning int
 	err := sc.Scan(&t.ID, &t.SessionID, &t.Kind, &t.Prompt, &ec, &t.State, &t.StopReason, &t.FollowUpOf,
 		&t.Answer, &t.Summary, &t.Error, &created, &updated, &ended, &t.LLMCalls, &in, &out, &cached, &reasoning,
-		&modelUS, &toolUS)
+		&modelUS, &toolUS, &undone)
 	if err != nil {
 		return t, err
 	}
 	if ec != "" && ec != "null" {
 		t.EditorContext = json.RawMessage(ec)
 	}
-	t.CreatedAt, t.UpdatedAt, t.EndedAt = fromMS(created), fromMS(updated), fromMS(ended)
+	t.CreatedAt, t.UpdatedAt, t.EndedAt, t.UndoneAt = fromMS(created), fromMS(updated), fromMS(ended), fromMS(undone)
 	t.Usage = usageOf(in, out, cached, reasoning)
 	t.ModelTime = time.Duration(modelUS) * time.Microsecond
 	t.ToolTime = time.Duration(toolUS) * time.Microsecond

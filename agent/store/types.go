@@ -46,6 +46,7 @@ type Task struct {
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
 	EndedAt       time.Time // zero while the task is live
+	UndoneAt      time.Time // when the task's edits were undone; zero if never
 
 	// Totals, kept current as messages and tool calls are recorded.
 	LLMCalls  int

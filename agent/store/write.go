@@ -81,6 +81,14 @@ func (s *Store) SetTaskState(taskID, state string) error {
 	})
 }
 
+// MarkUndone records that the edits of a task were undone at at.
+func (s *Store) MarkUndone(taskID string, at time.Time) error {
+	at = s.now(at)
+	return s.enqueue("mark task "+taskID+" undone", func(ctx context.Context, tx *sql.Tx) error {
+		return execOne(ctx, tx, `UPDATE tasks SET undone_at = ?, updated_at = ? WHERE id = ?`, ms(at), ms(at), taskID)
+	})
+}
+
 // TaskEnd is how a task ended.
 type TaskEnd struct {
 	State      string // completed, failed or cancelled

@@ -833,7 +833,10 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
     (append (if (and (listp r) (plist-member r :tasks)) (plist-get r :tasks) r) nil)))
 
 (defun agentls--state (tk)
-  (if (eq (plist-get tk :interrupted) t) "interrupted" (agentls--str (plist-get tk :state))))
+  "The state of task TK as listed: interrupted and undone tasks say so."
+  (cond ((eq (plist-get tk :interrupted) t) "interrupted")
+        ((eq (plist-get tk :undone) t) "undone")
+        (t (agentls--str (plist-get tk :state)))))
 
 (defun agentls--read-task (prompt &optional pred default)
   "Read a task id with completion (annotated with state and prompt)."

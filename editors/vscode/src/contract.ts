@@ -462,7 +462,7 @@ export interface TaskInfo {
   plan: PlanItem[];
 }
 
-const finalStates = new Set(['completed', 'failed', 'cancelled', 'done', 'error', 'interrupted']);
+const finalStates = new Set(['completed', 'failed', 'cancelled', 'done', 'error', 'interrupted', 'undone']);
 
 /** isRunning says whether a task state is not final. */
 export function isRunning(state: string): boolean {
@@ -528,8 +528,9 @@ export function parseTasks(reply: unknown): TaskInfo[] {
       id,
       prompt: typeof o.prompt === 'string' ? o.prompt : '',
       // A task an earlier server left in a live state is flagged
-      // "interrupted" (today's servers) or has that state (the contract's).
-      state: o.interrupted === true ? 'interrupted' : typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
+      // "interrupted" (today's servers) or has that state (the contract's);
+      // a task whose edits were undone is flagged "undone".
+      state: o.interrupted === true ? 'interrupted' : o.undone === true ? 'undone' : typeof o.state === 'string' ? o.state : typeof o.status === 'string' ? o.status : '',
       progress: fmtProgress(o.progress ?? o.plan),
       started: typeof o.started === 'string' ? o.started : '',
       duration: fmtDuration(o.duration),

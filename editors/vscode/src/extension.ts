@@ -878,6 +878,7 @@ function taskIcon(t: TaskInfo): vscode.ThemeIcon {
     case 'completed': return new vscode.ThemeIcon(t.mode === 'plan' ? 'checklist' : 'check');
     case 'failed': return new vscode.ThemeIcon('error');
     case 'interrupted': return new vscode.ThemeIcon('debug-pause');
+    case 'undone': return new vscode.ThemeIcon('discard');
     default: return new vscode.ThemeIcon('circle-slash');
   }
 }

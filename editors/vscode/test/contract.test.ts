@@ -224,6 +224,9 @@ test('parseTasks reads the agentls.tasks reply of the real server (plan, duratio
   assert.equal(isRunning(planned[1].state), false, 'an interrupted task is not running');
   const flagged = parseTasks([{ id: 'old-3', state: 'planning', interrupted: true, duration: 0 }]);
   assert.equal(flagged[0].state, 'interrupted', 'the interrupted flag wins over the live state the store kept');
+  const undone = parseTasks([{ id: 'u1', state: 'completed', undone: true, mode: 'edit' }]);
+  assert.equal(undone[0].state, 'undone', 'a task whose edits were undone is listed as undone, not completed');
+  assert.equal(isRunning(undone[0].state), false, 'an undone task is not running');
 });
 
 test('reportTarget', () => {

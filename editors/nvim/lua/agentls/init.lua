@@ -1089,9 +1089,11 @@ function M.duration_text(ms)
 end
 
 -- task_state(t): the state of an agentls.tasks entry; a task an earlier
--- server left running reads "interrupted".
+-- server left running reads "interrupted", one whose edits were undone
+-- "undone".
 function M.task_state(t)
   if t.interrupted == true then return 'interrupted' end
+  if t.undone == true then return 'undone' end
   return str(t.state) ~= '' and t.state or str(t.status)
 end
 
