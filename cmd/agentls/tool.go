@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -62,9 +63,30 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	defer ws.Close()
 	reg := tools.New(tools.Env{Workspace: ws})
 	defer reg.Close()
+	// The language tools too, over agentls's own servers (started only
+	// when one of them runs), as `agentls run` and ACP sessions have them.
+	pool := langserver.NewPool(0)
+	defer pool.Close()
+	pool.Configure(ws.Roots(), nil, "")
+	all := append(reg.Tools(), langserver.Tools(langserver.Env{Workspace: ws, Source: pool})...)
+	find := func(name string) tools.Tool {
+		for _, t := range all {
+			if t.Name() == name {
+				return t
+			}
+		}
+		return nil
+	}
+	names := func() string {
+		var n []string
+		for _, t := range all {
+			n = append(n, t.Name())
+		}
+		return strings.Join(n, ", ")
+	}
 
 	if *list {
-		for _, t := range reg.Tools() {
+		for _, t := range all {
 			first, _, _ := strings.Cut(t.Description(), "\n")
 			ro := ""
 			if t.ReadOnly() {
@@ -80,9 +102,9 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	}
 	name := pos[0]
 	if *schema {
-		t := reg.Get(name)
+		t := find(name)
 		if t == nil {
-			return fmt.Errorf("unknown tool %q; valid tools: %s", name, strings.Join(reg.Names(), ", "))
+			return fmt.Errorf("unknown tool %q; valid tools: %s", name, names())
 		}
 		fmt.Fprintf(io.out, "%s\n\n%s\n", t.Description(), t.Schema())
 		return nil
@@ -98,7 +120,13 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 		}
 		raw = string(b)
 	}
-	res, err := reg.Run(ctx, name, json.RawMessage(raw))
+	var res tools.Result
+	if reg.Get(name) == nil && find(name) != nil {
+		res, err = find(name).Run(ctx, json.RawMessage(raw))
+		res.Tool, res.Args = name, json.RawMessage(raw)
+	} else {
+		res, err = reg.Run(ctx, name, json.RawMessage(raw))
+	}
 	if err != nil {
 		return err
 	}

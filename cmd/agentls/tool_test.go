@@ -15,6 +15,7 @@ func TestToolCommand(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "a/b"), 0o755)
 	os.WriteFile(filepath.Join(dir, "a/b/deep.go"), []byte("package b\n\nfunc Deep() {}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/deep\n\ngo 1.22\n"), 0o644)
 	tests := []struct {
 		args  []string
 		stdin string
@@ -29,6 +30,10 @@ func TestToolCommand(t *testing.T) {
 		{[]string{"tool", "read_file", `{"path":`, "--workspace", dir}, "", 1, "not valid JSON"},
 		{[]string{"tool", "--list", "--workspace", dir}, "", 0, "run_command"},
 		{[]string{"tool", "--schema", "edit_file", "--workspace", dir}, "", 0, `"old_string":{"type":"string"`},
+		// The language tools, as a task has them.
+		{[]string{"tool", "--list", "--workspace", dir}, "", 0, "rename_symbol"},
+		{[]string{"tool", "--schema", "rename_symbol", "--workspace", dir}, "", 0, `"new_name"`},
+		{[]string{"tool", "definition", `{"file":"a/b/deep.go","symbol":"Deep"}`, "--workspace", dir}, "", 0, "a/b/deep.go:3"},
 		{[]string{"tool"}, "", 2, ""},
 	}
 	for _, tt := range tests {
