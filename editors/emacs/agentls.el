@@ -439,7 +439,8 @@ answer or C-g asks again; withdrawn (no answer) on $/cancelRequest."
           (let ((answer (condition-case nil
                             ;; The user may be in the minibuffer already (M-x).
                             (let ((inhibit-quit nil) (enable-recursive-minibuffers t))
-                              (completing-read (concat (agentls--one-line (plist-get params :message) 1000) "\nChoose: ")
+                              (completing-read (concat (agentls--one-line (plist-get params :message) 1000)
+                                                       "\nChoose (" (mapconcat #'identity titles ", ") "): ")
                                                titles nil t))
                           (quit nil))))
             (when (member answer titles) (setq choice answer))
@@ -466,6 +467,10 @@ hunk (`agentls--review'): answered later on CONN to request ID."
              nil)
     (agentls--apply-edit-whole params)))
 
+(defvar agentls--undo-asked nil
+  "Non-nil while an undo the user asked for (`agentls-undo') runs: its
+edit is what the user just chose, so it is not confirmed again.")
+
 (defun agentls--apply-edit-whole (params)
   "Apply the whole workspace edit of PARAMS (asking first when
 `agentls-confirm-edits' says so); its answer."
@@ -476,6 +481,7 @@ hunk (`agentls--review'): answered later on CONN to request ID."
     (cl-loop for (uri edits) on (plist-get edit :changes) by #'cddr
              do (push (cons (agentls--path (substring (symbol-name uri) 1)) edits) prepared))
     (if (and (agentls--confirm-edits-p)
+             (not agentls--undo-asked)
              (not (y-or-n-p (format "agentls wants to edit %s. Proceed? "
                                     (mapconcat #'file-name-nondirectory (mapcar #'car prepared) ", ")))))
         (list :result (list :applied :json-false :failureReason "the user declined"))
@@ -864,7 +870,8 @@ MODE is \"ask\", \"edit\" or \"plan\"; nil lets the server decide."
   (interactive (list (agentls--read-task "Undo task" (lambda (tk) (equal (plist-get tk :mode) "edit"))
                                          (and agentls-last-result (append (plist-get agentls-last-result :changedFiles) nil)
                                               (plist-get agentls-last-result :taskId)))))
-  (let ((r (agentls--exec "agentls.undo" (list :taskId task-id) 30)))
+  (let ((r (let ((agentls--undo-asked t))
+             (agentls--exec "agentls.undo" (list :taskId task-id) 30))))
     (setq agentls-last-undo r)
     (message "agentls: %s" (agentls--one-line (agentls--str (plist-get r :summary))))))
 

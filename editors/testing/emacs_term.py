@@ -213,19 +213,18 @@ try:
 
     # 3. Undo (default: the last edit task).
     mx("agentls-undo", "")
-    # The undo is an edit too: its confirmation comes first.
-    t.note(t.wait_for(r"agentls wants to edit main\.go\. Proceed\? \(y or n\)", 10, allow_blockers=True) is not None,
-           "the undo's edit asks for confirmation")
-    answer_y()
+    # The undo is what the user just asked for: its edit is not confirmed again.
     t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo")
+    t.note("Proceed?" not in t.screen(), "the undo the user asked for does not ask again")
     t.note("// Package main greets" not in buffer_text(), "agentls-undo reverted the buffer")
 
     # 4. An approval: an empty answer asks again; Allow once runs it.
     mx("agentls-run", "Run the vet check")
     t.note(t.wait_for(r"git status --short", 15) is not None, "the approval shows the whole command")
+    t.note(t.wait_for(r"Choose \(Allow once", 5) is not None, "the approval lists its choices before any TAB")
     t.screenshot(os.path.join(shots, "emacs-approval.png"))
     t.send("Enter")
-    t.note(t.wait_for(r"choose an action \(Deny is one\)", 5) is not None and t.wait_for(r"Choose:", 3) is not None,
+    t.note(t.wait_for(r"choose an action \(Deny is one\)", 5) is not None and t.wait_for(r"Choose \(", 3) is not None,
            "an empty answer asks again (not Deny)")
     t.type("Allow once")
     t.send("Enter")
@@ -241,7 +240,7 @@ try:
     t.wait_for(r"agentls: .*cancel", 3)
     st = probe_eval("(plist-get agentls-last-result :status)")
     t.note(st == "cancelled", "the task ends cancelled (%s)" % st)
-    t.note(t.wait_gone(r"Choose: ", 5), "the approval question is withdrawn")
+    t.note(t.wait_gone(r"Choose \(", 5), "the approval question is withdrawn")
 
     # 6. Cancel a running task with agentls-cancel (default: the running task).
     prev = probe_eval("(plist-get agentls-last-result :taskId)")
@@ -289,9 +288,7 @@ try:
     t.note(bool(r) and r[0] == "completed" and "main.go" in (r[1] or []), "the late edit is in the task's changes: %s" % r)
     t.note("// Reviewed: LATE-EDIT." in buffer_text(), "the late edit is in the buffer")
     mx("agentls-undo", "")
-    t.note(t.wait_for(EDIT_Q, 10, allow_blockers=True) is not None, "the undo's edit asks for confirmation")
-    answer_y()
-    t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo")
+    t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo reports the undo (no second question)")
     t.note("// Reviewed: LATE-EDIT." not in buffer_text(), "agentls-undo reverted the late edit")
 
     # 10. The task is cancelled while its edit question is open, then the
@@ -324,9 +321,7 @@ try:
         t.send("M-:")
         t.type('(agentls-undo "%s")' % r[1])
         t.send("Enter")
-        t.note(t.wait_for(EDIT_Q, 10, allow_blockers=True) is not None, "the undo's edit asks for confirmation")
-        answer_y()
-        t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo of the cancelled task reports the undo")
+        t.note(t.wait_for(r"undid task", 10) is not None, "agentls-undo of the cancelled task reports the undo (no second question)")
         t.note("// Reviewed: LATE-EDIT." not in buffer_text(), "agentls-undo of the cancelled task reverted the late edit")
 
     # 11. Edit the open buffer, then `go test ./...`: it passes only when

@@ -223,6 +223,7 @@ try:
     # 7. Tasks and reports.
     ex("AgentTasks")
     t.note(t.wait_for(r"# agentls tasks", 5) is not None and t.wait_for(r"cancelled", 2) is not None, ":AgentTasks lists the tasks in a window")
+    t.note(t.wait_for(r"undone", 2) is not None, ":AgentTasks lists the task undone in step 3 as undone, not completed")
     t.send("q")
 
     # 8. Plan, then execute (contract: plan mode).
@@ -300,6 +301,13 @@ try:
     # (the probe's Escape closes the float)
     r = lua_probe("local r = require'agentls'.last_result() return { status = r.status, text = r.answer ~= '' and r.answer or r.summary }") or {}
     t.note(r.get("status") == "failed" and "context window" in r.get("text", ""), "the task failed with the model's error: %r" % r.get("text"))
+    shown = lua_probe("""local n = 0
+        for _, w in ipairs(vim.api.nvim_list_wins()) do
+          if vim.api.nvim_win_get_config(w).relative ~= '' then n = n + 1 end
+        end
+        return { notice = require'agentls.ui'.notice_lines() ~= nil, floats = n }""") or {}
+    t.note(shown.get("notice") is False and shown.get("floats") == 0,
+           "one display per failure: the result float, closed, leaves no other float (%r)" % shown)
     # The same failure started elsewhere (not by the plugin: a plain
     # workspace/executeCommand): the server's showMessage is the only
     # message and the plugin's handler shows it in one line.

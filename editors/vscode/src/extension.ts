@@ -4,10 +4,14 @@
 // status bar item, the tasks and their plans in the explorer's "agentls
 // tasks" view, approvals in a panel that shows the whole question, and the
 // whole answer in a markdown preview.
+import * as childProcess from 'child_process';
 import { randomBytes } from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
 import { DiagnosticSources, Manifest, languagesOfFile, servesLanguage } from './diagsources';
+import { agentlsCandidates, notFoundMessage } from './locate';
 import {
   CancellationToken,
   CancellationTokenSource,
@@ -471,8 +475,45 @@ function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void
   readline.createInterface({ input, crlfDelay: Infinity, terminal: false, historySize: 0 }).on('line', each);
 }
 
+/**
+ * serverPath is the program to start: agentls.path when set, else the first
+ * agentls on PATH or in the Go bin folders (`go env GOPATH` is asked only
+ * when neither PATH nor the usual folders have it); undefined when none.
+ */
+function serverPath(): string | undefined {
+  const set = userSetting<string>('path');
+  if (set) return set;
+  const runnable = (p: string) => {
+    try {
+      fs.accessSync(p, fs.constants.X_OK);
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const home = os.homedir();
+  const found = agentlsCandidates(process.env, home).find(runnable);
+  if (found) return found;
+  let gopath: string | undefined;
+  try {
+    gopath = childProcess.execFileSync('go', ['env', 'GOPATH'], { timeout: 5000, encoding: 'utf8' }).trim();
+  } catch {
+    gopath = undefined;
+  }
+  const tried = agentlsCandidates(process.env, home, gopath);
+  const late = tried.find(runnable);
+  if (!late) vscode.window.showErrorMessage(notFoundMessage(tried), 'Open settings').then((pick) => {
+    if (pick) vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentls.agentls path');
+  });
+  return late;
+}
+
 async function startClient(): Promise<void> {
-  const path = userSetting<string>('path') || 'agentls';
+  const path = serverPath();
+  if (!path) {
+    log.error('agentls was not found; set agentls.path');
+    throw new Error('agentls was not found');
+  }
   const apiKey = await ctx.secrets.get(secretKey);
   const keyEnv = keyEnvName();
   const serverOptions: ServerOptions = {
@@ -539,7 +580,7 @@ async function startClient(): Promise<void> {
   } catch (err) {
     log.error(`agentls did not start: ${String(err)}`);
     vscode.window.showErrorMessage(`agentls: could not start "${path}": ${String(err)}. Set agentls.path.`, 'Open settings').then((pick) => {
-      if (pick) vscode.commands.executeCommand('workbench.action.openSettings', 'agentls.path');
+      if (pick) vscode.commands.executeCommand('workbench.action.openSettings', '@ext:agentls.agentls path');
     });
     throw err;
   }

@@ -892,11 +892,15 @@ function M.run_command(command, args, meta, opts)
       if result.mode == nil and meta.mode then result.mode = meta.mode end
       last_result = result
       local msg, level = result_message(result)
-      if M.config.notify then
-        if result.status == 'failed' then M.notify_whole(msg, level) else log_notify(ui.one_line(msg), level) end
-      end
       -- A cancelled task has nothing to read: its one line is enough.
-      if M.config.show_answer and not opts.quiet and result.status ~= 'cancelled' then M.show_result(result, client) end
+      local shown = M.config.show_answer and not opts.quiet and result.status ~= 'cancelled'
+      if M.config.notify then
+        -- One display per failure: when the result float shows the whole
+        -- error, the message line is its one-line echo (no second float
+        -- that `q` on the first would leave open).
+        if result.status == 'failed' and not shown then M.notify_whole(msg, level) else log_notify(ui.one_line(msg), level) end
+      end
+      if shown then M.show_result(result, client) end
     end
     if opts.on_done then opts.on_done(err, result) end
   end, bufnr)
