@@ -8,17 +8,23 @@ LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 FUZZTIME ?= 10s
 
-.PHONY: all build install deps test unit redteam lint fuzz eval bench e2e vscode clean
+.PHONY: all build install deps test unit static redteam lint fuzz eval bench e2e vscode clean
 
 all: build
 
+# The binary is static (CGO_ENABLED=0; SQLite is modernc, pure Go): no
+# dynamic loader, so no LD_PRELOAD or LD_LIBRARY_PATH acts on agentls or on
+# the sandbox supervisor it re-executes (docs/security.md). Set on each
+# build, not exported: commands the tests run keep the user's cgo.
+STATIC   := CGO_ENABLED=0
+
 build:
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agentls
+	$(STATIC) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agentls
 
 # install: the system packages the tests drive (ripgrep, neovim, emacs) when
 # they are missing, the Go modules, then the binary into bin/ and GOBIN.
 install: deps build
-	$(GO) install -ldflags '$(LDFLAGS)' ./cmd/agentls
+	$(STATIC) $(GO) install -ldflags '$(LDFLAGS)' ./cmd/agentls
 
 deps:
 	./scripts/setup
@@ -28,7 +34,11 @@ deps:
 	npm ci --ignore-scripts --no-audit --no-fund --prefix editors/testing/mcp >/dev/null
 
 # test: everything CI checks, in the order that fails fastest.
-test: lint unit redteam fuzz eval e2e
+test: lint static unit redteam fuzz eval e2e
+
+# static: the built binary has no dynamic loader (scripts/check-static).
+static: build
+	./scripts/check-static $(BIN)
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /redteam$$)

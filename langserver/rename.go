@@ -90,6 +90,9 @@ func (t *toolset) rename(ctx context.Context, a *renameArgs) (tools.Result, erro
 		if _, err := workspace.ApplyEdits(f.Text, tes); err != nil {
 			return errorf("%s's rename does not fit %s as it is now (%v): the file changed under the server. Nothing was changed", server, p, err), nil
 		}
+		if err := checkRename(f.Text, shortName(a.Symbol), newName, tes); err != nil {
+			return errorf("%s answered a rename of %s to %s that changes more than the name in %s: %v. The whole rename was refused; nothing was changed", server, a.Symbol, newName, p, err), nil
+		}
 		edits = append(edits, workspace.FileEdit{Path: p, BaseVersion: f.Version, BaseHash: f.Hash, Edits: tes})
 		if !f.FromBuffer {
 			unopened = append(unopened, p.String())

@@ -40,6 +40,10 @@ type Env struct {
 	// (e.g. the configured API key variable). OPENAI_API_KEY and AGENTLS_*
 	// are always dropped.
 	SecretEnv []string
+	// Shown is a text as agentls shows it to the user (the redactor every
+	// face passes text through); run_command refuses a command it would
+	// change. nil: text is shown as it is.
+	Shown func(string) string
 	// Environ is the base environment of commands; nil means os.Environ().
 	Environ []string
 	// Shell runs run_command's "command" form; "" means /bin/sh.

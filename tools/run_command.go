@@ -184,6 +184,12 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	if cwdShown != "." {
 		summary += " in " + cwdShown
 	}
+	// The question shows what runs: a command whose text the faces would
+	// hide in part (a secret's value or shape) cannot be shown whole to
+	// approve, so it is refused, asked or not.
+	if r.env.Shown != nil && (r.env.Shown(line) != line || r.env.Shown(summary) != summary) {
+		return errorf("run_command refused: the command holds text that agentls hides wherever it shows text (a secret's value, or the shape of a key or private key block), so it cannot be shown whole to be approved; it was not run. Do not write secrets or key material into a command line: let the program read them itself"), nil
+	}
 	if res, err := r.approve(ctx, ApprovalRequest{Tool: "run_command", Summary: summary, Command: line}); res != nil || err != nil {
 		return deref(res), err
 	}

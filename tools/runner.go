@@ -153,6 +153,17 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		policy.ReadOnly = append(slices.Clone(policy.ReadOnly), spec.Sandbox.Roots...)
 	}
 	var statusR, statusW *os.File
+	dir := spec.Dir
+	if supervised {
+		// The supervisor gets the folder as an absolute path: it starts
+		// in "/", never in the workspace.
+		if dir, err = filepath.Abs(dir); err != nil {
+			return res, err
+		}
+	}
+	// handW is the runner's end of the pipe that hands the command its
+	// folder and environment to a supervisor (sandbox.Handover).
+	var handW *os.File
 	build := func(ns bool) (*exec.Cmd, error) {
 		var cmd *exec.Cmd
 		if supervised {
@@ -162,12 +173,23 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 			if err != nil {
 				return nil, err
 			}
+			handR, w, err := os.Pipe()
+			if err != nil {
+				return nil, err
+			}
+			handW = w
 			cmd = exec.Command(sargv[0], sargv[1:]...)
-			cmd.ExtraFiles = []*os.File{statusW}
+			cmd.ExtraFiles = []*os.File{statusW, handR}
+			// Outside the workspace, with nothing of the command's
+			// environment: no loader variable (LD_PRELOAD, an
+			// LD_LIBRARY_PATH with an empty entry) and no library in the
+			// workspace acts on the supervisor before it is confined.
+			cmd.Dir, cmd.Env = "/", sandbox.SupervisorEnv(runMarker+"="+runID)
 		} else {
 			cmd = exec.Command(argv[0], argv[1:]...)
+			cmd.Dir, cmd.Env = dir, env
 		}
-		cmd.Dir, cmd.Env, cmd.Stdin = spec.Dir, env, spec.Stdin
+		cmd.Stdin = spec.Stdin
 		if spec.Stdin == nil && spec.Input != nil {
 			cmd.Stdin = bytes.NewReader(spec.Input)
 		}
@@ -202,18 +224,29 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	if !spec.probe {
 		created = newGitDirs(policy, spec.Sandbox.Roots)
 	}
-	cmd, err := build(ns)
-	if err == nil {
+	start := func(ns bool) (*exec.Cmd, error) {
+		cmd, err := build(ns)
+		if err != nil {
+			return nil, err
+		}
 		cmd.Stdout, cmd.Stderr = outW, errW
 		err = cmd.Start()
-		if err != nil && ns && namespaceRefused(err) {
-			namespacesFailed()
-			ns = false
-			if cmd, err = build(false); err == nil {
-				cmd.Stdout, cmd.Stderr = outW, errW
-				err = cmd.Start()
+		if supervised {
+			cmd.ExtraFiles[1].Close() // the supervisor's end of the handover
+			if err != nil {
+				handW.Close()
+			} else {
+				h, w := sandbox.Handover{Dir: dir, Env: env}, handW
+				go func() { _ = sandbox.WriteHandover(w, h) }()
 			}
 		}
+		return cmd, err
+	}
+	cmd, err := start(ns)
+	if err != nil && ns && namespaceRefused(err) {
+		namespacesFailed()
+		ns = false
+		cmd, err = start(false)
 	}
 	closeAll(outW, errW, statusW)
 	if err != nil {

@@ -390,6 +390,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		Index:     idx,
 		Commands:  h.commands,
 		SecretEnv: []string{s.APIKeyEnv},
+		Shown:     func(text string) string { return h.Redactor().String(text) },
 		Sandbox:   s.Sandbox,
 		Network:   s.CommandNetwork,
 	})

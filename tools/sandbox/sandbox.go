@@ -28,7 +28,9 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 )
@@ -129,6 +131,68 @@ func Command(exe string, p Policy, argv []string) ([]string, error) {
 		return nil, fmt.Errorf("sandbox policy: %w", err)
 	}
 	return append([]string{exe, Arg, string(b), "--"}, argv...), nil
+}
+
+// HandoverFD is the supervisor's file descriptor the runner writes the
+// Handover to (a pipe, closed after it).
+const HandoverFD = 4
+
+// MaxHandover bounds what the supervisor reads from the handover pipe.
+const MaxHandover = 8 << 20
+
+// Handover is what the command gets that the supervisor itself never uses:
+// its folder and its environment. The supervisor is started in "/" with an
+// environment of its own (SupervisorEnv), so nothing of the workspace or of
+// the command's environment (an LD_PRELOAD, an LD_LIBRARY_PATH with an
+// empty entry, an MCP server's "env") acts on agentls before it is
+// confined; it applies both only when it starts the command. It travels on
+// a pipe, never on the command line (readable by every process in /proc).
+type Handover struct {
+	Dir string   `json:"dir"`
+	Env []string `json:"env"`
+}
+
+// SupervisorEnv is the whole environment a supervisor is started with:
+// keep (e.g. the run's marker) and nothing else. The Go runtime needs no
+// variable; the dynamic loader of a binary built with cgo (test binaries
+// under -race) reads LD_* ones, which is why none gets through.
+func SupervisorEnv(keep ...string) []string {
+	var env []string
+	for _, kv := range keep {
+		if name, _, ok := strings.Cut(kv, "="); ok && name != "" && !strings.HasPrefix(name, "LD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// WriteHandover writes h to w (the runner's end of the handover pipe) and
+// closes w.
+func WriteHandover(w io.WriteCloser, h Handover) error {
+	err := json.NewEncoder(w).Encode(h)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readHandover reads the Handover from r (the supervisor's end).
+func readHandover(r io.Reader) (Handover, error) {
+	var h Handover
+	b, err := io.ReadAll(io.LimitReader(r, MaxHandover+1))
+	if err != nil {
+		return h, fmt.Errorf("sandbox handover: %w", err)
+	}
+	if len(b) > MaxHandover {
+		return h, fmt.Errorf("sandbox handover: more than %d bytes", MaxHandover)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, fmt.Errorf("sandbox handover: %w", err)
+	}
+	if !filepath.IsAbs(h.Dir) {
+		return h, fmt.Errorf("sandbox handover: the command's folder %q is not absolute", h.Dir)
+	}
+	return h, nil
 }
 
 func parseArgs(args []string) (Policy, []string, error) {

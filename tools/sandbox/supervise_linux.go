@@ -51,6 +51,17 @@ func supervise(args []string) int {
 	if err != nil {
 		return report(Status{ExitCode: -1, Error: err.Error()})
 	}
+	// The command's folder and environment: applied only when the command
+	// starts, after the confinement below.
+	hf := os.NewFile(HandoverFD, "handover")
+	if hf == nil {
+		return report(Status{ExitCode: -1, Error: "sandbox handover: no pipe"})
+	}
+	h, err := readHandover(hf)
+	hf.Close()
+	if err != nil {
+		return report(Status{ExitCode: -1, Error: err.Error()})
+	}
 	// Processes whose parent dies are re-parented here, not to init, so
 	// nothing escapes the sweep below (outside a PID namespace).
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -59,17 +70,8 @@ func supervise(args []string) int {
 		return report(Status{ExitCode: -1, Error: "sandbox: namespaces asked for, but this is not a new PID namespace"})
 	}
 	if p.Namespaces {
-		wd, err := os.Getwd()
-		if err != nil {
-			return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error()})
-		}
 		if err := setupMounts(p); err != nil {
 			return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error(), Refused: refused(err)})
-		}
-		// The working folder was resolved before the mounts: enter it
-		// again through them, or relative paths bypass every one.
-		if err := os.Chdir(wd); err != nil {
-			return report(Status{ExitCode: -1, Error: "sandbox: the command's folder is not in the sandbox: " + err.Error()})
 		}
 		if p.Landlock && !p.Network {
 			if err := loopbackUp(); err != nil {
@@ -91,10 +93,15 @@ func supervise(args []string) int {
 			}
 		}
 	}
+	// Confined: enter the command's folder (through the mounts, so
+	// relative paths bypass none of them) and hand it its environment.
+	if err := os.Chdir(h.Dir); err != nil {
+		return report(Status{ExitCode: -1, Error: "sandbox: the command's folder is not in the sandbox: " + err.Error()})
+	}
 	// argv[0] is an absolute path the runner resolved (LookPath) from
 	// folders the workspace cannot write: nothing is searched here.
 	proc, err := os.StartProcess(argv[0], argv, &os.ProcAttr{
-		Env:   os.Environ(),
+		Env:   h.Env,
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr}, // stdin: the runner's /dev/null
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
