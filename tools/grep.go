@@ -83,7 +83,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			scope, explicitFile = p.String(), true
 			paths = []workspace.Path{p}
 			if SecretPath(p) {
-				if res, err := r.approve(ctx, ApprovalRequest{Tool: "grep", Summary: secretSummary("search", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+				if res, err := r.approve(ctx, ApprovalRequest{Tool: "grep", Summary: secretSummary("search", p), Path: p.String(), Secret: true}); res != nil || err != nil {
 					if res != nil {
 						return *res, nil
 					}

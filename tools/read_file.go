@@ -53,7 +53,7 @@ func (r *Registry) readFile(ctx context.Context, a *readFileArgs) (Result, error
 		return errorf("offset and limit must be positive (offset is 1-based)"), nil
 	}
 	if SecretPath(p) {
-		if res, err := r.approve(ctx, ApprovalRequest{Tool: "read_file", Summary: secretSummary("read", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "read_file", Summary: secretSummary("read", p), Path: p.String(), Secret: true}); res != nil || err != nil {
 			if res != nil {
 				return *res, nil
 			}

@@ -85,7 +85,12 @@ func SecretPath(p workspace.Path) bool {
 	return SecretFile(p.Rel()) || SecretFile(p.Target())
 }
 
-// secretSummary is the approval question's text for reading a secret file.
-func secretSummary(verb, p string) string {
-	return verb + " " + p + ", a file that commonly holds secrets (its content would be sent to the model)"
+// secretSummary is the approval question's text for reading a secret file;
+// a link names where it leads.
+func secretSummary(verb string, p workspace.Path) string {
+	name := p.String()
+	if t := p.Target(); t != p.Rel() {
+		name += " (a link to " + t + ")"
+	}
+	return verb + " " + name + ", a file that commonly holds secrets (its content would be sent to the model)"
 }
