@@ -2,9 +2,12 @@ package acp
 
 import (
 	"fmt"
+	"os"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools/mcp"
 )
 
@@ -42,6 +45,10 @@ func mcpServers(in []sdk.McpServer) ([]mcp.ServerConfig, []string) {
 		}
 		out = append(out, c)
 	}
+	// Their env values and headers are secrets of the user's: every sink
+	// (the model's requests, these updates, the store, the log) hides
+	// them from now on, before the first task starts a server.
+	redact.Configure(session.MCPSecrets(out, os.Getenv)...)
 	return out, notes
 }
 

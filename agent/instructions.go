@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentls/agentls/agent/ctxgate"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -74,7 +75,10 @@ func instructionPaths(file string) []string {
 // loadInstructions reads the project instruction files that apply to spec
 // through files (open buffers first), or from disk under root. A missing or
 // unreadable file is skipped.
-func loadInstructions(ctx context.Context, files Files, root string, spec TaskSpec) instructions {
+//
+// Each file passes the context gate g: one that is or links to a secret
+// file (AGENTS.md -> .env) is left out, named but not quoted.
+func loadInstructions(ctx context.Context, files Files, root string, spec TaskSpec, g *ctxgate.Gate) instructions {
 	if files == nil && root == "" {
 		return instructions{}
 	}
@@ -87,6 +91,13 @@ func loadInstructions(ctx context.Context, files Files, root string, spec TaskSp
 			continue
 		}
 		f := InstructionFile{Path: p, Bytes: len(text)}
+		text, ok = g.File(p, text)
+		if !ok {
+			fmt.Fprintf(&body, "\n--- %s (%s) ---\n%s\n", p, scope(p), ctxgate.Withheld(p))
+			f.Cut = true
+			ins.files = append(ins.files, f)
+			continue
+		}
 		if left == 0 {
 			f.Cut = true
 			fmt.Fprintf(&body, "\n--- %s (%s) ---\n[left out: the %d KiB cap on all instruction files was reached]\n", p, scope(p), MaxInstructionsBytes>>10)

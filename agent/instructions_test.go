@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/agent/ctxgate"
+	"github.com/agentls/agentls/agent/redact"
 )
 
 func TestInstructionPathsFromRootToTheContextFolder(t *testing.T) {
@@ -38,7 +41,7 @@ func TestInstructionsTotalCapCutsThenLeavesOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ins := loadInstructions(context.Background(), nil, root, TaskSpec{Context: EditorContext{File: "a/b/c.go"}})
+	ins := loadInstructions(context.Background(), nil, root, TaskSpec{Context: EditorContext{File: "a/b/c.go"}}, ctxgate.New(root, redact.New()))
 	var got []string
 	for _, f := range ins.files {
 		got = append(got, f.Path)
@@ -60,7 +63,7 @@ func TestInstructionsTotalCapCutsThenLeavesOut(t *testing.T) {
 }
 
 func TestInstructionsAbsentAddNothing(t *testing.T) {
-	ins := loadInstructions(context.Background(), nil, t.TempDir(), TaskSpec{Context: EditorContext{File: "a/b.go"}})
+	ins := loadInstructions(context.Background(), nil, t.TempDir(), TaskSpec{Context: EditorContext{File: "a/b.go"}}, &ctxgate.Gate{})
 	if ins.text != "" || ins.files != nil {
 		t.Errorf("no instruction files gave %+v", ins)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/agent/ctxgate"
 	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/llm"
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
@@ -341,8 +342,8 @@ type run struct {
 	callIDs map[string]int   // tool call IDs recorded so far, and how often
 	// storedBytes is the text the task wrote to the store so far (see bound).
 	storedBytes int
-	redactOnce  sync.Once
-	redact      redact.Redactor     // see redactor
+	gateOnce    sync.Once
+	cgate       *ctxgate.Gate       // see ctxGate
 	hid         atomic.Bool         // a tool result of the task had a secret hidden
 	rec         *flightrec.Recorder // the flight recorder, opened at the first call
 	recOff      bool                // no flight recording for this task
@@ -372,7 +373,7 @@ func (x *run) main(ctx context.Context) {
 	if x.resume != nil && len(x.resume.History) > 0 {
 		first = x.restore(ctx)
 	} else {
-		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec)
+		x.instr = loadInstructions(ctx, x.cfg.Files, x.cfg.Root, x.t.spec, x.ctxGate())
 		x.appendMsg(llm.Message{Role: llm.RoleSystem, Content: systemPrompt(x.cfg.Root, x.t.spec.Kind) + x.instr.text}, msgMeta{}, nil)
 		task := taskMessage(x.t.spec, x.prev, x.lessons)
 		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
@@ -748,6 +749,9 @@ func (x *run) complete(ctx context.Context, req llm.Request) (*llm.Response, err
 		x.text = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventText, Text: s}) })
 		x.thought = render.NewStream(func(s string) { x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventThought, Text: s}) })
 	}
+	// The context gate is the last step before the model: every message,
+	// whatever built it, and every tool description.
+	req = x.ctxGate().Request(req)
 	resp, err := model.Complete(ctx, req, func(e llm.Event) {
 		switch e.Kind {
 		case llm.EventText:
@@ -821,7 +825,7 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 			if x.loops.observe(c.Name, c.Arguments, o.res.Text) && c.Name != "update_plan" {
 				repeated = true
 			}
-			text := o.res.Text + x.redactor().String(x.nestedInstructions(ctx, c, o.res))
+			text := o.res.Text + x.nestedInstructions(ctx, c, o.res)
 			x.appendMsg(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Name: c.Name, Content: text}, msgMeta{}, nil)
 			x.recordToolCall(c, o.res)
 		}
@@ -851,17 +855,19 @@ func (x *run) refuseCalls(calls []llm.ToolCall, n int) {
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventNote, Text: note})
 }
 
-// redactor hides the secrets of Config.Secrets and those of a known shape.
-// It is built once per task (the secrets change with the settings only).
-func (x *run) redactor() redact.Redactor {
-	x.redactOnce.Do(func() {
+// ctxGate is the task's context gate (agent/ctxgate): the secrets of
+// Config.Secrets and those of a known shape, and the secret files of the
+// workspace by their real target. It is built once per task (the secrets
+// change with the settings only).
+func (x *run) ctxGate() *ctxgate.Gate {
+	x.gateOnce.Do(func() {
 		var secrets []string
 		if x.cfg.Secrets != nil {
 			secrets = x.cfg.Secrets()
 		}
-		x.redact = redact.New(secrets...)
+		x.cgate = ctxgate.New(x.cfg.Root, redact.New(secrets...))
 	})
-	return x.redact
+	return x.cgate
 }
 
 func (x *run) readOnly(name string) bool {
@@ -892,7 +898,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		}
 	}
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args})
-	call := tools.Call{ID: c.ID, Tool: c.Name, Args: args}
+	call := tools.Call{ID: c.ID, Tool: c.Name, Args: args, Consent: &tools.Consent{}}
 	if tl != nil {
 		call.Effects = tl.Effects()
 	}
@@ -920,13 +926,13 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 		// Infrastructure failure: the model reads it as an error result.
 		res = tools.Result{IsError: true, Text: fmt.Sprintf("error: %s failed: %v", c.Name, err)}
 	}
-	// The model never reads a secret: the values of the server's secret
-	// variables, the key, and keys of a known shape in a file or an output.
-	if text := x.redactor().String(res.Text); text != res.Text {
-		res.Text = text
+	// The model never reads a secret: a secret file by its real target
+	// (unless the user allowed this call to read it), the configured
+	// secret values, keys of a known shape, dotenv secret values.
+	res, hid := x.ctxGate().Result(res, call.Consent)
+	if hid {
 		x.hid.Store(true)
 	}
-	res.Evidence = x.redactor().String(res.Evidence)
 	res.CallID, res.Tool, res.Args = c.ID, c.Name, args
 	if res.Duration == 0 {
 		res.Duration = d

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentls/agentls/agent/ctxgate"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -126,7 +127,12 @@ func (x *run) nestedInstructions(ctx context.Context, c llm.ToolCall, res tools.
 					continue
 				}
 				x.instr.given[f] = true
-				x.addNested(&body, f, dir, text, c)
+				if gated, ok := x.ctxGate().File(f, text); ok {
+					x.addNested(&body, f, dir, gated, c)
+				} else {
+					fmt.Fprintf(&body, "\n--- %s (applies to files under %s/) ---\n%s", f, dir, ctxgate.Withheld(f))
+					x.instr.files = append(x.instr.files, InstructionFile{Path: f, Bytes: len(text), Cut: true, After: c.Name})
+				}
 				break
 			}
 		}

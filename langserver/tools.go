@@ -436,11 +436,12 @@ func (t *toolset) locations(ctx context.Context, a *symbolArgs, method, what str
 	for _, l := range locs {
 		refs = append(refs, ls.ref(l))
 	}
+	refs, note := t.withoutSecretFiles(refs)
 	sortRefs(refs)
 	ans := &Answer{Server: server, Symbol: a.Symbol, Refs: refs, Total: len(refs), Files: fileCount(refs)}
-	head := fmt.Sprintf("%s of %s (%s:%d) via %s: %d in %d file(s)", what, a.Symbol, tg.path, tg.line, server, ans.Total, ans.Files)
+	head := fmt.Sprintf("%s of %s (%s:%d) via %s: %d in %d file(s)%s", what, a.Symbol, tg.path, tg.line, server, ans.Total, ans.Files, note)
 	if len(refs) == 0 {
-		head = fmt.Sprintf("%s of %s (%s:%d) via %s: none", what, a.Symbol, tg.path, tg.line, server)
+		head = fmt.Sprintf("%s of %s (%s:%d) via %s: none%s", what, a.Symbol, tg.path, tg.line, server, note)
 		return tools.Result{Text: head, Files: []string{tg.path.String()}, Data: ans}, nil
 	}
 	body := grouped(refs, MaxReferences)
@@ -448,6 +449,29 @@ func (t *toolset) locations(ctx context.Context, a *symbolArgs, method, what str
 		body = t.around(ctx, refs)
 	}
 	return tools.Result{Text: head + "\n" + body, Files: refPaths(refs), Evidence: head, Data: ans}, nil
+}
+
+// withoutSecretFiles drops the locations inside files that are or link to
+// files that commonly hold secrets (tools.SecretPath: a //go:embed .env
+// definition, references a language server places in .env), and says how
+// many it dropped. The context gate would withhold the whole result for
+// any of them; dropping them here keeps the rest of the answer.
+func (t *toolset) withoutSecretFiles(refs []Ref) ([]Ref, string) {
+	kept := refs[:0]
+	var dropped []string
+	for _, r := range refs {
+		if p, err := t.env.Workspace.Resolve(r.Path); err == nil && tools.SecretPath(p) {
+			if !slices.Contains(dropped, r.Path) {
+				dropped = append(dropped, r.Path)
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	if len(dropped) == 0 {
+		return kept, ""
+	}
+	return kept, fmt.Sprintf(" (%d location(s) withheld: %s commonly holds secrets)", len(refs)-len(kept), strings.Join(dropped, ", "))
 }
 
 // around shows each definition with the lines around it.

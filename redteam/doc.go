@@ -3,7 +3,7 @@
 // server, organised by family (git configuration, the sandbox's file
 // system, network and sockets, programs on PATH and the server's own
 // binary, settings trust, exfiltration through what the editor renders,
-// resource exhaustion, secrets by value).
+// resource exhaustion, secrets by value, secrets by alias, MCP secrets).
 //
 // Each attack is one attempt: it runs for real (a real server over pipes,
 // a scripted model over HTTP, real files, real processes in the real

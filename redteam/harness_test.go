@@ -114,8 +114,9 @@ type server struct {
 
 // serverOpts change what newServer starts.
 type serverOpts struct {
-	settings map[string]any // initializationOptions on top of the defaults
-	cfg      lsptest.Config // the fake editor (Roots and InitializationOptions are set here)
+	settings map[string]any    // initializationOptions on top of the defaults
+	cfg      lsptest.Config    // the fake editor (Roots and InitializationOptions are set here)
+	links    map[string]string // symbolic links made in the workspace: name -> target
 }
 
 // newServer writes files into a fresh workspace, starts the scripted model
@@ -127,6 +128,15 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	t.Setenv("OPENAI_API_KEY", apiKey)
 	root := t.TempDir()
 	writeFiles(t, root, files)
+	for name, target := range o.links {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
 	model, err := fakemodel.Start(fakemodel.Script{Turns: turns})
 	if err != nil {
 		t.Fatal(err)

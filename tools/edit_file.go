@@ -56,10 +56,10 @@ func (r *Registry) editFile(ctx context.Context, a *editFileArgs) (Result, error
 	if err := w.CheckWrite(p); err != nil {
 		return errorf("%v", err), nil
 	}
-	if SecretFile(p.Rel()) {
+	if SecretPath(p) {
 		// Its results quote the file's lines and answer whether a guess
 		// occurs in it: a read, asked for like read_file's.
-		if res, err := r.approve(ctx, ApprovalRequest{Tool: "edit_file", Summary: secretSummary("edit", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "edit_file", Summary: secretSummary("edit", p), Path: p.String(), Secret: true}); res != nil || err != nil {
 			return deref(res), err
 		}
 	}

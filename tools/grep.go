@@ -82,8 +82,8 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		case statErr == nil || open:
 			scope, explicitFile = p.String(), true
 			paths = []workspace.Path{p}
-			if SecretFile(p.Rel()) {
-				if res, err := r.approve(ctx, ApprovalRequest{Tool: "grep", Summary: secretSummary("search", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+			if SecretPath(p) {
+				if res, err := r.approve(ctx, ApprovalRequest{Tool: "grep", Summary: secretSummary("search", p), Path: p.String(), Secret: true}); res != nil || err != nil {
 					if res != nil {
 						return *res, nil
 					}
@@ -185,6 +185,25 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	}
 	if !trusted && idx.Warm() && res.Skipped == 0 && (a.Path == "" || a.Path == ".") && a.Glob == "" {
 		idx.Synced(seq) // every file's stamp was just checked
+	}
+	if !explicitFile {
+		// A file the name filter kept may still be a link to a secret
+		// file (docs/setup.txt -> ../.env): the files that matched are
+		// checked by their real target.
+		kept := res.Files[:0]
+		for _, f := range res.Files {
+			if p, err := w.Resolve(f.Name); err == nil && SecretPath(p) {
+				secrets = append(secrets, f.Name)
+				for _, l := range f.Lines {
+					if l.Match {
+						res.Matches--
+					}
+				}
+				continue
+			}
+			kept = append(kept, f)
+		}
+		res.Files = kept
 	}
 	out := renderGrep(a, scope, res, ctxLines)
 	if len(secrets) > 0 {

@@ -52,8 +52,8 @@ func (r *Registry) readFile(ctx context.Context, a *readFileArgs) (Result, error
 	if a.Offset < 0 || a.Limit < 0 {
 		return errorf("offset and limit must be positive (offset is 1-based)"), nil
 	}
-	if SecretFile(p.Rel()) {
-		if res, err := r.approve(ctx, ApprovalRequest{Tool: "read_file", Summary: secretSummary("read", p.String()), Path: p.String(), Secret: true}); res != nil || err != nil {
+	if SecretPath(p) {
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "read_file", Summary: secretSummary("read", p), Path: p.String(), Secret: true}); res != nil || err != nil {
 			if res != nil {
 				return *res, nil
 			}

@@ -262,10 +262,14 @@ func (r *Registry) approve(ctx context.Context, req ApprovalRequest) (*Result, e
 // (denied, or the user could not be asked); a Go error only when ctx ended.
 // Tools defined outside this package (Define) ask through it too.
 func Approve(ctx context.Context, ap Approver, req ApprovalRequest) (*Result, error) {
+	c, hasCall := CallFrom(ctx)
 	if ap == nil {
+		if req.Secret && hasCall {
+			c.Consent.Allow(req.Path)
+		}
 		return nil, nil
 	}
-	if c, ok := CallFrom(ctx); ok && req.CallID == "" {
+	if hasCall && req.CallID == "" {
 		req.CallID, req.Args = c.ID, c.Args
 	}
 	d, err := ap.Approve(ctx, req)
@@ -279,6 +283,9 @@ func Approve(ctx context.Context, ap Approver, req ApprovalRequest) (*Result, er
 	if !d.Allows() {
 		res := errorf("the user denied: %s. It was not done; continue without it (do not ask for the same thing again), or explain in your answer what is needed", req.Summary)
 		return &res, nil
+	}
+	if req.Secret && hasCall {
+		c.Consent.Allow(req.Path)
 	}
 	return nil, nil
 }

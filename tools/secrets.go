@@ -3,6 +3,8 @@ package tools
 import (
 	"path"
 	"strings"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // SecretFile reports whether the workspace-relative path rel names a file
@@ -17,8 +19,8 @@ import (
 // client_secret*.json, *.tfvars). read_file and grep ask the user before
 // such a file's content reaches the model, whatever the approval setting.
 //
-// It goes by name only: a secret under an ordinary name is not recognised
-// here (the redactor still hides the API key by value).
+// It goes by name only; SecretTarget and SecretPath also follow links to
+// where the file really is.
 func SecretFile(rel string) bool {
 	rel = strings.ToLower(path.Clean(strings.ReplaceAll(rel, `\`, "/")))
 	base := path.Base(rel)
@@ -69,7 +71,26 @@ func SecretFile(rel string) bool {
 	return false
 }
 
-// secretSummary is the approval question's text for reading a secret file.
-func secretSummary(verb, p string) string {
-	return verb + " " + p + ", a file that commonly holds secrets (its content would be sent to the model)"
+// SecretTarget reports whether the file name (relative to root, or
+// absolute) holds secrets by the name used or by its real target, every
+// symbolic link on the way resolved: docs/setup.txt -> ../.env is secret.
+// It is the one rule of secret files by target; the context gate
+// (agent/ctxgate) applies it to every file whose text reaches the model.
+func SecretTarget(root, name string) bool {
+	return SecretFile(name) || SecretFile(workspace.RealTarget(root, name))
+}
+
+// SecretPath is SecretTarget for a resolved workspace path.
+func SecretPath(p workspace.Path) bool {
+	return SecretFile(p.Rel()) || SecretFile(p.Target())
+}
+
+// secretSummary is the approval question's text for reading a secret file;
+// a link names where it leads.
+func secretSummary(verb string, p workspace.Path) string {
+	name := p.String()
+	if t := p.Target(); t != p.Rel() {
+		name += " (a link to " + t + ")"
+	}
+	return verb + " " + name + ", a file that commonly holds secrets (its content would be sent to the model)"
 }

@@ -1,8 +1,13 @@
 package tools
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 func TestSecretFile(t *testing.T) {
@@ -129,5 +134,62 @@ func TestEditSecretFileAsksFirst(t *testing.T) {
 	res := call(t, r, "edit_file", map[string]any{"path": ".env", "old_string": "DB_PASS=x", "new_string": "y"})
 	if strings.Contains(res.Text, "hunter2") || len(ap.reqs) != 1 || !ap.reqs[0].Secret {
 		t.Errorf("edit_file .env denied = %q, requests %+v; want one secret question and no content", res.Text, ap.reqs)
+	}
+}
+
+// TestLinkToSecretFileAsksLikeTheFile: read_file, grep with the path and
+// edit_file on docs/setup.txt -> ../.env ask the secret question, which
+// names where the link leads; denied, nothing of the file is shown.
+func TestLinkToSecretFileAsksLikeTheFile(t *testing.T) {
+	root, ws := fixture(t, map[string]string{".env": "DB_PASS=hunter2hunter2\n", "docs/readme.md": "# docs\n"})
+	if err := os.Symlink("../.env", filepath.Join(root, "docs", "setup.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"read_file", map[string]any{"path": "docs/setup.txt"}},
+		{"grep", map[string]any{"pattern": "DB", "path": "docs/setup.txt"}},
+		{"edit_file", map[string]any{"path": "docs/setup.txt", "old_string": "DB_PASS=x", "new_string": "y"}},
+	} {
+		ap := &fixedApprover{d: Deny}
+		r := newReg(t, Env{Workspace: ws, Approver: ap})
+		res := call(t, r, c.tool, c.args)
+		if len(ap.reqs) != 1 || !ap.reqs[0].Secret || !strings.Contains(ap.reqs[0].Summary, "docs/setup.txt (a link to .env)") {
+			t.Errorf("%s on the link: requests %+v; want one secret question naming the target", c.tool, ap.reqs)
+		}
+		if strings.Contains(res.Text, "hunter2") {
+			t.Errorf("%s on the link, denied = %q; the file's content was shown", c.tool, res.Text)
+		}
+	}
+	if SecretPath(mustResolve(t, ws, "docs/readme.md")) || !SecretPath(mustResolve(t, ws, "docs/setup.txt")) {
+		t.Error("SecretPath decided by name, not by target")
+	}
+}
+
+func mustResolve(t *testing.T, ws *workspace.Workspace, p string) workspace.Path {
+	t.Helper()
+	r, err := ws.Resolve(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestApproveRecordsSecretConsentForTheCall: an allowed secret request is
+// recorded in the call's Consent (what the context gate lets through); a
+// denied one is not.
+func TestApproveRecordsSecretConsentForTheCall(t *testing.T) {
+	for _, d := range []Decision{AllowOnce, Deny} {
+		c := Call{ID: "c1", Tool: "read_file", Consent: &Consent{}}
+		ctx := WithCall(context.Background(), c)
+		_, _ = Approve(ctx, &fixedApprover{d: d}, ApprovalRequest{Tool: "read_file", Path: ".env", Secret: true})
+		if got := c.Consent.Allowed(".env"); got != d.Allows() {
+			t.Errorf("decision %v: consent for .env = %v", d, got)
+		}
+		if c.Consent.Allowed("id_rsa") {
+			t.Errorf("decision %v: consent for a file never asked about", d)
+		}
 	}
 }

@@ -11,6 +11,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"time"
 )
 
@@ -58,6 +59,41 @@ type Call struct {
 	Tool    string
 	Args    json.RawMessage
 	Effects Effect // the tool's effects
+	// Consent, when set, collects the secret files the user allowed this
+	// call to send to the model (Approve records every allowed request
+	// with Secret); the context gate lets a result quote a secret file
+	// only when it is there.
+	Consent *Consent
+}
+
+// Consent is the set of secret files (as printed, Path.String) the user
+// allowed one call to read. A nil *Consent allows nothing.
+type Consent struct {
+	mu    sync.Mutex
+	paths map[string]bool
+}
+
+// Allow records that p may reach the model.
+func (c *Consent) Allow(p string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paths == nil {
+		c.paths = map[string]bool{}
+	}
+	c.paths[p] = true
+}
+
+// Allowed reports whether the user allowed p.
+func (c *Consent) Allowed(p string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.paths[p]
 }
 
 type callKey struct{}

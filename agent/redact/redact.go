@@ -8,7 +8,10 @@
 // every package can use it.
 package redact
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Text replaces a secret wherever agentls writes text down.
 const Text = "[redacted]"
@@ -39,10 +42,20 @@ func New(secrets ...string) Redactor {
 // is the safety net for text that may quote a file or a command output
 // holding the API key (a tool result of `read_file .env`).
 func (r Redactor) String(s string) string {
-	for _, secret := range r.secrets {
+	for _, secret := range r.all() {
 		if strings.Contains(s, secret) {
 			s = strings.ReplaceAll(s, secret, Text)
 		}
 	}
 	return hideShapes(s)
+}
+
+// all is what r hides by value: its own secrets and the configured ones
+// (Configure).
+func (r Redactor) all() []string {
+	c := configuredSecrets()
+	if len(c) == 0 {
+		return r.secrets
+	}
+	return append(slices.Clone(r.secrets), c...)
 }

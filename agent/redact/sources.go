@@ -96,13 +96,13 @@ func URL(raw string) string {
 }
 
 // Secrets lists the secrets a Redactor hides.
-func (r Redactor) Secrets() []string { return append([]string(nil), r.secrets...) }
+func (r Redactor) Secrets() []string { return append([]string(nil), r.all()...) }
 
 // JSON returns the JSON text b with every secret hidden, also where JSON
 // escaping changed how a secret is written.
 func (r Redactor) JSON(b []byte) []byte {
 	s := string(b)
-	for _, secret := range r.secrets {
+	for _, secret := range r.all() {
 		esc := jsonEscape(secret)
 		for _, form := range []string{secret, esc} {
 			if strings.Contains(s, form) {

@@ -116,6 +116,8 @@ func (h *Host) mcpServers(ctx context.Context, s Settings, prompt string, ws *wo
 		}
 		out = append(out, c)
 	}
+	// Every source's secrets, before any server starts or says anything.
+	redact.Configure(MCPSecrets(out, h.opts.Getenv)...)
 	return out
 }
 
@@ -280,26 +282,23 @@ func (h *Host) mcpTools(ws *workspace.Workspace, s Settings, servers []mcp.Serve
 	return list
 }
 
-// mcpSecrets are the values of the servers' env and headers that look
-// like secrets (by name, as redact.SecretName marks them, and every
-// Authorization header): hidden from every sink like the API key.
+// mcpSecrets are the secrets of the user's MCP servers (MCPSecrets).
 func mcpSecrets(s Settings, getenv func(string) string) []string {
+	return MCPSecrets(s.MCPServers, getenv)
+}
+
+// MCPSecrets are the values of the servers' env and headers that are
+// secrets (redact.ConfigSecrets: by name, every Authorization header,
+// values that look generated) and what their URLs carry: hidden from
+// every sink like the API key. Whoever brings servers (the user's
+// settings, a workspace .mcp.json, an ACP client) hands them to
+// redact.Configure through it.
+func MCPSecrets(servers []mcp.ServerConfig, getenv func(string) string) []string {
 	var out []string
-	for _, c := range s.MCPServers {
+	for _, c := range servers {
 		c = c.Expanded(getenv)
-		for k, v := range c.Env {
-			if redact.SecretName(k) {
-				out = append(out, v)
-			}
-		}
-		for k, v := range c.Headers {
-			if redact.SecretName(k) || strings.EqualFold(k, "Authorization") {
-				out = append(out, v)
-				if _, tok, ok := strings.Cut(v, " "); ok {
-					out = append(out, tok)
-				}
-			}
-		}
+		out = append(out, redact.ConfigSecrets(c.Env)...)
+		out = append(out, redact.ConfigSecrets(c.Headers)...)
 		out = append(out, redact.URLSecrets(c.URL)...)
 	}
 	return out
@@ -332,6 +331,7 @@ func (h *Host) listedMCPTools(ctx context.Context, ws *workspace.Workspace, s Se
 	if len(servers) == 0 {
 		return nil
 	}
+	redact.Configure(MCPSecrets(servers, h.opts.Getenv)...)
 	launch := mcp.Launch{Dir: root, Roots: ws.Roots(), Sandbox: s.Sandbox, SecretEnv: []string{s.APIKeyEnv},
 		Commands: h.commands, Getenv: h.opts.Getenv}
 	list, errs := h.mcp.Tools(ctx, servers, launch, nil)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/ctxgate"
 	"github.com/agentls/agentls/agent/prompts"
 	"github.com/agentls/agentls/workspace"
 )
@@ -45,6 +46,17 @@ func (h *Host) expandCommand(ws *workspace.Workspace, spec agent.TaskSpec) agent
 	}
 	p, ok := prompts.Find(h.readPrompts(ws), name)
 	if !ok {
+		return spec
+	}
+	// The prompt file's text goes to the model: it passes the context
+	// gate by its real target (.claude/commands/setup.md -> ../../.env).
+	root := ""
+	if rs := ws.Roots(); len(rs) > 0 {
+		root = rs[0]
+	}
+	if ctxgate.New(root, h.Redactor()).Secret(p.Source) {
+		h.logger().Warn("custom command withheld: its prompt file is or links to a secret file", "name", name, "source", p.Source)
+		spec.Prompt = ctxgate.Withheld(p.Source) + "\nThe user ran the command /" + name + "; its prompt file was withheld. Tell the user, and do nothing else."
 		return spec
 	}
 	spec.Prompt = p.Expand(args, spec.Context.Selection)

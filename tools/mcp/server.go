@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -285,7 +286,7 @@ func (s *server) startError(ctx context.Context, c *conn, err error) error {
 // dialHTTP connects to a streamable HTTP (or legacy SSE) server, with the
 // configured headers on every request.
 func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) {
-	hc := &http.Client{Transport: headerTransport{headers: cfg.Headers, next: http.DefaultTransport}}
+	hc := httpClient(cfg)
 	var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: 1}
 	if cfg.Type == "sse" {
 		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
@@ -433,14 +434,49 @@ func (s *server) close() {
 	}
 }
 
-// headerTransport adds the configured headers to every request.
+// httpClient is the client of an HTTP server of cfg: its headers go with
+// every request to the origin of cfg.URL, and only there.
+func httpClient(cfg ServerConfig) *http.Client {
+	return &http.Client{Transport: headerTransport{headers: cfg.Headers, origin: origin(cfg.URL), next: http.DefaultTransport}}
+}
+
+// headerTransport adds the configured headers to every request to origin
+// (scheme, host and port). A redirect to another origin gets none of them:
+// net/http drops Authorization on such a redirect, and a transport that
+// set the headers again would send the credentials to wherever the server
+// points.
 type headerTransport struct {
 	headers map[string]string
+	origin  string
 	next    http.RoundTripper
 }
 
+// origin is scheme://host:port of raw, the port made explicit; "" when raw
+// does not parse.
+func origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return originOf(u)
+}
+
+func originOf(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		switch scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return scheme + "://" + strings.ToLower(u.Hostname()) + ":" + port
+}
+
 func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && t.origin != "" && originOf(r.URL) == t.origin {
 		r = r.Clone(r.Context())
 		for k, v := range t.headers {
 			r.Header.Set(k, v)
