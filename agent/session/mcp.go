@@ -153,7 +153,7 @@ func (h *Host) workspaceMCP(ctx context.Context, root, prompt string, port Port)
 	}
 	// Remembered by the root and the file's content: a yes or a no holds
 	// for the session, "always" for the root (approved-mcp.json); a changed
-	// file is asked about again.
+	// file, or a question the face could not ask, is asked about again.
 	d, err := h.perm.Ask(ctx, permission.Request{
 		Kind:   permission.KindMCPFile,
 		TaskID: "(not started)",
@@ -167,7 +167,7 @@ func (h *Host) workspaceMCP(ctx context.Context, root, prompt string, port Port)
 		NS:     permission.NSMCPFile,
 		Key:    mcpFileKey(sum),
 		Yes:    permission.Session,
-		No:     sessionUnlessCancelled(ctx),
+		No:     permission.Session,
 	}, asker)
 	if err != nil || !d.Allows() {
 		h.logger().Warn("the MCP servers of the workspace's .mcp.json are not used: the user did not approve them", "file", path, "error", err)
@@ -183,15 +183,6 @@ func (h *Host) workspaceMCP(ctx context.Context, root, prompt string, port Port)
 // first written.
 func mcpFileKey(sum [sha256.Size]byte) string {
 	return hex.EncodeToString(sum[:])
-}
-
-// sessionUnlessCancelled is the scope of a no to a question: the session,
-// unless the question ended with ctx (the task was cancelled, no answer).
-func sessionUnlessCancelled(ctx context.Context) permission.Scope {
-	if ctx.Err() != nil {
-		return permission.Once
-	}
-	return permission.Session
 }
 
 // ApprovedMCPFile is where "always" answers about workspace .mcp.json
