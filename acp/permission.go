@@ -17,15 +17,16 @@ import (
 // not called again.
 var errPermissionCancelled = errors.New("the client cancelled the permission request")
 
-// AskUser implements session.Port with session/request_permission: allow once,
-// allow always (only when the host names a command prefix it may
-// remember), reject once, reject always (the host's approval policy
-// remembers it for the conversation).
+// AskUser implements session.Port with session/request_permission: allow
+// once, allow always (only when the request names what it would remember),
+// reject once, reject always (the permission service remembers it for the
+// conversation).
 //
 // The request names the tool call the client already shows (its title is
-// kept) and carries what the user is asked to allow: the whole command, or
-// the diff of the edit (the file's text as the client holds it, and the
-// text after the change).
+// kept) and carries what the user is asked to allow: the whole command,
+// and the diff of each file of the request's preview, which the tool
+// computed from the change it applies (the file's text as the client
+// holds it, and the text after).
 func (p *turnPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if q.Always != "" {
