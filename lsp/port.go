@@ -55,10 +55,9 @@ func (p *taskPort) Editor(ws *workspace.Workspace) workspace.Editor {
 
 // AskUser implements session.Port: "Allow once", "Allow for this task",
 // "Always allow `PREFIX`" (when the host offers a prefix) and "Deny". No
-// answer within ServiceOptions.ApprovalTimeout, or a client error, denies;
-// when the client has never answered one and lets one go unanswered, later
-// questions of the session are denied at once (and the user is told once
-// how to allow them).
+// answer within ServiceOptions.ApprovalTimeout (permission.ErrNoAnswer),
+// or a client error, denies; the permission service decides what an
+// unanswered question means for later ones.
 func (p *taskPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
 	svc := p.svc
 	srv := svc.srv
@@ -80,11 +79,6 @@ func (p *taskPort) AskUser(ctx context.Context, q permission.Request) (tools.Dec
 		actions = []protocol.MessageActionItem{{Title: ActionKeep}, {Title: ActionReject}}
 		msg = fmt.Sprintf("agentls (task %s, %q): %s?\n%s", q.TaskID, cutLine(q.Prompt, 60), q.Title, clipLines(previewDiff(q.Preview), 40))
 	}
-	if svc.clientMute.Load() {
-		// Some clients (ALE) never answer server-to-client requests: do not
-		// stall every later call of every task for the full timeout.
-		return tools.Deny, errors.New(`the editor did not answer an earlier approval question, so this is denied without asking (the user can set agentls.approval to "auto" or list commands in agentls.allowCommands)`)
-	}
 	actx, cancel := context.WithTimeout(ctx, svc.opts.ApprovalTimeout)
 	defer cancel()
 	// While the question is open the task waits for the user, not for the
@@ -101,16 +95,12 @@ func (p *taskPort) AskUser(ctx context.Context, q permission.Request) (tools.Dec
 		why := err.Error()
 		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil {
 			why = fmt.Sprintf("no answer within %s", svc.opts.ApprovalTimeout)
-			if !svc.clientAnswered.Load() && svc.clientMute.CompareAndSwap(false, true) {
-				srv.ShowMessage(ctx, protocol.MessageTypeWarning, fmt.Sprintf(
-					"agentls: the editor did not answer an approval question within %s, so actions that need approval are denied for the rest of this session. "+
-						`Set agentls.approval to "auto", or list commands in agentls.allowCommands, to allow them.`, svc.opts.ApprovalTimeout))
-			}
+			srv.Logger().Warn("approval question not answered: denied", "request", q.Title, "error", why)
+			return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied: %w", why, permission.ErrNoAnswer)
 		}
 		srv.Logger().Warn("approval question not answered: denied", "request", q.Title, "error", why)
 		return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied", why)
 	}
-	svc.clientAnswered.Store(true)
 	if item == nil {
 		return tools.Deny, nil
 	}
@@ -138,6 +128,15 @@ func previewDiff(files []tools.FileChange) string {
 		}
 	}
 	return b.String()
+}
+
+// Silenced implements permission.Silenced: the permission service denies
+// every later question unasked (the editor never answered one and let one
+// time out); the user is told once how to allow them.
+func (p *taskPort) Silenced(ctx context.Context) {
+	p.svc.srv.ShowMessage(ctx, protocol.MessageTypeWarning, fmt.Sprintf(
+		"agentls: the editor did not answer an approval question within %s, so actions that need approval are denied for the rest of this session. "+
+			`Set agentls.approval to "auto", or list commands in agentls.allowCommands, to allow them.`, p.svc.opts.ApprovalTimeout))
 }
 
 // Save implements session.Port with agentls/saveDocuments. A client that

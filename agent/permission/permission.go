@@ -11,6 +11,8 @@ package permission
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"sync/atomic"
 
 	"github.com/agentls/agentls/tools"
 )
@@ -94,11 +96,50 @@ type Asker interface {
 	AskUser(ctx context.Context, r Request) (tools.Decision, error)
 }
 
+// ErrNoAnswer is wrapped by an Asker's error when the question was put
+// to the user and no answer came in time.
+var ErrNoAnswer = errors.New("no answer")
+
+// ErrNeverAnswers is the error of a question denied without asking: the
+// face let a question go unanswered and had never answered one (some
+// editors, ALE, never answer a server's questions), so every later one
+// would wait the full time for nothing.
+var ErrNeverAnswers = errors.New(`the editor did not answer an earlier approval question, so this is denied without asking ` +
+	`(the user can set agentls.approval to "auto" or list commands in agentls.allowCommands)`)
+
+// Silenced is implemented by an Asker that tells the user, once, that
+// questions are denied unasked from now on (ErrNeverAnswers).
+type Silenced interface {
+	Silenced(ctx context.Context)
+}
+
 // Service asks the user through an Asker, in front of one Store.
 type Service struct {
 	Store *Store
 	// Warn is told of an answer that could not be kept; nil: not told.
 	Warn func(msg string, args ...any)
+
+	// answered: a question was answered; silenced: one went unanswered
+	// before any was, and nothing is asked any more.
+	answered, silenced atomic.Bool
+}
+
+// askUser puts r to the user through a, unless the face has shown it
+// never answers.
+func (s *Service) askUser(ctx context.Context, r Request, a Asker) (tools.Decision, error) {
+	if s.silenced.Load() {
+		return tools.Deny, ErrNeverAnswers
+	}
+	d, err := a.AskUser(ctx, r)
+	switch {
+	case err == nil:
+		s.answered.Store(true)
+	case errors.Is(err, ErrNoAnswer) && ctx.Err() == nil && !s.answered.Load() && s.silenced.CompareAndSwap(false, true):
+		if sl, ok := a.(Silenced); ok {
+			sl.Silenced(ctx)
+		}
+	}
+	return d, err
 }
 
 // New returns a service over store.
@@ -125,7 +166,7 @@ func (s *Service) Ask(ctx context.Context, r Request, a Asker) (tools.Decision, 
 	if a == nil {
 		return tools.Deny, nil
 	}
-	d, err := a.AskUser(ctx, r)
+	d, err := s.askUser(ctx, r, a)
 	if err != nil {
 		return tools.Deny, err
 	}

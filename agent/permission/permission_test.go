@@ -3,6 +3,8 @@ package permission
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -218,5 +220,55 @@ func TestDecideHandsTheToolsPreviewToTheFace(t *testing.T) {
 	}
 	if got := a.asked[0]; len(got.Preview) != 1 || got.Preview[0] != pv[0] || got.Path() != "x.txt" {
 		t.Errorf("the face was asked %+v; want the tool's preview", got)
+	}
+}
+
+// silentAsker never answers: each question times out (ErrNoAnswer), or
+// answers after it answered once when answers is set.
+type silentAsker struct {
+	recAsker
+	answers  bool
+	silenced int
+}
+
+func (a *silentAsker) AskUser(ctx context.Context, r Request) (tools.Decision, error) {
+	a.recAsker.AskUser(ctx, r)
+	if a.answers && a.n() == 1 {
+		return tools.AllowOnce, nil
+	}
+	return tools.Deny, fmt.Errorf("no answer within 1s: %w", ErrNoAnswer)
+}
+
+func (a *silentAsker) Silenced(context.Context) { a.silenced++ }
+
+// TestAFaceThatNeverAnswersIsNotAskedAgain: after one unanswered question
+// from a face that never answered one, later questions are denied at once
+// (ErrNeverAnswers) and the face told once; a face that answered before
+// is asked again after a timeout.
+func TestAFaceThatNeverAnswersIsNotAskedAgain(t *testing.T) {
+	svc := New(NewStore(t.TempDir()))
+	a := &silentAsker{}
+	r := Request{Kind: KindTool, TaskID: "t1", Tool: "run_command", Command: "ls -l", Title: "run ls"}
+	for i := range 3 {
+		_, err := svc.Decide(context.Background(), r, Rules{Approval: "ask"}, a)
+		want := ErrNoAnswer
+		if i > 0 {
+			want = ErrNeverAnswers
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("question %d: %v; want %v", i+1, err, want)
+		}
+	}
+	if a.n() != 1 || a.silenced != 1 {
+		t.Errorf("asked %d times, told %d times; want 1 and 1", a.n(), a.silenced)
+	}
+
+	svc = New(NewStore(t.TempDir()))
+	b := &silentAsker{answers: true}
+	for range 3 {
+		svc.Decide(context.Background(), r, Rules{Approval: "ask"}, b)
+	}
+	if b.n() != 3 || b.silenced != 0 {
+		t.Errorf("a face that answered once: asked %d times, told %d; want 3 and 0", b.n(), b.silenced)
 	}
 }

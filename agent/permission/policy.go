@@ -102,7 +102,7 @@ func (s *Service) Decide(ctx context.Context, r Request, rules Rules, a Asker) (
 	if a == nil {
 		return tools.Deny, nil
 	}
-	d, err := a.AskUser(ctx, r)
+	d, err := s.askUser(ctx, r, a)
 	if err != nil {
 		return tools.Deny, err
 	}
