@@ -179,10 +179,55 @@ secrets, a workspace .mcp.json and a settings change are never allowed by
 type terminalPort struct {
 	session.Unsupported // no editor: nothing to save, no diagnostics
 
-	mu  sync.Mutex // guards w and in: one question at a time
-	w   io.Writer
-	in  *bufio.Reader // the terminal; nil: none
-	yes bool
+	mu    sync.Mutex // guards w
+	w     io.Writer
+	askMu sync.Mutex    // one question at a time (guards in, lines)
+	in    *bufio.Reader // the terminal; nil: none
+	lines chan line     // in's lines, read ahead of a question's wait
+	yes   bool
+}
+
+// line is one line the terminal read, or why none came.
+type line struct {
+	text string
+	err  error
+}
+
+// readLine waits for the user's next line, or for ctx (Ctrl+C cancels the
+// task while a question waits).
+func (p *terminalPort) readLine(ctx context.Context) (string, error) {
+	if p.lines == nil {
+		p.lines = make(chan line)
+		go func() {
+			for {
+				s, err := p.in.ReadString('\n')
+				p.lines <- line{s, err}
+				if err != nil {
+					close(p.lines)
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case l, ok := <-p.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		if l.err != nil && l.text == "" {
+			return "", l.err
+		}
+		return l.text, nil
+	}
+}
+
+// print writes s whole, between events.
+func (p *terminalPort) print(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.w, s)
 }
 
 func (p *terminalPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
@@ -195,31 +240,31 @@ func isTerminal(f any) bool {
 
 // AskUser implements session.Port.
 func (p *terminalPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
 	if p.in == nil {
 		switch {
 		case p.yes && q.Kind == permission.KindReview:
 			return tools.AllowOnce, nil
 		case q.Secret:
-			fmt.Fprintf(p.w, "! not read: %s commonly holds secrets; to let tasks read it, run on a terminal and answer, or with --settings '{\"allowSecretReads\": [%q]}'\n", q.Path(), q.Path())
+			p.print(fmt.Sprintf("! not read: %s commonly holds secrets; to let tasks read it, run on a terminal and answer, or with --settings '{\"allowSecretReads\": [%q]}'\n", q.Path(), q.Path()))
 		case q.Kind == permission.KindTool || q.Kind == permission.KindReview:
-			fmt.Fprintf(p.w, "! refused: %s (no terminal to ask on; run on a terminal, or pass --yes)\n", q.Title)
+			p.print(fmt.Sprintf("! refused: %s (no terminal to ask on; run on a terminal, or pass --yes)\n", q.Title))
 		default:
-			fmt.Fprintf(p.w, "! refused: %s (no terminal to ask on)\n", q.Title)
+			p.print(fmt.Sprintf("! refused: %s (no terminal to ask on)\n", q.Title))
 		}
 		return tools.Deny, nil
 	}
-	fmt.Fprint(p.w, renderQuestion(q))
+	p.print(renderQuestion(q))
 	for {
-		if err := ctx.Err(); err != nil {
-			return tools.Deny, err
-		}
-		line, err := p.in.ReadString('\n')
-		if err != nil && line == "" {
+		text, err := p.readLine(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tools.Deny, ctx.Err()
+			}
 			return tools.Deny, fmt.Errorf("no answer on the terminal: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
+		switch strings.ToLower(strings.TrimSpace(text)) {
 		case "y", "yes":
 			return tools.AllowOnce, nil
 		case "t":
@@ -237,7 +282,7 @@ func (p *terminalPort) AskUser(ctx context.Context, q permission.Request) (tools
 				return tools.DenyAlways, nil
 			}
 		}
-		fmt.Fprint(p.w, "answer "+choices(q)+": ")
+		p.print("answer " + choices(q) + ": ")
 	}
 }
 
