@@ -3,7 +3,12 @@ package agentls_test
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -137,6 +142,8 @@ var importRules = []struct {
 		why: "the journal is what a task recorded, read back (stored forms, undo, lessons); it knows nothing of the loop that records or the host"},
 	{pkg: "lsp/server", never: []string{"lsp", "agent/...", "tools/...", "langserver/...", "acp/..."},
 		why: "the protocol server (lifecycle, document sync, commands, progress) knows nothing of the agent face plugged into it, of the loop and its tools, nor of the agent's settings: the face hands it a redactor and a log level, and it hands the face the settings as the client sent them"},
+	{pkg: "agent/permission", never: []string{"agent", "agent/session", "agent/journal", "agent/store"},
+		why: "the permission service (requests, policy, remembered answers) knows nothing of the loop or the host that ask through it"},
 	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
 		why: "the language-server client serves every face and knows none of them"},
 }
@@ -392,6 +399,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "lsp/wire"},
 		{Path: "lsp/server", Imports: []string{"lsp/wire"}},
 		{Path: "langserver", Imports: []string{"lsp"}},
+		{Path: "agent/permission", Imports: []string{"tools", "agent/session"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
 	for _, want := range []string{
@@ -404,6 +412,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		"acp imports lsp",
 		"lsp imports acp",
 		"langserver imports lsp",
+		"agent/permission imports agent/session",
 	} {
 		if !strings.Contains(got, want+";") {
 			t.Errorf("violations do not report %q:\n%s", want, got)
@@ -414,8 +423,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 			t.Errorf("violations report %q, which the rules allow:\n%s", clean, got)
 		}
 	}
-	if n := strings.Count(got, "\n") + 1; n != 9 {
-		t.Errorf("%d violations; want 9:\n%s", n, got)
+	if n := strings.Count(got, "\n") + 1; n != 10 {
+		t.Errorf("%d violations; want 10:\n%s", n, got)
 	}
 
 	// A rule that matches no package is reported, not passed.
@@ -545,5 +554,117 @@ func TestProtocolServerRuleCanFail(t *testing.T) {
 	}
 	if len(got) != 5 {
 		t.Errorf("%d protocol-server violations; want 5:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// questionMethod is the port's question method (permission.Asker): the
+// permission service alone calls it, so every question passes its policy
+// and its memory, and no face or host file asks on its own.
+const questionMethod = "AskUser"
+
+// askers are the packages that may call questionMethod.
+var askers = map[string]bool{"agent/permission": true}
+
+// goSource is one production file of a package, by path relative to the
+// module.
+type goSource struct {
+	Pkg, Name string
+	Text      []byte
+}
+
+// moduleSources reads the production .go files of the module's packages.
+func moduleSources(t *testing.T) []goSource {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var srcs []goSource
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p struct {
+			ImportPath, Dir string
+			GoFiles         []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		rel, _ := strings.CutPrefix(p.ImportPath, module+"/")
+		for _, f := range p.GoFiles {
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs = append(srcs, goSource{Pkg: rel, Name: f, Text: b})
+		}
+	}
+	if len(srcs) == 0 {
+		t.Fatal("go list reported no files of the module")
+	}
+	return srcs
+}
+
+// askerViolations returns one message per use of questionMethod (a call
+// or a method value: any selector of that name) in a file of a package
+// not in allowed, and an error for a file that does not parse.
+func askerViolations(srcs []goSource, allowed map[string]bool) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	for _, s := range srcs {
+		f, err := parser.ParseFile(fset, s.Pkg+"/"+s.Name, s.Text, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		if allowed[s.Pkg] {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == questionMethod {
+				out = append(out, fmt.Sprintf("%s uses %s; only %s asks the user (the permission service)", fset.Position(sel.Pos()), questionMethod, "agent/permission"))
+			}
+			return true
+		})
+	}
+	return out, nil
+}
+
+// TestOnlyThePermissionServiceAsks: no production file outside
+// agent/permission calls the port's question method.
+func TestOnlyThePermissionServiceAsks(t *testing.T) {
+	v, err := askerViolations(moduleSources(t), askers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v {
+		t.Error(s)
+	}
+}
+
+// TestOnlyThePermissionServiceAsksRuleCanFail: a face calling the
+// question method, a host file taking it as a method value, and the
+// module's own service once it is no longer allowed are each reported;
+// the service itself and a method declaration of that name are not.
+func TestOnlyThePermissionServiceAsksRuleCanFail(t *testing.T) {
+	srcs := []goSource{
+		{Pkg: "lsp", Name: "port.go", Text: []byte("package lsp\nfunc (p *taskPort) AskUser() {}\nfunc f(p P) { p.AskUser(ctx, r) }\n")},
+		{Pkg: "agent/session", Name: "mcp.go", Text: []byte("package session\nfunc g(p Port) { ask := p.AskUser; _ = ask }\n")},
+		{Pkg: "agent/permission", Name: "permission.go", Text: []byte("package permission\nfunc h(a Asker) { a.AskUser(ctx, r) }\n")},
+	}
+	v, err := askerViolations(srcs, askers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(v, "\n")
+	if len(v) != 2 || !strings.Contains(got, "lsp/port.go:3:") || !strings.Contains(got, "agent/session/mcp.go:2:") {
+		t.Errorf("violations = %q; want lsp/port.go:3 and agent/session/mcp.go:2 only", v)
+	}
+	// With no package allowed, the real service is reported: the rule sees
+	// the module's own calls.
+	real, err := askerViolations(moduleSources(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(real, func(s string) bool { return strings.HasPrefix(s, "agent/permission/") }) {
+		t.Errorf("with no asker allowed, agent/permission is not reported: %q", real)
 	}
 }

@@ -142,3 +142,39 @@ func TestCancelledPermissionEndsTheTurnCancelled(t *testing.T) {
 		t.Error("the command ran")
 	}
 }
+
+// TestApprovedDiffIsTheWrittenText: the permission request of an edit_file
+// call with several edits carries the text the tool will write, computed
+// from its own plan (every edit matched against the file as read), and
+// the file on disk after "allow once" is byte for byte that text. Edits
+// a→ab and b→c on "a b" are shown and written as "ab c" (done one after
+// the other they would read "ac b").
+func TestApprovedDiffIsTheWrittenText(t *testing.T) {
+	c := &testClient{answer: "allow_once"}
+	conn, root, id := connect(t, c)
+	path := filepath.Join(root, "ab.txt")
+	if err := os.WriteFile(path, []byte("a b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prompt(t, conn, id, "MULTIEDIT: edit twice")
+	_, perms := c.snapshot()
+	if len(perms) != 1 {
+		t.Fatalf("%d permission requests; want 1", len(perms))
+	}
+	var shown *sdk.ToolCallContentDiff
+	for _, cc := range perms[0].ToolCall.Content {
+		if cc.Diff != nil {
+			shown = cc.Diff
+		}
+	}
+	if shown == nil || shown.Path != path || shown.OldText == nil || *shown.OldText != "a b" {
+		t.Fatalf("permission content %+v; want the diff of %s from \"a b\"", perms[0].ToolCall.Content, path)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown.NewText != string(written) || string(written) != "ab c" {
+		t.Errorf("shown %q, written %q; want both \"ab c\"", shown.NewText, written)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -285,8 +286,8 @@ func (pt port) Event(e agent.Event) {
 		pt.p.call(pt.name, e)
 	}
 }
-func (port) Ask(_ context.Context, q session.Question) (tools.Decision, error) {
-	if q.Request.Secret {
+func (port) AskUser(_ context.Context, q permission.Request) (tools.Decision, error) {
+	if q.Secret {
 		return tools.Deny, nil
 	}
 	return tools.AllowOnce, nil

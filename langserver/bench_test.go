@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -56,7 +57,7 @@ type benchPort struct{ session.Unsupported }
 
 func (benchPort) Event(agent.Event)                            {}
 func (benchPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
-func (benchPort) Ask(context.Context, session.Question) (tools.Decision, error) {
+func (benchPort) AskUser(context.Context, permission.Request) (tools.Decision, error) {
 	return tools.AllowOnce, nil
 }
 

@@ -71,6 +71,7 @@ func (t *toolset) rename(ctx context.Context, a *renameArgs) (tools.Result, erro
 	var unopened []string
 	out := &RenameOutput{Server: server, Symbol: a.Symbol, NewName: newName}
 	var absFiles []string
+	var preview []tools.FileChange // every file's change, as applied below
 	for _, u := range order {
 		p, err := ws.Resolve(string(u))
 		if err != nil {
@@ -87,13 +88,16 @@ func (t *toolset) rename(ctx context.Context, a *renameArgs) (tools.Result, erro
 		for _, e := range perFile[u] {
 			tes = append(tes, workspace.TextEdit{Range: workspace.Range{Start: workspace.Position(e.Range.Start), End: workspace.Position(e.Range.End)}, NewText: e.NewText})
 		}
-		if _, err := workspace.ApplyEdits(f.Text, tes); err != nil {
+		fe := workspace.FileEdit{Path: p, BaseVersion: f.Version, BaseHash: f.Hash, Edits: tes}
+		pv, err := tools.PreviewOf(ws, f.Text, fe)
+		if err != nil {
 			return errorf("%s's rename does not fit %s as it is now (%v): the file changed under the server. Nothing was changed", server, p, err), nil
 		}
 		if err := checkRename(f.Text, shortName(a.Symbol), newName, tes); err != nil {
 			return errorf("%s answered a rename of %s to %s that changes more than the name in %s: %v. The whole rename was refused; nothing was changed", server, a.Symbol, newName, p, err), nil
 		}
-		edits = append(edits, workspace.FileEdit{Path: p, BaseVersion: f.Version, BaseHash: f.Hash, Edits: tes})
+		edits = append(edits, fe)
+		preview = append(preview, pv)
 		if !f.FromBuffer {
 			unopened = append(unopened, p.String())
 		}
@@ -103,7 +107,7 @@ func (t *toolset) rename(ctx context.Context, a *renameArgs) (tools.Result, erro
 	}
 	if len(unopened) > 0 {
 		summary := fmt.Sprintf("rename %s to %s in %s", a.Symbol, newName, strings.Join(unopened, ", "))
-		if r, err := tools.Approve(ctx, t.env.Approver, tools.ApprovalRequest{Tool: "rename_symbol", Summary: summary, Path: unopened[0]}); r != nil || err != nil {
+		if r, err := tools.Approve(ctx, t.env.Approver, tools.ApprovalRequest{Tool: "rename_symbol", Summary: summary, Path: unopened[0], Preview: preview}); r != nil || err != nil {
 			if r == nil {
 				return tools.Result{}, err
 			}

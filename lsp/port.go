@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -52,39 +53,37 @@ func (p *taskPort) Editor(ws *workspace.Workspace) workspace.Editor {
 	return &Editor{svc: p.svc, ws: ws, sink: p.sink}
 }
 
-// Ask implements session.Port: "Allow once", "Allow for this task",
+// AskUser implements session.Port: "Allow once", "Allow for this task",
 // "Always allow `PREFIX`" (when the host offers a prefix) and "Deny". No
-// answer within ServiceOptions.ApprovalTimeout, or a client error, denies;
-// when the client has never answered one and lets one go unanswered, later
-// questions of the session are denied at once (and the user is told once
-// how to allow them).
-func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision, error) {
+// answer within ServiceOptions.ApprovalTimeout (permission.ErrNoAnswer),
+// or a client error, denies; the permission service decides what an
+// unanswered question means for later ones.
+func (p *taskPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
 	svc := p.svc
 	srv := svc.srv
 	actions := []protocol.MessageActionItem{{Title: ActionAllowOnce}, {Title: ActionAllowForTask}}
-	if q.AlwaysPrefix != "" {
-		actions = append(actions, protocol.MessageActionItem{Title: ActionAlwaysPrefix + " `" + q.AlwaysPrefix + "`"})
+	if q.Always != "" {
+		actions = append(actions, protocol.MessageActionItem{Title: ActionAlwaysPrefix + " `" + q.Always + "`"})
 	}
 	actions = append(actions, protocol.MessageActionItem{Title: ActionDeny})
-	msg := fmt.Sprintf("agentls (task %s, %q) wants to %s.", q.TaskID, cutLine(q.Prompt, 60), q.Request.Summary)
-	if q.Request.Path != "" && q.Request.Command == "" && !q.Request.Secret {
+	msg := fmt.Sprintf("agentls (task %s, %q) wants to %s.", q.TaskID, cutLine(q.Prompt, 60), q.Title)
+	if q.Kind == permission.KindTool && q.Path() != "" && q.Command == "" && !q.Secret {
 		msg += " The file is not open in the editor, so the change goes straight to disk."
 	}
-	if q.Review != nil {
+	if d := previewDiff(q.Preview); d != "" && q.Kind != permission.KindReview {
+		msg += "\n" + clipLines(d, 40)
+	}
+	review := q.Kind == permission.KindReview
+	if review {
 		// A review question: keep or reject the change it shows.
 		actions = []protocol.MessageActionItem{{Title: ActionKeep}, {Title: ActionReject}}
-		msg = fmt.Sprintf("agentls (task %s, %q): %s?\n%s", q.TaskID, cutLine(q.Prompt, 60), q.Request.Summary, clipLines(q.Review.Diff, 40))
-	}
-	if svc.clientMute.Load() {
-		// Some clients (ALE) never answer server-to-client requests: do not
-		// stall every later call of every task for the full timeout.
-		return tools.Deny, errors.New(`the editor did not answer an earlier approval question, so this is denied without asking (the user can set agentls.approval to "auto" or list commands in agentls.allowCommands)`)
+		msg = fmt.Sprintf("agentls (task %s, %q): %s?\n%s", q.TaskID, cutLine(q.Prompt, 60), q.Title, clipLines(previewDiff(q.Preview), 40))
 	}
 	actx, cancel := context.WithTimeout(ctx, svc.opts.ApprovalTimeout)
 	defer cancel()
 	// While the question is open the task waits for the user, not for the
 	// command (which has not started): say so, then go back.
-	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Request.Summary, 80))
+	prev := p.sink.swapActivity("waiting for your approval to " + cutLine(q.Title, 80))
 	defer p.sink.setActivity(prev)
 	item, err := srv.ShowMessageRequest(actx, &protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning, Message: srv.Redact(msg), Actions: actions,
@@ -96,28 +95,48 @@ func (p *taskPort) Ask(ctx context.Context, q session.Question) (tools.Decision,
 		why := err.Error()
 		if errors.Is(err, context.DeadlineExceeded) || actx.Err() != nil {
 			why = fmt.Sprintf("no answer within %s", svc.opts.ApprovalTimeout)
-			if !svc.clientAnswered.Load() && svc.clientMute.CompareAndSwap(false, true) {
-				srv.ShowMessage(ctx, protocol.MessageTypeWarning, fmt.Sprintf(
-					"agentls: the editor did not answer an approval question within %s, so actions that need approval are denied for the rest of this session. "+
-						`Set agentls.approval to "auto", or list commands in agentls.allowCommands, to allow them.`, svc.opts.ApprovalTimeout))
-			}
+			srv.Logger().Warn("approval question not answered: denied", "request", q.Title, "error", why)
+			return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied: %w", why, permission.ErrNoAnswer)
 		}
-		srv.Logger().Warn("approval question not answered: denied", "request", q.Request.Summary, "error", why)
+		srv.Logger().Warn("approval question not answered: denied", "request", q.Title, "error", why)
 		return tools.Deny, fmt.Errorf("the editor could not ask the user (%s), so it is denied", why)
 	}
-	svc.clientAnswered.Store(true)
 	if item == nil {
 		return tools.Deny, nil
 	}
 	switch {
-	case item.Title == ActionAllowOnce, q.Review != nil && item.Title == ActionKeep:
+	case item.Title == ActionAllowOnce, review && item.Title == ActionKeep:
 		return tools.AllowOnce, nil
 	case item.Title == ActionAllowForTask:
 		return tools.AllowForTask, nil
-	case q.AlwaysPrefix != "" && strings.HasPrefix(item.Title, ActionAlwaysPrefix):
+	case q.Always != "" && strings.HasPrefix(item.Title, ActionAlwaysPrefix):
 		return tools.AllowAlways, nil
 	}
 	return tools.Deny, nil
+}
+
+// previewDiff is the unified diff of a request's preview, file by file:
+// the change as the tool will apply it.
+func previewDiff(files []tools.FileChange) string {
+	var b strings.Builder
+	for _, f := range files {
+		if len(files) > 1 {
+			b.WriteString(f.Path + ":\n")
+		}
+		for _, h := range workspace.DiffHunks(f.Before, f.After) {
+			b.WriteString(h.Diff(f.Before))
+		}
+	}
+	return b.String()
+}
+
+// Silenced implements permission.Silenced: the permission service denies
+// every later question unasked (the editor never answered one and let one
+// time out); the user is told once how to allow them.
+func (p *taskPort) Silenced(ctx context.Context) {
+	p.svc.srv.ShowMessage(ctx, protocol.MessageTypeWarning, fmt.Sprintf(
+		"agentls: the editor did not answer an approval question within %s, so actions that need approval are denied for the rest of this session. "+
+			`Set agentls.approval to "auto", or list commands in agentls.allowCommands, to allow them.`, p.svc.opts.ApprovalTimeout))
 }
 
 // Save implements session.Port with agentls/saveDocuments. A client that

@@ -59,10 +59,6 @@ type Service struct {
 	// (server.WithRedactor).
 	redactor atomic.Pointer[redact.Redactor]
 
-	// clientAnswered is set once the client answers an approval question;
-	// clientMute once a client that never answered let one time out
-	// (approve.go).
-	clientAnswered, clientMute atomic.Bool
 	// reviews numbers the reviewed edits (review.go): their change
 	// annotation ids are unique for the session.
 	reviews atomic.Int64

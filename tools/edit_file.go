@@ -138,13 +138,18 @@ func (r *Registry) editFile(ctx context.Context, a *editFileArgs) (Result, error
 				matches[i-1].edit+1, matches[i].edit+1, p, lineOf(text, matches[i].start)), nil
 		}
 	}
+	tes := textEdits(text, matches)
+	fe := workspace.FileEdit{Path: p, BaseVersion: f.Version, BaseHash: f.Hash, Edits: tes}
 	if !f.FromBuffer {
-		if res, err := r.approve(ctx, ApprovalRequest{Tool: "edit_file", Summary: "edit " + p.String(), Path: p.String()}); res != nil || err != nil {
+		// The preview is the plan below, the one applied after a yes.
+		pv, err := PreviewOf(w, text, fe)
+		if err != nil {
+			return errorf("cannot edit %s: %v. Nothing was changed", p, err), nil
+		}
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "edit_file", Summary: "edit " + p.String(), Path: p.String(), Preview: []FileChange{pv}}); res != nil || err != nil {
 			return deref(res), err
 		}
 	}
-	tes := textEdits(text, matches)
-	fe := workspace.FileEdit{Path: p, BaseVersion: f.Version, BaseHash: f.Hash, Edits: tes}
 	if res, err := r.apply(ctx, "edit_file", p, fe); res != nil || err != nil {
 		return deref(res), err
 	}

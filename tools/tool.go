@@ -11,8 +11,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // Tool is one capability offered to the model.
@@ -161,6 +164,31 @@ type ApprovalRequest struct {
 	// (SecretFile): asked even under approval "auto", remembered for the
 	// task by path only.
 	Secret bool
+	// Preview is the change as it will be applied, computed by the tool
+	// from the same plan (the workspace.FileEdit) it hands the editor
+	// after a yes: what the user approves is what is written. Faces render
+	// it; none recomputes it.
+	Preview []FileChange
+}
+
+// FileChange is one file of a Preview: its whole text before and after.
+type FileChange struct {
+	Path   string // workspace-relative
+	Abs    string // OS path
+	Before string
+	After  string
+	Create bool
+}
+
+// PreviewOf is the change fe makes to a file whose text is now before:
+// workspace.ApplyEdits of the very edits the editor will be handed. A tool
+// asks with it, then applies fe unchanged.
+func PreviewOf(ws *workspace.Workspace, before string, fe workspace.FileEdit) (FileChange, error) {
+	after, err := workspace.ApplyEdits(before, fe.Edits)
+	if err != nil {
+		return FileChange{}, fmt.Errorf("preview %s: %w", fe.Path, err)
+	}
+	return FileChange{Path: fe.Path.String(), Abs: ws.Abs(fe.Path), Before: before, After: after, Create: fe.Create}, nil
 }
 
 // Approver asks the user for consent. The LSP layer implements it with

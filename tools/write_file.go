@@ -60,20 +60,27 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 			return Result{Text: fmt.Sprintf("%s already has this content; nothing was written", p), Files: []string{p.String()}}, nil
 		}
 	}
+	fe := workspace.FileEdit{Path: p, Create: create,
+		Edits: []workspace.TextEdit{{NewText: content}}}
+	before := ""
+	if !create {
+		before = f.Text
+		fe.BaseHash, fe.BaseVersion = f.Hash, f.Version
+		fe.Edits[0].Range.End = workspace.PositionOf(f.Text, len(f.Text))
+	}
 	if create || !f.FromBuffer {
 		verb := "write"
 		if create {
 			verb = "create"
 		}
-		if res, err := r.approve(ctx, ApprovalRequest{Tool: "write_file", Summary: verb + " " + p.String(), Path: p.String()}); res != nil || err != nil {
+		// The preview is fe, the edit applied after a yes.
+		pv, err := PreviewOf(r.env.Workspace, before, fe)
+		if err != nil {
+			return errorf("cannot write %s: %v. Nothing was written", p, err), nil
+		}
+		if res, err := r.approve(ctx, ApprovalRequest{Tool: "write_file", Summary: verb + " " + p.String(), Path: p.String(), Preview: []FileChange{pv}}); res != nil || err != nil {
 			return deref(res), err
 		}
-	}
-	fe := workspace.FileEdit{Path: p, Create: create,
-		Edits: []workspace.TextEdit{{NewText: content}}}
-	if !create {
-		fe.BaseHash, fe.BaseVersion = f.Hash, f.Version
-		fe.Edits[0].Range.End = workspace.PositionOf(f.Text, len(f.Text))
 	}
 	if res, err := r.apply(ctx, "write_file", p, fe); res != nil || err != nil {
 		return deref(res), err

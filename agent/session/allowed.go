@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/agent/permission"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 )
 
@@ -66,97 +66,19 @@ func ReadWorkspaceSettings(stateDir string) (WorkspaceSettings, error) {
 // AllowedCommandsFile is where "Always allow" answers are kept: a file in
 // the user's configuration folder (os.UserConfigDir()/agentls), out of
 // every workspace, holding for each workspace root the command prefixes
-// the user allowed there.
+// (and MCP tool names) the user allowed there (permission.Store).
 func AllowedCommandsFile() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("allowed commands: %w", err)
-	}
-	return filepath.Join(dir, "agentls", "allowed-commands.json"), nil
-}
-
-// allowedCommands is the content of AllowedCommandsFile.
-type allowedCommands struct {
-	// Roots maps a workspace root (an absolute, clean path) to the command
-	// prefixes allowed always there.
-	Roots map[string][]string `json:"roots"`
-}
-
-func readAllowed(path string) (allowedCommands, error) {
-	var a allowedCommands
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return a, nil
-	}
-	if err != nil {
-		return a, fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := json.Unmarshal(b, &a); err != nil {
-		return a, fmt.Errorf("allowed commands %s: %w", path, err)
-	}
-	return a, nil
+	return permission.NewStore("").Path(permission.Root, permission.NSCommand)
 }
 
 // RememberedCommands are the prefixes the user allowed always in the
 // workspace whose primary root is root.
 func RememberedCommands(root string) ([]string, error) {
-	path, err := AllowedCommandsFile()
-	if err != nil {
-		return nil, err
-	}
-	settingsMu.Lock()
-	defer settingsMu.Unlock()
-	a, err := readAllowed(path)
-	return a.Roots[filepath.Clean(root)], err
+	return permission.NewStore("").Keys(permission.Root, root, permission.NSCommand, true)
 }
 
 // RememberCommand adds prefix to the prefixes allowed always in the
-// workspace of root. The file is replaced atomically (a temporary file in
-// the same folder, then a rename), readable by the user only.
+// workspace of root.
 func RememberCommand(root, prefix string) error {
-	path, err := AllowedCommandsFile()
-	if err != nil {
-		return err
-	}
-	settingsMu.Lock()
-	defer settingsMu.Unlock()
-	a, err := readAllowed(path)
-	if err != nil {
-		return err
-	}
-	root = filepath.Clean(root)
-	if slices.Contains(a.Roots[root], prefix) {
-		return nil
-	}
-	if a.Roots == nil {
-		a.Roots = map[string][]string{}
-	}
-	a.Roots[root] = append(a.Roots[root], prefix)
-	out, err := json.MarshalIndent(a, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".allowed-commands-*.json")
-	if err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, there is nothing to remove
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	return nil
+	return permission.NewStore("").Remember(permission.Root, root, permission.NSCommand, prefix, true)
 }

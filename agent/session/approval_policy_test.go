@@ -4,18 +4,24 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/tools"
 )
 
 // newTestPolicy is a task's policy under approval "ask" whose user answers
 // every question with answer.
-func newTestPolicy(t *testing.T, answer tools.Decision, den *denials) (*approvalPolicy, *askPort) {
+// perm, when not nil, is the permission service (with its memory) the
+// policy shares with others; conv its conversation.
+func newTestPolicy(t *testing.T, answer tools.Decision, perm *permission.Service, conv string) (*approvalPolicy, *askPort) {
 	t.Helper()
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no remembered prefixes
+	if perm == nil {
+		t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // no remembered prefixes
+		perm = permission.New(permission.NewStore(""))
+	}
 	port := &askPort{answer: answer}
 	s := Defaults()
 	s.Approval = "ask"
-	return &approvalPolicy{port: port, root: t.TempDir(), stateDir: t.TempDir(), settings: s, denied: den,
+	return &approvalPolicy{perm: perm, port: port, root: t.TempDir(), stateDir: t.TempDir(), settings: s, conv: conv,
 		task: func() (string, string) { return "t1", "p" }}, port
 }
 
@@ -23,7 +29,7 @@ func newTestPolicy(t *testing.T, answer tools.Decision, den *denials) (*approval
 // remembers the parsed command's safe prefix; chained commands, other
 // subcommands and interpreters are asked again.
 func TestAllowForTaskCoversOnlyTheParsedPrefix(t *testing.T) {
-	a, port := newTestPolicy(t, tools.AllowForTask, nil)
+	a, port := newTestPolicy(t, tools.AllowForTask, nil, "")
 	ask := func(c string) {
 		if d, _ := a.Approve(t.Context(), tools.ApprovalRequest{Tool: "run_command", Command: c}); d == tools.Deny {
 			t.Fatalf("denied %q", c)
@@ -54,7 +60,7 @@ func TestAllowForTaskCoversOnlyTheParsedPrefix(t *testing.T) {
 // secret; a secret read allowed covers that file only; another tool (an
 // MCP tool) is remembered by its name.
 func TestTaskMemoryKeepsSecretsWritesAndToolsApart(t *testing.T) {
-	a, port := newTestPolicy(t, tools.AllowForTask, nil)
+	a, port := newTestPolicy(t, tools.AllowForTask, nil, "")
 	write := tools.ApprovalRequest{Tool: "write_file", Summary: "write a", Path: "a", Effects: tools.WritesFiles}
 	edit := tools.ApprovalRequest{Tool: "edit_file", Summary: "edit b", Path: "b", Effects: tools.WritesFiles}
 	env := tools.ApprovalRequest{Tool: "read_file", Summary: "read .env", Path: ".env", Secret: true}
@@ -69,7 +75,7 @@ func TestTaskMemoryKeepsSecretsWritesAndToolsApart(t *testing.T) {
 	}
 	var got []string
 	for _, q := range port.asked() {
-		got = append(got, q.Request.Summary)
+		got = append(got, q.Title)
 	}
 	want := []string{"write a", "read .env", "read k.pem", "create an issue", "close an issue"}
 	if len(got) != len(want) {
@@ -86,8 +92,9 @@ func TestTaskMemoryKeepsSecretsWritesAndToolsApart(t *testing.T) {
 // same command prefix (or the same tool and path) without asking, in the
 // task and in the tasks that share its conversation, not in others.
 func TestRejectAlwaysHoldsForTheConversation(t *testing.T) {
-	conv := &denials{}
-	a, port := newTestPolicy(t, tools.DenyAlways, conv)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	perm := permission.New(permission.NewStore(""))
+	a, port := newTestPolicy(t, tools.DenyAlways, perm, "c1")
 	run := func(p *approvalPolicy, c string) tools.Decision {
 		d, err := p.Approve(t.Context(), tools.ApprovalRequest{Tool: "run_command", Command: c, Summary: c})
 		if err != nil {
@@ -104,11 +111,11 @@ func TestRejectAlwaysHoldsForTheConversation(t *testing.T) {
 	if run(a, "go vet ./..."); len(port.asked()) != 2 {
 		t.Errorf("another prefix was not asked")
 	}
-	followUp, fport := newTestPolicy(t, tools.AllowOnce, conv)
+	followUp, fport := newTestPolicy(t, tools.AllowOnce, perm, "c1")
 	if d := run(followUp, "go test ./x"); d != tools.Deny || len(fport.asked()) != 0 {
 		t.Errorf("follow-up: %v after %d questions; want Deny unasked", d, len(fport.asked()))
 	}
-	other, oport := newTestPolicy(t, tools.AllowOnce, &denials{})
+	other, oport := newTestPolicy(t, tools.AllowOnce, perm, "c2")
 	if d := run(other, "go test ./x"); d != tools.AllowOnce || len(oport.asked()) != 1 {
 		t.Errorf("another conversation: %v after %d questions; want asked and allowed", d, len(oport.asked()))
 	}
@@ -119,7 +126,7 @@ func TestRejectAlwaysHoldsForTheConversation(t *testing.T) {
 func TestConversationIsSharedByFollowUps(t *testing.T) {
 	h := New(Defaults(), Options{})
 	first := h.conversation(agent.TaskSpec{})
-	h.denials["T1"] = first
+	h.convs["T1"] = first
 	if got := h.conversation(agent.TaskSpec{FollowUp: "T1"}); got != first {
 		t.Error("a follow-up of T1 has its own denials; want T1's")
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/tools/hooks"
 )
 
@@ -148,9 +148,10 @@ func narrowed(base, s Settings) Settings {
 func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, port Port) (Settings, error) {
 	h.mu.Lock()
 	base := h.base
-	ep := endpointOf(s)
-	newEndpoint := !h.trusted[ep] && s.APIKey(h.opts.Getenv) != ""
 	h.mu.Unlock()
+	ep := endpointOf(s)
+	trusted, _, _ := h.perm.Store.Answer(permission.Session, "", permission.NSEndpoint, ep)
+	newEndpoint := !trusted && s.APIKey(h.opts.Getenv) != ""
 	wider := widenings(base, s)
 	if !newEndpoint && len(wider) == 0 {
 		return s, nil
@@ -161,22 +162,23 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 		what = append(what, fmt.Sprintf("send your API key (from %s) to %s", s.APIKeyEnv, shown))
 	}
 	h.logger().Warn("settings changed since start-up widen what the agent may do: asking the user", "changes", what)
-	var d tools.Decision = tools.Deny
-	var err error
+	var asker permission.Asker
 	if port != nil {
-		d, err = port.Ask(ctx, Question{
-			TaskID: "(not started)",
-			Prompt: prompt,
-			Request: tools.ApprovalRequest{
-				Tool: "settings",
-				Summary: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; ") +
-					" (a yes holds until agentls restarts)",
-			},
-		})
+		asker = port
 	}
+	// Asked every time the settings widen again; a yes trusts the
+	// endpoint until agentls restarts.
+	d, err := h.perm.Ask(ctx, permission.Request{
+		Kind:   permission.KindSettings,
+		TaskID: "(not started)",
+		Prompt: prompt,
+		Tool:   "settings",
+		Title: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; ") +
+			" (a yes holds until agentls restarts)",
+	}, asker)
 	if err == nil && port != nil && d.Allows() {
+		_ = h.perm.Store.Remember(permission.Session, "", permission.NSEndpoint, ep, true)
 		h.mu.Lock()
-		h.trusted[ep] = true
 		h.base = s
 		h.mu.Unlock()
 		h.logger().Info("the user consented to the changed settings", "changes", what)

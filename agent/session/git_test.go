@@ -13,6 +13,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/gitstate"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -34,7 +35,7 @@ func (p *recPort) Event(e agent.Event) {
 
 func (p *recPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
 
-func (p *recPort) Ask(context.Context, session.Question) (tools.Decision, error) {
+func (p *recPort) AskUser(context.Context, permission.Request) (tools.Decision, error) {
 	return tools.AllowOnce, nil
 }
 

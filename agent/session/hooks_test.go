@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/hooks"
@@ -197,7 +198,7 @@ func TestUserPromptSubmitHookRefusesAPrompt(t *testing.T) {
 // denyPort answers every question no.
 type denyPort struct{ recPort }
 
-func (p *denyPort) Ask(context.Context, session.Question) (tools.Decision, error) {
+func (p *denyPort) AskUser(context.Context, permission.Request) (tools.Decision, error) {
 	return tools.Deny, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/agent/permission"
 	"log/slog"
 	"os"
 	"slices"
@@ -80,28 +81,27 @@ type Host struct {
 	stPath   string
 	closed   bool
 	running  sync.WaitGroup // tasks started and not yet finished
-	// trusted are the model endpoints (endpointOf) that may receive the
-	// API key: the one of the settings the host was made with, and those
-	// the user consented to since.
-	trusted map[string]bool
+	// perm asks the user and keeps the answers (agent/permission): the
+	// model endpoints the user consented to, the workspace .mcp.json files
+	// answered, every task's remembered answers.
+	perm *permission.Service
 	// base are the settings the host was made with, or the last the user
 	// consented to: a later change that widens them needs consent.
 	base Settings
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
 	warnedWorkspaceAllow bool
-	// denials maps a task ID to the "reject always" answers of its
-	// conversation, which its follow-ups share.
-	denials map[string]*denials
+	// convs maps a task ID to its conversation (the first task's ID, or
+	// a fresh one), which its follow-ups share: "reject always" answers
+	// hold for it.
+	convs map[string]string
+	nconv int
 	// sessionStarted: the SessionStart hooks ran (at the first task).
 	sessionStarted atomic.Bool
 	prompts        promptCache // the custom commands, for code actions
 	// agentTexts are the editor's buffers holding only agent edits, of
 	// every task: saved before any task's command.
 	agentTexts agentTexts
-	// mcpFiles are the user's answers about workspace .mcp.json contents
-	// (root and sha256) for this host: true approved, false refused.
-	mcpFiles map[string]bool
 }
 
 // New returns a host with the given settings and no roots yet.
@@ -116,7 +116,17 @@ func New(settings Settings, opts Options) *Host {
 		opts.DrainTimeout = 5 * time.Second
 	}
 	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), mcp: mcp.NewManager(opts.Logger), settings: settings,
-		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
+		perm: newPermission(settings, opts.Logger), base: settings}
+}
+
+// newPermission is the host's permission service: a store in the user's
+// configuration folder whose session memory starts with the endpoint of
+// the settings the host was made with.
+func newPermission(settings Settings, log *slog.Logger) *permission.Service {
+	p := permission.New(permission.NewStore(""))
+	p.Warn = log.Warn
+	_ = p.Store.Remember(permission.Session, "", permission.NSEndpoint, endpointOf(settings), true)
+	return p
 }
 
 // Settings returns the current settings.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/agent/permission"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,125 +145,54 @@ func (h *Host) workspaceMCP(ctx context.Context, root, prompt string, port Port)
 		return nil
 	}
 	sum := sha256.Sum256(b)
-	key := filepath.Clean(root) + "\x00" + hex.EncodeToString(sum[:])
-	h.mu.Lock()
-	answer, asked := h.mcpFiles[key]
-	h.mu.Unlock()
-	if asked {
-		if answer {
-			return servers
-		}
-		return nil
-	}
-	if approvedAlways(root, hex.EncodeToString(sum[:])) {
-		h.setMCPFile(key, true)
-		return servers
-	}
 	descs := make([]string, len(servers))
 	for i, c := range servers {
 		descs[i] = c.Describe()
 	}
-	d := tools.Deny
+	var asker permission.Asker
 	if port != nil {
-		d, err = port.Ask(ctx, Question{
-			TaskID: "(not started)",
-			Prompt: prompt,
-			Request: tools.ApprovalRequest{
-				Tool: "mcp servers",
-				Summary: fmt.Sprintf("start the MCP servers of %s (a file of the workspace: the repository controls it): %s",
-					path, strings.Join(descs, "; ")),
-			},
-			AlwaysPrefix: MCPFileName,
-		})
+		asker = port
 	}
-	if err != nil || d == tools.Deny {
+	// Remembered by the root and the file's content: a yes or a no holds
+	// for the session, "always" for the root (approved-mcp.json); a changed
+	// file, or a question the face could not ask, is asked about again.
+	d, err := h.perm.Ask(ctx, permission.Request{
+		Kind:   permission.KindMCPFile,
+		TaskID: "(not started)",
+		Prompt: prompt,
+		Root:   filepath.Clean(root),
+		Tool:   "mcp servers",
+		Title: fmt.Sprintf("start the MCP servers of %s (a file of the workspace: the repository controls it): %s",
+			path, strings.Join(descs, "; ")),
+		Paths:  []string{MCPFileName},
+		Always: MCPFileName,
+		NS:     permission.NSMCPFile,
+		Key:    mcpFileKey(sum),
+		Yes:    permission.Session,
+		No:     permission.Session,
+	}, asker)
+	if err != nil || !d.Allows() {
 		h.logger().Warn("the MCP servers of the workspace's .mcp.json are not used: the user did not approve them", "file", path, "error", err)
-		if err == nil || ctx.Err() == nil {
-			h.setMCPFile(key, false)
-		}
 		return nil
-	}
-	h.setMCPFile(key, true)
-	if d == tools.AllowAlways {
-		if err := approveAlways(root, hex.EncodeToString(sum[:])); err != nil {
-			h.logger().Warn("cannot remember the approved .mcp.json", "error", err)
-		}
 	}
 	h.logger().Info("the user approved the MCP servers of the workspace's .mcp.json", "file", path, "servers", descs)
 	return servers
 }
 
-func (h *Host) setMCPFile(key string, ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.mcpFiles == nil {
-		h.mcpFiles = map[string]bool{}
-	}
-	h.mcpFiles[key] = ok
+// mcpFileKey is what an answer about a .mcp.json of content hash sum is
+// remembered by, under its root (the request's Root): kept for the root in
+// approved-mcp.json as the hash alone, the file's format since it was
+// first written.
+func mcpFileKey(sum [sha256.Size]byte) string {
+	return hex.EncodeToString(sum[:])
 }
 
 // ApprovedMCPFile is where "always" answers about workspace .mcp.json
 // files are kept: beside AllowedCommandsFile in the user's configuration
-// folder, out of every workspace, as the content hashes approved per root.
+// folder, out of every workspace, as the content hashes approved per root
+// (permission.Store).
 func ApprovedMCPFile() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("approved mcp servers: %w", err)
-	}
-	return filepath.Join(dir, "agentls", "approved-mcp.json"), nil
-}
-
-type approvedMCP struct {
-	Roots map[string][]string `json:"roots"` // root -> sha256 of approved .mcp.json contents
-}
-
-func readApprovedMCP() (approvedMCP, string, error) {
-	var a approvedMCP
-	path, err := ApprovedMCPFile()
-	if err != nil {
-		return a, "", err
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return a, path, nil
-	}
-	if err != nil {
-		return a, path, err
-	}
-	return a, path, json.Unmarshal(b, &a)
-}
-
-func approvedAlways(root, sum string) bool {
-	settingsMu.Lock()
-	defer settingsMu.Unlock()
-	a, _, err := readApprovedMCP()
-	return err == nil && slices.Contains(a.Roots[filepath.Clean(root)], sum)
-}
-
-func approveAlways(root, sum string) error {
-	settingsMu.Lock()
-	defer settingsMu.Unlock()
-	a, path, err := readApprovedMCP()
-	if err != nil {
-		return err
-	}
-	if a.Roots == nil {
-		a.Roots = map[string][]string{}
-	}
-	root = filepath.Clean(root)
-	a.Roots[root] = append(a.Roots[root], sum)
-	b, err := json.MarshalIndent(a, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return permission.NewStore("").Path(permission.Root, permission.NSMCPFile)
 }
 
 // mcpTools are the tools of servers for one task: listed (servers
@@ -314,11 +244,8 @@ func (h *Host) listedMCPTools(ctx context.Context, ws *workspace.Workspace, s Se
 	root := ws.Roots()[0]
 	if b, err := os.ReadFile(filepath.Join(root, MCPFileName)); err == nil {
 		sum := sha256.Sum256(b)
-		key := filepath.Clean(root) + "\x00" + hex.EncodeToString(sum[:])
-		h.mu.Lock()
-		ok := h.mcpFiles[key]
-		h.mu.Unlock()
-		if ok || approvedAlways(root, hex.EncodeToString(sum[:])) {
+		if d, err := h.perm.Ask(ctx, permission.Request{Kind: permission.KindMCPFile, Root: filepath.Clean(root),
+			NS: permission.NSMCPFile, Key: mcpFileKey(sum)}, nil); err == nil && d.Allows() {
 			if ws, err := mcp.ParseServers(b, mcp.FromWorkspace); err == nil {
 				for _, c := range ws {
 					if !slices.ContainsFunc(servers, func(u mcp.ServerConfig) bool { return u.Name == c.Name }) {

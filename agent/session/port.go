@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentls/agentls/agent"
-	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -29,9 +29,10 @@ type Port interface {
 	// Editor returns how the task's edits reach ws: through the editor's
 	// buffers or on disk. nil means on disk.
 	Editor(ws *workspace.Workspace) workspace.Editor
-	// Ask asks the user whether the task may do q.Request. It is called only
-	// when the settings leave the decision to the user.
-	Ask(ctx context.Context, q Question) (tools.Decision, error)
+	// AskUser renders one question (permission.Request) and returns the
+	// user's choice. Only the permission service calls it, when the
+	// settings and the remembered answers leave the decision to the user.
+	permission.Asker
 	// Save writes the editor's open buffers of paths (workspace-relative)
 	// to disk. It returns the paths it could not save, with the reason.
 	Save(ctx context.Context, paths []string) (failed map[string]string, err error)
@@ -68,19 +69,4 @@ func (Unsupported) Diagnostics(context.Context, []string) ([]Diagnostic, map[str
 // ForwardLSP implements Port: unsupported.
 func (Unsupported) ForwardLSP(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, fmt.Errorf("forward to the editor's language servers: %w", ErrUnsupported)
-}
-
-// Question is one approval question for the user.
-type Question struct {
-	TaskID  string
-	Prompt  string // the task's prompt
-	Request tools.ApprovalRequest
-	// AlwaysPrefix is the command prefix "Always allow" would remember; ""
-	// when none may be offered (not a command, or one that runs arbitrary
-	// code).
-	AlwaysPrefix string
-	// Review, when set, makes this a review question (the review
-	// setting): the user keeps (allow) or rejects (deny) the change it
-	// shows. Asked whatever the approval setting; never remembered.
-	Review *ReviewQuestion
 }

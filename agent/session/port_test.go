@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -20,7 +21,7 @@ type countingPort struct {
 
 func (*countingPort) Event(agent.Event)                            {}
 func (*countingPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
-func (*countingPort) Ask(context.Context, Question) (tools.Decision, error) {
+func (*countingPort) AskUser(context.Context, permission.Request) (tools.Decision, error) {
 	return tools.Deny, nil
 }
 func (p *countingPort) Diagnostics(ctx context.Context, paths []string) ([]Diagnostic, map[string]int32, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/agent/permission"
 	"strings"
 	"sync"
 
@@ -24,17 +25,6 @@ const (
 // may do unreviewed (consent.go).
 var reviewRank = map[string]int{"": 0, ReviewOff: 0, ReviewOutsideOpen: 1, ReviewAlways: 2}
 
-// ReviewQuestion is the change a review question shows: one file's text
-// before and after the edit.
-type ReviewQuestion struct {
-	Path          string // workspace-relative
-	Abs           string // OS path
-	Before, After string
-	Create        bool
-	Hunks         int // how many changes (hunks) the edit makes
-	Diff          string
-}
-
 // reviewEditor puts the user's review in front of the task's editor:
 // edits the review setting covers are shown to the user before they apply,
 // by the face's editor itself when it can (workspace.Reviewer: VS Code's
@@ -46,7 +36,8 @@ type reviewEditor struct {
 	mode string
 	ws   *workspace.Workspace
 	port Port
-	log  *reviewLog // nil: not reported
+	perm *permission.Service // asks (nil in tests: a service of its own)
+	log  *reviewLog          // nil: not reported
 	task func() (id, prompt string)
 }
 
@@ -177,10 +168,6 @@ func (e reviewEditor) ask(ctx context.Context, label string, edits []workspace.F
 			reviews = append(reviews, fr)
 			continue
 		}
-		rq := &ReviewQuestion{Path: fe.Path.String(), Abs: e.ws.Abs(fe.Path), Before: before, After: after, Create: fe.Create, Hunks: len(hunks)}
-		for _, h := range hunks {
-			rq.Diff += h.Diff(before)
-		}
 		what := "change"
 		if len(hunks) > 1 {
 			what = fmt.Sprintf("%d changes", len(hunks))
@@ -189,12 +176,19 @@ func (e reviewEditor) ask(ctx context.Context, label string, edits []workspace.F
 		if fe.Create {
 			summary = "create " + fe.Path.String()
 		}
-		req := tools.ApprovalRequest{Tool: "review", Effects: tools.WritesFiles, Summary: summary, Path: fe.Path.String()}
+		// The preview is fe as it applies below once kept.
+		req := permission.Request{Kind: permission.KindReview, TaskID: id, Prompt: prompt, Tool: "review", Effects: tools.WritesFiles,
+			Title: summary, Paths: []string{fe.Path.String()},
+			Preview: []tools.FileChange{{Path: fe.Path.String(), Abs: e.ws.Abs(fe.Path), Before: before, After: after, Create: fe.Create}}}
 		if c, ok := tools.CallFrom(ctx); ok {
 			// The tool call that makes the edit: a face shows the question on it.
 			req.CallID, req.Args = c.ID, c.Args
 		}
-		d, err := e.port.Ask(ctx, Question{TaskID: id, Prompt: prompt, Review: rq, Request: req})
+		perm := e.perm
+		if perm == nil {
+			perm = permission.New(permission.NewStore(""))
+		}
+		d, err := perm.Ask(ctx, req, e.port)
 		if err != nil && ctx.Err() != nil {
 			return ctx.Err()
 		}

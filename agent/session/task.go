@@ -192,9 +192,9 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if err != nil {
 		return nil, err
 	}
-	den := h.conversation(spec)
+	conv := h.conversation(spec)
 	cfg.Model, cfg.Guard = client, guard
-	cfg.Tools = h.toolSet(ws, port, settings, t, hr, den, guard, sync)
+	cfg.Tools = h.toolSet(ws, port, settings, t, hr, conv, guard, sync)
 	var at *agent.Task
 	if resumed != nil {
 		at, err = agent.Continue(ctx, cfg, resumed, port)
@@ -205,7 +205,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		return nil, err
 	}
 	h.mu.Lock()
-	h.denials[at.ID()] = den
+	h.convs[at.ID()] = conv
 	h.mu.Unlock()
 	started = true
 	t.Task = at
@@ -345,27 +345,28 @@ func (h *Host) fromJournal(ctx context.Context, st *store.Store, ws *workspace.W
 	return resumed, nil
 }
 
-// conversation returns the "reject always" answers a task of spec starts
-// with: those of the task it follows up or resumes, else none.
-func (h *Host) conversation(spec agent.TaskSpec) *denials {
+// conversation returns the conversation a task of spec belongs to: that
+// of the task it follows up or resumes, else a new one.
+func (h *Host) conversation(spec agent.TaskSpec) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.denials == nil {
-		h.denials = map[string]*denials{}
+	if h.convs == nil {
+		h.convs = map[string]string{}
 	}
 	for _, id := range []string{spec.FollowUp, spec.ResumeID} {
-		if d := h.denials[id]; id != "" && d != nil {
-			return d
+		if c := h.convs[id]; id != "" && c != "" {
+			return c
 		}
 	}
-	return &denials{}
+	h.nconv++
+	return fmt.Sprintf("conversation-%d", h.nconv)
 }
 
 // toolSet builds the tools of task t: edits through the port's editor,
 // approvals through the guard (the task's state) and the task's approval
 // policy (rules and memory, asking the port), the shared search index and
 // command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, den *denials, g *agent.Guard, sync func(context.Context) string) []tools.Tool {
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, conv string, g *agent.Guard, sync func(context.Context) string) []tools.Tool {
 	h.syncMu.Lock()
 	idx := h.index
 	h.syncMu.Unlock()
@@ -373,14 +374,14 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 	if pe := port.Editor(ws); pe != nil {
 		ed = pe
 	}
-	rev := reviewEditor{next: ed, mode: s.Review, ws: ws, port: port, log: &t.reviews, task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }}
+	rev := reviewEditor{next: ed, mode: s.Review, ws: ws, port: port, perm: h.perm, log: &t.reviews, task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }}
 	ed = gitWarnEditor{next: rev, git: t.git, warn: g.Warn}
 	ed = agentTextEditor{next: ed, ws: ws, texts: &h.agentTexts}
 	policy, errs := s.Policy()
 	for _, err := range errs {
 		h.logger().Warn("safe command ignored", "error", err)
 	}
-	ap := g.Approver(&approvalPolicy{h: h, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, denied: den, refused: t.noteDenied,
+	ap := g.Approver(&approvalPolicy{h: h, perm: h.perm, port: port, root: ws.Roots()[0], stateDir: ws.StateDir(), settings: s, shell: policy, conv: conv, refused: t.noteDenied,
 		task: func() (string, string) { return g.TaskID(), t.Spec().Prompt }, reviewed: rev.coversPath})
 	forward := port.ForwardLSP
 	out, closeTools := h.taskTools(s, forward, tools.Env{

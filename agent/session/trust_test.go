@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/shellpolicy"
 	"github.com/agentls/agentls/workspace"
@@ -23,22 +24,22 @@ type askPort struct {
 	err    error
 
 	mu        sync.Mutex // guards questions
-	questions []Question
+	questions []permission.Request
 }
 
 func (p *askPort) Event(agent.Event)                            {}
 func (p *askPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
-func (p *askPort) Ask(_ context.Context, q Question) (tools.Decision, error) {
+func (p *askPort) AskUser(_ context.Context, q permission.Request) (tools.Decision, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.questions = append(p.questions, q)
 	return p.answer, p.err
 }
 
-func (p *askPort) asked() []Question {
+func (p *askPort) asked() []permission.Request {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return append([]Question(nil), p.questions...)
+	return append([]permission.Request(nil), p.questions...)
 }
 
 func TestAlwaysAllowIsKeptInTheUserConfigDirByRoot(t *testing.T) {
@@ -94,7 +95,7 @@ func TestApproverIgnoresTheWorkspaceAllowCommands(t *testing.T) {
 	if n := len(port.asked()); n != 1 {
 		t.Fatalf("asked %d times for ls; want once (the workspace's allowCommands is ignored)", n)
 	}
-	if p := port.asked()[0].AlwaysPrefix; p != "ls" {
+	if p := port.asked()[0].Always; p != "ls" {
 		t.Errorf("AlwaysPrefix = %q; want ls", p)
 	}
 	ask("ls -l")
@@ -102,7 +103,7 @@ func TestApproverIgnoresTheWorkspaceAllowCommands(t *testing.T) {
 		t.Errorf("asked %d times; the user's Always allow `ls` must cover ls -l", n)
 	}
 	ask("gcc -wrapper /bin/sh,-c,id x.c")
-	if q := port.asked(); len(q) != 2 || q[1].AlwaysPrefix != "" {
+	if q := port.asked(); len(q) != 2 || q[1].Always != "" {
 		t.Errorf("questions %+v; want gcc asked, with no prefix offered", q)
 	}
 	if b, _ := os.ReadFile(filepath.Join(state, SettingsFileName)); string(b) != shipped {
@@ -136,7 +137,7 @@ func TestAChangedModelEndpointNeedsConsent(t *testing.T) {
 	if !errors.As(err, &nt) || !strings.Contains(err.Error(), "127.0.0.1:2222") || strings.Contains(err.Error(), "SECRET") {
 		t.Fatalf("denied: %v; want ErrModelNotTrusted naming the new URL, redacted", err)
 	}
-	if q := deny.asked(); len(q) != 1 || !strings.Contains(q[0].Request.Summary, "127.0.0.1:2222") {
+	if q := deny.asked(); len(q) != 1 || !strings.Contains(q[0].Title, "127.0.0.1:2222") {
 		t.Errorf("questions %+v; want one naming the new URL", q)
 	}
 	if err := confirm(h, moved, &askPort{err: errors.New("no answer")}); !errors.As(err, &nt) {
@@ -197,7 +198,7 @@ func TestSettingsWidenedAtRunTimeNeedConsent(t *testing.T) {
 	if got.Model != "other-model" {
 		t.Errorf("denied: model %q; a change that widens nothing applies", got.Model)
 	}
-	if q := port.asked(); len(q) != 1 || !strings.Contains(q[0].Request.Summary, `checkCommand "touch pwned"`) || !strings.Contains(q[0].Request.Summary, `approval "auto"`) {
+	if q := port.asked(); len(q) != 1 || !strings.Contains(q[0].Title, `checkCommand "touch pwned"`) || !strings.Contains(q[0].Title, `approval "auto"`) {
 		t.Errorf("questions %+v; want one naming the changes", q)
 	}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/langserver"
@@ -34,6 +38,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	}
 	dir := fs.String("workspace", ".", "workspace `DIR`")
 	edit := fs.Bool("edit", false, "let the agent change files and run commands (an edit task); default is a read-only question")
+	yes := fs.Bool("yes", false, "answer yes to every tool call and review question (approval \"auto\"); without it, and without a terminal to ask on, they are refused")
 	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
 	fs.StringVar(&settings.CheckCommand, "check", "", "check `COMMAND` run after edits, e.g. 'go build ./...'")
 	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
@@ -49,7 +54,8 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	dbPath := fs.String("db", "", "session database `FILE` (default WORKSPACE/.agentls/agentls.db)")
 	noRecord := fs.Bool("no-record", false, "do not write the flight recording (.agentls/recordings/ID.jsonl)")
 	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage: agentls run [--workspace DIR] [--edit] \"PROMPT\"\n       agentls run [--workspace DIR] --resume ID\n\n")
+		fmt.Fprintf(io.err, "Usage: agentls run [--workspace DIR] [--edit] [--yes] \"PROMPT\"\n       agentls run [--workspace DIR] --resume ID\n\n")
+		fmt.Fprint(io.err, runAskHelp)
 		fs.PrintDefaults()
 		fmt.Fprint(io.err, envHelp)
 	}
@@ -63,9 +69,10 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	}
 	settings.MaxTime = session.Duration(*maxTime)
 	settings.Recordings = !*noRecord
-	// --edit is the user's consent to writes and commands; without it the
-	// task is read-only and asks nothing.
-	settings.Approval = "auto"
+	if *yes {
+		// The user's yes, given up front, to every tool call.
+		settings.Approval = "auto"
+	}
 	var raw = map[string]json.RawMessage{}
 	if *extraBody != "" {
 		raw["extraBody"] = json.RawMessage(*extraBody)
@@ -95,6 +102,9 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
+	// Asked on the terminal when both ends of the conversation are one
+	// (the question on stderr, the answer from stdin).
+	tty := isTerminal(io.in) && isTerminal(io.err)
 	protect(io)
 	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
@@ -104,7 +114,10 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	// the host's redactor, as every other face's output does.
 	io.out, io.err = redactingWriter{w: io.out, r: h.Redactor}, redactingWriter{w: io.err, r: h.Redactor}
 
-	port := &terminalPort{w: io.err}
+	port := &terminalPort{w: io.err, yes: *yes}
+	if tty {
+		port.in = bufio.NewReader(io.in)
+	}
 	var t *session.Task
 	if *resume != "" {
 		t, err = h.Resume(ctx, *resume, port)
@@ -146,27 +159,165 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	}
 }
 
+// runAskHelp is what `agentls run -h` says about questions.
+const runAskHelp = `Questions: an edit task asks before it runs a command or writes a file
+(under the approval setting "ask", the default), as an editor does. On a
+terminal the question, with the exact command or the diff to be written,
+is printed on stderr and answered from stdin. Without a terminal nothing
+can be asked, so everything that would ask is refused, unless --yes or
+--settings '{"approval":"auto"}' allows it. A file that commonly holds
+secrets, a workspace .mcp.json and a settings change are never allowed by
+--yes: answer them on a terminal, or name the file in allowSecretReads.
+
+`
+
 // terminalPort is the command line's side of a task: events as lines on
-// stderr, edits on disk, and no questions (the --edit flag is the consent
-// to writes and commands; a file that commonly holds secrets is read only
-// when --settings '{"allowSecretReads": [...]}' names it).
+// stderr, edits on disk, and questions on the terminal when there is one
+// (in): the request rendered whole on stderr, the answer read from in.
+// Without a terminal every question is refused and the user told how to
+// allow it; --yes (yes) keeps review questions.
 type terminalPort struct {
 	session.Unsupported // no editor: nothing to save, no diagnostics
 
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex // guards w
+	w     io.Writer
+	askMu sync.Mutex    // one question at a time (guards in, lines)
+	in    *bufio.Reader // the terminal; nil: none
+	lines chan line     // in's lines, read ahead of a question's wait
+	yes   bool
+}
+
+// line is one line the terminal read, or why none came.
+type line struct {
+	text string
+	err  error
+}
+
+// readLine waits for the user's next line, or for ctx (Ctrl+C cancels the
+// task while a question waits).
+func (p *terminalPort) readLine(ctx context.Context) (string, error) {
+	if p.lines == nil {
+		p.lines = make(chan line)
+		go func() {
+			for {
+				s, err := p.in.ReadString('\n')
+				p.lines <- line{s, err}
+				if err != nil {
+					close(p.lines)
+					return
+				}
+			}
+		}()
+	}
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case l, ok := <-p.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		if l.err != nil && l.text == "" {
+			return "", l.err
+		}
+		return l.text, nil
+	}
+}
+
+// print writes s whole, between events.
+func (p *terminalPort) print(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprint(p.w, s)
 }
 
 func (p *terminalPort) Editor(*workspace.Workspace) workspace.Editor { return nil }
 
-func (p *terminalPort) Ask(_ context.Context, q session.Question) (tools.Decision, error) {
-	if q.Request.Secret {
-		p.mu.Lock()
-		fmt.Fprintf(p.w, "! not read: %s commonly holds secrets; to let tasks read it, run with --settings '{\"allowSecretReads\": [%q]}'\n", q.Request.Path, q.Request.Path)
-		p.mu.Unlock()
+// isTerminal reports whether f is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}
+
+// AskUser implements session.Port.
+func (p *terminalPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	if p.in == nil {
+		switch {
+		case p.yes && q.Kind == permission.KindReview:
+			return tools.AllowOnce, nil
+		case q.Secret:
+			p.print(fmt.Sprintf("! not read: %s commonly holds secrets; to let tasks read it, run on a terminal and answer, or with --settings '{\"allowSecretReads\": [%q]}'\n", q.Path(), q.Path()))
+		case q.Kind == permission.KindTool || q.Kind == permission.KindReview:
+			p.print(fmt.Sprintf("! refused: %s (no terminal to ask on; run on a terminal, or pass --yes)\n", q.Title))
+		default:
+			p.print(fmt.Sprintf("! refused: %s (no terminal to ask on)\n", q.Title))
+		}
 		return tools.Deny, nil
 	}
-	return tools.AllowOnce, nil
+	p.print(renderQuestion(q))
+	for {
+		text, err := p.readLine(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return tools.Deny, ctx.Err()
+			}
+			return tools.Deny, fmt.Errorf("no answer on the terminal: %w", err)
+		}
+		switch strings.ToLower(strings.TrimSpace(text)) {
+		case "y", "yes":
+			return tools.AllowOnce, nil
+		case "t":
+			if q.Kind == permission.KindTool {
+				return tools.AllowForTask, nil
+			}
+		case "a":
+			if q.Always != "" {
+				return tools.AllowAlways, nil
+			}
+		case "n", "no", "":
+			return tools.Deny, nil
+		case "r":
+			if q.Kind == permission.KindTool {
+				return tools.DenyAlways, nil
+			}
+		}
+		p.print("answer " + choices(q) + ": ")
+	}
+}
+
+// renderQuestion is a question as the terminal shows it: the title, the
+// exact command, the diff of every file of the preview, then the choices.
+func renderQuestion(q permission.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n? agentls wants to %s\n", q.Title)
+	if q.Command != "" {
+		fmt.Fprintf(&b, "  $ %s\n", q.Command)
+	}
+	for _, f := range q.Preview {
+		fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", f.Path, f.Path)
+		for _, h := range workspace.DiffHunks(f.Before, f.After) {
+			b.WriteString(h.Diff(f.Before))
+		}
+	}
+	fmt.Fprintf(&b, "%s: ", choices(q))
+	return b.String()
+}
+
+// choices are the answers a question takes.
+func choices(q permission.Request) string {
+	c := []string{"[y]es once"}
+	if q.Kind == permission.KindTool {
+		c = append(c, "[t] for this task")
+	}
+	if q.Always != "" {
+		c = append(c, "[a]lways allow `"+q.Always+"`")
+	}
+	c = append(c, "[n]o")
+	if q.Kind == permission.KindTool {
+		c = append(c, "[r]eject always in this session")
+	}
+	return strings.Join(c, ", ")
 }
 
 func (p *terminalPort) Event(e agent.Event) {

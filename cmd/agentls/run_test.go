@@ -55,11 +55,27 @@ func TestRunCommand(t *testing.T) {
 		},
 		{
 			name:     "edit with diff",
-			args:     []string{"--edit", "--validate", "off", "Add a NOTES file"},
+			args:     []string{"--edit", "--yes", "--validate", "off", "Add a NOTES file"},
 			script:   `[{"toolCalls":[{"name":"write_file","arguments":{"path":"NOTES","content":"hello\n"}}]},{"text":"Added NOTES."}]`,
 			code:     0,
 			stdout:   []string{"Added NOTES.", "+++ b/NOTES", "+hello"},
 			wantFile: "NOTES=hello\n",
+		},
+		{
+			name:     "edit without a terminal or --yes is refused",
+			args:     []string{"--edit", "--validate", "off", "Add a NOTES file"},
+			script:   `[{"toolCalls":[{"name":"write_file","arguments":{"path":"NOTES","content":"hello\n"}}]},{"text":"Could not add NOTES."}]`,
+			code:     0,
+			stderr:   []string{"! refused: create NOTES (no terminal to ask on; run on a terminal, or pass --yes)"},
+			wantFile: "NOTES=",
+		},
+		{
+			name:     "a command without a terminal or --yes is refused",
+			args:     []string{"--edit", "--validate", "off", "Make the marker"},
+			script:   `[{"toolCalls":[{"name":"run_command","arguments":{"command":"touch marker"}}]},{"text":"Could not."}]`,
+			code:     0,
+			stderr:   []string{"! refused: run `touch marker`"},
+			wantFile: "marker=",
 		},
 		{
 			name:   "turn budget fails",
@@ -118,7 +134,12 @@ func TestRunCommand(t *testing.T) {
 			if tc.wantFile != "" {
 				p, want, _ := strings.Cut(tc.wantFile, "=")
 				got, err := os.ReadFile(filepath.Join(dir, p))
-				if err != nil || string(got) != want {
+				if want == "" {
+					// The file must not have been made.
+					if !errors.Is(err, os.ErrNotExist) {
+						t.Errorf("%s exists (%q, %v); want it never made", p, got, err)
+					}
+				} else if err != nil || string(got) != want {
 					t.Errorf("%s = %q (%v); want %q", p, got, err, want)
 				}
 			}
