@@ -62,15 +62,16 @@ func (m *Manager) serversOf(configs []ServerConfig, launch Launch) []*server {
 // Start starts the servers of configs in the background and lists their
 // tools, each within its start timeout (FirstStartTimeout for a first
 // start: npx downloads), so that tasks find them ready; it returns at
-// once. launch.Notify hears when each starts and how it failed. A task
+// once. launch.Progress hears when each starts, launch.Failure how one
+// failed. A task
 // that needs a server still starting waits for that start (Tools).
 func (m *Manager) Start(configs []ServerConfig, launch Launch) {
 	for _, s := range m.serversOf(configs, launch) {
 		m.bg.Go(func() {
-			if _, err := s.list(m.ctx, launch.Notify); err != nil && m.ctx.Err() == nil {
+			if _, err := s.list(m.ctx, launch.Progress); err != nil && m.ctx.Err() == nil {
 				m.log.Warn("mcp server did not start", "server", s.cfg.Name, "error", err)
-				if launch.Notify != nil {
-					launch.Notify(err.Error())
+				if launch.Failure != nil {
+					launch.Failure(err.Error())
 				}
 			} else if err == nil {
 				m.log.Info("mcp server started", "server", s.cfg.Name)
@@ -104,8 +105,9 @@ func (m *Manager) Close() {
 // (notifications/tools/list_changed) is listed again for the next task,
 // so the tool definitions of a task, the stable prefix of its requests,
 // never change midway. ap asks the user before each call (nil: allowed).
-// launch.Notify hears of a start the task waits for and of each call that
-// fails for the server's sake (it did not start, ended, did not answer).
+// launch.Progress hears of a start the task waits for, launch.Failure of
+// each call that fails for the server's sake (it did not start, ended,
+// did not answer); a server that cannot be listed is one of the errors.
 func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Launch, ap tools.Approver) ([]tools.Tool, []error) {
 	srvs := m.serversOf(servers, launch)
 	if srvs == nil {
@@ -115,7 +117,7 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup
 	for i, s := range srvs {
-		wg.Go(func() { lists[i], errs[i] = s.list(ctx, launch.Notify) })
+		wg.Go(func() { lists[i], errs[i] = s.list(ctx, launch.Progress) })
 	}
 	wg.Wait()
 	var out []tools.Tool
@@ -142,7 +144,7 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 				problems = append(problems, fmt.Errorf("the tool %q of MCP server %q: %w", t.Name, s.cfg.Name, err))
 				continue
 			}
-			out = append(out, &Tool{name: name, tool: t.Name, srv: s, schema: schema, desc: describe(s.cfg, t), ap: ap, notify: launch.Notify})
+			out = append(out, &Tool{name: name, tool: t.Name, srv: s, schema: schema, desc: describe(s.cfg, t), ap: ap, notify: launch.Failure})
 		}
 	}
 	return out, problems

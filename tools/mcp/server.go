@@ -47,9 +47,13 @@ type Launch struct {
 	// workspace, under agentls's state. Such a server does not start
 	// without it.
 	StateDir string
-	// Notify shows the user what happens to the servers: a start that
-	// takes long, a start or call that failed. nil: only the log.
-	Notify func(string)
+	// Progress shows the user a start under way ("starting MCP server
+	// github: npx may be downloading it") and a wait for one; nil: none.
+	Progress func(string)
+	// Failure shows the user a call that failed for the server's sake (it
+	// did not start, ended, did not answer) and a background start that
+	// failed, with the end of its stderr; nil: only the log.
+	Failure func(string)
 }
 
 // OwnFolder is the folder a workspace's server may write: StateDir/<name>.
@@ -417,11 +421,11 @@ func (e timeoutError) Is(target error) bool { return target == errStartTimeout }
 // list returns the server's tools, asking the server (starting it when
 // needed) unless the list is known and has not changed since. One listing
 // runs at a time: a caller that finds one under way (the session's
-// background start) waits for it, told through notify, and gets its
+// background start) waits for it, told through progress, and gets its
 // outcome. A server that did not answer within its start timeout is left
 // alone for retryAfter; one that exited or could not start is tried again
 // at the next need.
-func (s *server) list(ctx context.Context, notify func(string)) ([]*sdk.Tool, error) {
+func (s *server) list(ctx context.Context, progress func(string)) ([]*sdk.Tool, error) {
 	s.mu.Lock()
 	if s.listed {
 		defer s.mu.Unlock()
@@ -435,8 +439,8 @@ func (s *server) list(ctx context.Context, notify func(string)) ([]*sdk.Tool, er
 	}
 	if wait := s.inflight; wait != nil {
 		s.mu.Unlock()
-		if notify != nil {
-			notify("waiting for the MCP server " + s.cfg.Name + " to start: " + s.startingText())
+		if progress != nil {
+			progress("waiting for the MCP server " + s.cfg.Name + " to start: " + s.startingText())
 		}
 		select {
 		case <-wait:
@@ -454,8 +458,8 @@ func (s *server) list(ctx context.Context, notify func(string)) ([]*sdk.Tool, er
 	s.inflight = done
 	gen, first := s.gen, !s.started
 	s.mu.Unlock()
-	if first && notify != nil {
-		notify(s.startingText())
+	if first && progress != nil {
+		progress(s.startingText())
 	}
 	got, err := s.listNow(ctx, gen)
 	s.mu.Lock()

@@ -211,7 +211,7 @@ func TestBackgroundStartIsWaitedForOnce(t *testing.T) {
 	cfg := ServerConfig{Name: "slow", Command: "sh", Source: FromSettings,
 		Args: []string{"-c", `while [ ! -e "$1" ]; do sleep 0.05; done; echo started >> "$1"; exec "$2"`, "sh", gate, serverBin}}
 	n := newNotes()
-	f.launch.Notify = n.notify
+	f.launch.Progress = n.notify
 	f.m.Start([]ServerConfig{cfg}, f.launch)
 	n.waitFor(t, "starting MCP server slow (up to 2m0s)")
 	type listing struct {
