@@ -40,8 +40,8 @@ type Event struct {
 	// that blocked or failed): faces show its whole Text where the user
 	// looks, not only its first line.
 	Problem bool
-	Tool   string      // EventToolStarted/Finished: the tool name
-	Args   string      // EventToolStarted/Finished: a one-line summary of the arguments
+	Tool    string // EventToolStarted/Finished: the tool name
+	Args    string // EventToolStarted/Finished: a one-line summary of the arguments
 	// CallID is the model's id of the call (EventToolStarted/Finished): a
 	// finish pairs with its start by it, and approval requests carry it.
 	CallID  string
