@@ -35,13 +35,8 @@ type Event struct {
 	State  State       // EventState
 	Plan   *tools.Plan // EventPlan (a copy)
 	Text   string      // EventText, EventThought, EventNote, EventToolFinished (summary line)
-	// Problem marks an EventNote that reports a failure of the user's own
-	// programs (an MCP server that did not start or failed a call, a hook
-	// that blocked or failed): faces show its whole Text where the user
-	// looks, not only its first line.
-	Problem bool
-	Tool    string // EventToolStarted/Finished: the tool name
-	Args    string // EventToolStarted/Finished: a one-line summary of the arguments
+	Tool   string      // EventToolStarted/Finished: the tool name
+	Args   string      // EventToolStarted/Finished: a one-line summary of the arguments
 	// CallID is the model's id of the call (EventToolStarted/Finished): a
 	// finish pairs with its start by it, and approval requests carry it.
 	CallID  string
@@ -55,6 +50,11 @@ type Event struct {
 	Usage    llm.Usage     // EventUsage: this call
 	Total    llm.Usage     // EventUsage: the task so far
 	Result   *Result       // EventResult
+	// Problem marks an EventNote that reports a failure of the user's own
+	// programs (an MCP server that did not start or failed a call, a hook
+	// that blocked or failed): faces show its whole Text where the user
+	// looks, not only its first line.
+	Problem bool
 }
 
 // Sink receives a task's events. Event must not block for long; it is
