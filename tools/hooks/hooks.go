@@ -329,15 +329,15 @@ type Runner struct {
 	Dir string
 	// Sandbox confines hooks as it confines commands; no Roots: Dir.
 	// Ignored when UserProgram.
-	Sandbox tools.SandboxOptions
+	Sandbox   tools.SandboxOptions
+	SecretEnv []string        // variables dropped from the environment (the API key's)
+	Env       []string        // the base environment; nil: this process's
+	Commands  *tools.Commands // tracks hook processes so KillAll reaches them; may be nil
 	// UserProgram runs the hooks as the user's own programs (no filesystem
 	// sandbox, the user's environment without agentls's secrets): set by
 	// the caller for hooks from the user's settings, never for a hook a
 	// repository names.
 	UserProgram bool
-	SecretEnv   []string        // variables dropped from the environment (the API key's)
-	Env         []string        // the base environment; nil: this process's
-	Commands    *tools.Commands // tracks hook processes so KillAll reaches them; may be nil
 }
 
 // Has reports whether any hook is configured for ev.
