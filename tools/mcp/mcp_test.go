@@ -411,6 +411,12 @@ func TestParseServers(t *testing.T) {
 	if d := c.Describe(); !strings.Contains(d, "without network") || !strings.Contains(d, "${GITHUB_TOKEN}") || !strings.Contains(d, "env GITHUB_TOKEN") {
 		t.Errorf("Describe() = %q; want the network, the env names and the variables it reads", d)
 	}
+	if d := (ServerConfig{Name: "gh", Command: "gh-mcp", Source: FromSettings}).Describe(); !strings.Contains(d, "as your own program (no sandbox)") {
+		t.Errorf("Describe() = %q; want it to say the user's server runs as their program", d)
+	}
+	if d := (ServerConfig{Name: "gh", Command: "gh-mcp"}).Describe(); !strings.Contains(d, "in the sandbox") {
+		t.Errorf("Describe() = %q; want a server of no known source in the sandbox", d)
+	}
 	if c.Source = FromSettings; !c.NetworkAllowed() {
 		t.Error("a server of the user's settings has no network by default; want network")
 	}
