@@ -38,11 +38,16 @@ func NewManager(log *slog.Logger) *Manager {
 	return &Manager{log: log, servers: map[string]*server{}, ctx: ctx, cancel: cancel}
 }
 
-// servers returns the server of each configuration, made when new; nil
+// serversOf returns the server of each configuration, made when new; nil
 // once the manager is closed.
 func (m *Manager) serversOf(configs []ServerConfig, launch Launch) []*server {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.serversLocked(configs, launch)
+}
+
+// serversLocked is serversOf with m.mu held.
+func (m *Manager) serversLocked(configs []ServerConfig, launch Launch) []*server {
 	if m.closed {
 		return nil
 	}
@@ -63,11 +68,16 @@ func (m *Manager) serversOf(configs []ServerConfig, launch Launch) []*server {
 // tools, each within its start timeout (FirstStartTimeout for a first
 // start: npx downloads), so that tasks find them ready; it returns at
 // once. launch.Progress hears when each starts, launch.Failure how one
-// failed. A task
-// that needs a server still starting waits for that start (Tools).
+// failed. A task that needs a server still starting waits for that start
+// (Tools).
 func (m *Manager) Start(configs []ServerConfig, launch Launch) {
-	for _, s := range m.serversOf(configs, launch) {
-		m.bg.Go(func() {
+	m.mu.Lock()
+	srvs := m.serversLocked(configs, launch)
+	m.bg.Add(len(srvs)) // under mu: never after Close's Wait began
+	m.mu.Unlock()
+	for _, s := range srvs {
+		go func() {
+			defer m.bg.Done()
 			if _, err := s.list(m.ctx, launch.Progress); err != nil && m.ctx.Err() == nil {
 				m.log.Warn("mcp server did not start", "server", s.cfg.Name, "error", err)
 				if launch.Failure != nil {
@@ -76,7 +86,7 @@ func (m *Manager) Start(configs []ServerConfig, launch Launch) {
 			} else if err == nil {
 				m.log.Info("mcp server started", "server", s.cfg.Name)
 			}
-		})
+		}()
 	}
 }
 
