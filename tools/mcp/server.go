@@ -33,7 +33,7 @@ const (
 
 // Launch is how the stdio servers of one workspace start: in its primary
 // root, tracked with its commands. Where a server came from decides how
-// it runs (Policy).
+// it runs (UserProgram).
 type Launch struct {
 	Dir       string
 	Roots     []string
@@ -263,16 +263,6 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	if !cfg.Stdio() {
 		return s.dialHTTP(ctx, cfg)
 	}
-	inR, inW, err := os.Pipe() // the server's stdin
-	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe() // its stdout
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
 	var env []string
 	user := UserProgram(s.cfg)
 	sb := tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots}
@@ -281,10 +271,6 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		// (its temporary and cache folders inside it).
 		own := s.launch.OwnFolder(s.cfg.Name)
 		if own == "" {
-			inR.Close()
-			inW.Close()
-			outR.Close()
-			outW.Close()
 			return nil, fmt.Errorf("the MCP server %q of the workspace was not started: it has no folder of its own to write", s.cfg.Name)
 		}
 		sb.WritableOnly = []string{own}
@@ -295,6 +281,16 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		}
 		env = append(env, "TMPDIR="+filepath.Join(own, "tmp"), "XDG_CACHE_HOME="+filepath.Join(own, "cache"),
 			"npm_config_cache="+filepath.Join(own, "cache", "npm"))
+	}
+	inR, inW, err := os.Pipe() // the server's stdin
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe() // its stdout
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		env = append(env, k+"="+cfg.Env[k])
