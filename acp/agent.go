@@ -368,6 +368,9 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		a.log.Warn("MCP servers offered by the client not used", "why", notes)
 	}
 	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
+	// The client's MCP servers start now, in the background: a first start
+	// (npx downloading) is not paid by the first turn.
+	go h.StartMCP(context.WithoutCancel(ctx), servers)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()

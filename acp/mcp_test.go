@@ -85,3 +85,54 @@ func TestSessionMCPServers(t *testing.T) {
 		t.Error("the model was not offered mcp__test__add")
 	}
 }
+
+// TestMCPStartFailureShownInUpdates: a client's MCP server that does not
+// start is shown to the client as a failed tool call whose content has
+// the end of the server's stderr; the turn goes on.
+func TestMCPStartFailureShownInUpdates(t *testing.T) {
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Match: &fakemodel.Match{System: "You check the work of a coding agent"}, Text: "PASS", Times: -1},
+		{Text: "Nothing to change.", FinishReason: "stop"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = model.Close() })
+	settings := session.Defaults()
+	settings.BaseURL, settings.Model, settings.Validate = model.URL(), "test-model", "off"
+	c := &testClient{answer: "allow_once"}
+	conn := serveOverPipes(t, c, acp.Options{Settings: settings, Getenv: keyEnv("test-key"), DBPath: filepath.Join(t.TempDir(), "agentls.db")})
+	tctx, tcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer tcancel()
+	if _, err := conn.Initialize(tctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	script := `echo "npm warn config" >&2; echo "npm error 404 Not Found - GET https://registry.npmjs.org/@acme%2fgh-mcp" >&2; exit 1`
+	s, err := conn.NewSession(tctx, sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "github", Command: "sh", Args: []string{"-c", script}, Env: []sdk.EnvVariable{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := conn.Prompt(tctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("fix the bug in main.go")}})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v", r, err)
+	}
+	ups, _ := c.snapshot()
+	const tail = "npm warn config\nnpm error 404 Not Found - GET https://registry.npmjs.org/@acme%2fgh-mcp"
+	var shown bool
+	for _, u := range ups {
+		tc := u.ToolCall
+		if tc == nil || tc.Status != sdk.ToolCallStatusFailed || !strings.Contains(tc.Title, `"github" did not start`) {
+			continue
+		}
+		for _, ct := range tc.Content {
+			if ct.Content != nil && ct.Content.Content.Text != nil && strings.HasSuffix(ct.Content.Content.Text.Text, tail) {
+				shown = true
+			}
+		}
+	}
+	if !shown {
+		t.Errorf("no failed tool call with the server's stderr among the updates: %+v", ups)
+	}
+}

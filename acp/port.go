@@ -42,6 +42,7 @@ type turnPort struct {
 	// verdict, an internal step the user is not shown.
 	checking bool
 	diffs    map[string][]sdk.ToolCallContent // by tool call: the diffs of its edits
+	problems int                              // problem cards shown so far (their ids)
 }
 
 // openCall is a tool call the client was told about and not yet told the
@@ -109,6 +110,10 @@ func (p *turnPort) Event(e agent.Event) {
 		p.toolStarted(e)
 	case agent.EventToolFinished:
 		p.toolFinished(e)
+	case agent.EventNote:
+		if e.Problem {
+			p.problem(e)
+		}
 	case agent.EventUsage:
 		p.mu.Lock()
 		checking := p.checking

@@ -309,6 +309,9 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers [
 	st := saved.State[id]
 	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit,
 		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title, mcp: servers}
+	// The client's MCP servers start now, in the background: a first start
+	// (npx downloading) is not paid by the first turn.
+	go h.StartMCP(context.WithoutCancel(ctx), servers)
 	switch st.Mode {
 	case ModeAsk, ModeEdit, ModePlan:
 		s.mode = st.Mode

@@ -59,6 +59,26 @@ func (p *turnPort) toolStarted(e agent.Event) {
 	p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: tc})
 }
 
+// problem shows a failure of the user's own programs (an MCP server that
+// did not start or failed a call, a hook that blocked or failed) as a
+// failed tool call of its own: its first line the title, the whole text
+// (with the end of the program's stderr) the content, where the client
+// shows the agent's steps.
+func (p *turnPort) problem(e agent.Event) {
+	p.mu.Lock()
+	p.problems++
+	n := p.problems
+	p.mu.Unlock()
+	title, _, _ := strings.Cut(strings.TrimSpace(e.Text), "\n")
+	id := fmt.Sprintf("problem-%s-%d", e.TaskID, n)
+	if e.TaskID == "" {
+		id = fmt.Sprintf("problem-%d", n)
+	}
+	p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: title,
+		Kind: sdk.ToolKindOther, Status: sdk.ToolCallStatusFailed,
+		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))}}})
+}
+
 func (p *turnPort) locations(a callArgs) []sdk.ToolCallLocation {
 	abs, ok := absPath(p.s.root, a.Path)
 	if !ok {

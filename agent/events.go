@@ -50,6 +50,11 @@ type Event struct {
 	Usage    llm.Usage     // EventUsage: this call
 	Total    llm.Usage     // EventUsage: the task so far
 	Result   *Result       // EventResult
+	// Problem marks an EventNote that reports a failure of the user's own
+	// programs (an MCP server that did not start or failed a call, a hook
+	// that blocked or failed): faces show its whole Text where the user
+	// looks, not only its first line.
+	Problem bool
 }
 
 // Sink receives a task's events. Event must not block for long; it is

@@ -23,7 +23,7 @@ type Guard struct {
 
 	mu       sync.Mutex // guards cleanups and warnings
 	cleanups []func()
-	warnings []string // raised before the task started, shown when it starts
+	warnings []Event // raised before the task started, shown when it starts
 }
 
 // NewGuard returns the guard of a task about to start: one per task.
@@ -41,7 +41,8 @@ func (g *Guard) bind(t *Task) {
 	g.warnings = nil
 	g.mu.Unlock()
 	for _, w := range ws {
-		t.sink.emit(Event{TaskID: t.id, Kind: EventNote, Text: w})
+		w.TaskID = t.id
+		t.sink.emit(w)
 	}
 }
 
@@ -79,14 +80,21 @@ func (g *Guard) Check(ctx context.Context) error {
 // warning a tool wrapper raises before an edit is applied. A warning
 // raised while the tools are built, before the task starts, is shown
 // when it starts.
-func (g *Guard) Warn(text string) {
+func (g *Guard) Warn(text string) { g.note(Event{Kind: EventNote, Text: text}) }
+
+// Problem shows text in the task's progress as a note that reports a
+// failure of the user's own programs (Event.Problem): faces show it whole.
+func (g *Guard) Problem(text string) { g.note(Event{Kind: EventNote, Text: text, Problem: true}) }
+
+func (g *Guard) note(e Event) {
 	if g.task == nil {
 		g.mu.Lock()
-		g.warnings = append(g.warnings, text)
+		g.warnings = append(g.warnings, e)
 		g.mu.Unlock()
 		return
 	}
-	g.task.sink.emit(Event{TaskID: g.task.id, Kind: EventNote, Text: text})
+	e.TaskID = g.task.id
+	g.task.sink.emit(e)
 }
 
 // TaskID returns the guarded task's ID; "" before it starts.

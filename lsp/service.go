@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/lsp/server"
+	"go.lsp.dev/protocol"
 )
 
 // ServiceOptions configure NewService. Zero fields mean their defaults.
@@ -130,9 +131,22 @@ func (s *Service) Host() *session.Host {
 			// definition, references, rename_symbol, ...: the editor's
 			// servers through the plugin, else agentls's own.
 			LanguageServers: langserver.NewServers(),
+			// An MCP server starting in the background, or failing to.
+			Notice: s.notice,
 		})
 	})
 	return s.host
+}
+
+// notice shows the user what happens to their own programs outside any
+// task (an MCP server starting in the background, or failing to):
+// window/showMessage, a warning when it failed.
+func (s *Service) notice(text string, failed bool) {
+	typ := protocol.MessageTypeInfo
+	if failed {
+		typ = protocol.MessageTypeWarning
+	}
+	s.srv.ShowMessage(context.Background(), typ, "agentls: "+text)
 }
 
 // rootsChanged runs on the read loop: it must not block, so the workspace

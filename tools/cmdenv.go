@@ -107,3 +107,37 @@ func CommandEnv(base, secretNames []string) []string {
 	}
 	return append(out, "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
 }
+
+// UserEnv is base as the user's own programs get it (a hook or an MCP
+// server from the user's settings or the ACP client): the user's whole
+// environment, as their shell and Claude Code give it, minus what is
+// agentls's own: the variables named in secretNames (the configured API
+// key variable), OPENAI_API_KEY and AZURE_OPENAI_API_KEY, every AGENTLS_*
+// variable, any variable that holds the value of one of those, and the
+// user information of OPENAI_BASE_URL.
+func UserEnv(base, secretNames []string) []string {
+	drop := map[string]bool{"OPENAI_API_KEY": true, "AZURE_OPENAI_API_KEY": true}
+	for _, s := range secretNames {
+		drop[s] = true
+	}
+	own := func(k string) bool { return drop[k] || strings.HasPrefix(k, "AGENTLS_") }
+	secretValues := map[string]bool{}
+	for _, kv := range base {
+		if k, v, _ := strings.Cut(kv, "="); own(k) && len(v) >= 8 {
+			secretValues[v] = true
+		}
+	}
+	out := make([]string, 0, len(base))
+	for _, kv := range base {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || own(k) || secretValues[v] {
+			continue
+		}
+		if k == "OPENAI_BASE_URL" && strings.Contains(v, "@") {
+			// agentls's endpoint: its user information is agentls's secret.
+			kv = k + "=" + urlUserInfo.ReplaceAllString(v, "$1")
+		}
+		out = append(out, kv)
+	}
+	return out
+}

@@ -63,3 +63,29 @@ func TestCommandEnvIsAnAllowlist(t *testing.T) {
 		}
 	}
 }
+
+// TestUserEnvKeepsTheUsersOwnDropsAgentlsSecrets: the user's own programs
+// get the user's environment (their session, their tokens) but never the
+// API key, agentls's variables or a copy of them.
+func TestUserEnvKeepsTheUsersOwnDropsAgentlsSecrets(t *testing.T) {
+	base := []string{
+		"PATH=/usr/bin", "HOME=/home/u", "SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "GITHUB_TOKEN=ghp_4444444444",
+		"MY_EDITOR_THING=x", "OPENAI_API_KEY=sk-openai-1111111111", "AZURE_OPENAI_API_KEY=az-2222222222",
+		"MY_MODEL_VAR=configured-3333333333", "AGENTLS_MODEL=gpt-x", "AGENTLS_RUN_ID=abc",
+		"COPY_OF_KEY=sk-openai-1111111111", "ALSO_A_COPY=configured-3333333333",
+		"OPENAI_BASE_URL=https://user:hunter2-1313131313@llm.example.com/v1",
+	}
+	got := UserEnv(base, []string{"MY_MODEL_VAR"})
+	joined := strings.Join(got, "\n")
+	for _, secret := range []string{"1111111111", "2222222222", "3333333333", "AGENTLS_", "hunter2"} {
+		if strings.Contains(joined, secret) {
+			t.Errorf("%q reached the user program's environment:\n%s", secret, joined)
+		}
+	}
+	for _, want := range []string{"PATH=/usr/bin", "HOME=/home/u", "SSH_AUTH_SOCK=/tmp/ssh-agent.sock", "GITHUB_TOKEN=ghp_4444444444",
+		"MY_EDITOR_THING=x", "OPENAI_BASE_URL=https://llm.example.com/v1"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%q missing:\n%s", want, joined)
+		}
+	}
+}

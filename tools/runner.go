@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,12 @@ type SandboxOptions struct {
 	// caches (CacheDirs) stay writable: for programs the server runs for
 	// itself that read the workspace and keep caches (a language server).
 	RootsReadOnly bool
+	// WritableOnly, when set, are the only folders the program may write
+	// (besides harmless device files): no root, no cache. For a program the
+	// repository names and the user approved (a workspace .mcp.json
+	// server): it keeps its state in a folder of its own. The folders are
+	// created when missing.
+	WritableOnly []string
 }
 
 // ErrNotConfined is the error of a ReadOnly Run that could not be confined:
@@ -72,6 +79,14 @@ type RunSpec struct {
 	Sandbox        SandboxOptions
 	// Commands tracks the command so KillAll reaches it; nil: untracked.
 	Commands *Commands
+	// UserProgram runs one of the user's own programs (a hook or an MCP
+	// server from the user's settings or the ACP client, never one a
+	// repository names) as the user runs it: without the filesystem
+	// sandbox (Sandbox is ignored) and with the user's environment minus
+	// agentls's secrets (UserEnv), as Claude Code and Codex run them. It
+	// still goes through the supervisor: killed at its timeout, no
+	// survivors. The caller decides it from where the program came from.
+	UserProgram bool
 
 	probe bool // SandboxStatus's `true`: it cannot create a .git, so none is looked for
 }
@@ -115,7 +130,13 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		base = os.Environ()
 	}
 	runID := randHex(8)
-	env := append(CommandEnv(base, spec.SecretEnv), spec.ExtraEnv...)
+	var env []string
+	if spec.UserProgram {
+		env = append(UserEnv(base, spec.SecretEnv), spec.ExtraEnv...)
+		spec.Sandbox = SandboxOptions{Mode: sandbox.Off, Roots: spec.Sandbox.Roots}
+	} else {
+		env = append(CommandEnv(base, spec.SecretEnv), spec.ExtraEnv...)
+	}
 	env = append(env, runMarker+"="+runID)
 	res = RunResult{ExitCode: -1}
 
@@ -151,6 +172,18 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		// A root inside a writable cache folder (a workspace under /tmp)
 		// is bound read-only where namespaces work.
 		policy.ReadOnly = append(slices.Clone(policy.ReadOnly), spec.Sandbox.Roots...)
+	}
+	if len(spec.Sandbox.WritableOnly) > 0 && policy.Landlock {
+		for _, d := range spec.Sandbox.WritableOnly {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return res, fmt.Errorf("the program's own folder: %w", err)
+			}
+		}
+		// Only its own folders: the roots and caches stay visible and
+		// read-only (a root inside a cache folder is bound read-only).
+		policy.Writable = slices.Clone(spec.Sandbox.WritableOnly)
+		policy.ReadOnly = append(slices.Clone(policy.ReadOnly), spec.Sandbox.Roots...)
+		policy.Visible = append(slices.Clone(policy.Visible), spec.Sandbox.WritableOnly...)
 	}
 	var statusR, statusW *os.File
 	dir := spec.Dir
@@ -258,6 +291,12 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		if spec.Sandbox.ReadOnly {
 			label = fmt.Sprintf("landlock (read-only; ABI %d)", policy.ABI)
 		}
+		if len(spec.Sandbox.WritableOnly) > 0 {
+			label = fmt.Sprintf("landlock (writes only %s; ABI %d)", strings.Join(spec.Sandbox.WritableOnly, ", "), policy.ABI)
+		}
+	}
+	if spec.UserProgram {
+		label = "off: the user's own program"
 	}
 	res.Sandbox = label
 	defer func() { res.Notes = append(res.Notes, created()...) }()

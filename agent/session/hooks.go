@@ -22,24 +22,44 @@ import (
 // source (built-in, MCP, language server), by wrapping it in toolSet.
 
 // hookRunner is the runner of s's hooks for the workspace; nil when s has
-// none.
+// none. Every hook is the user's own program (the "hooks" setting is the
+// user's; no hook is read from a repository), so it runs as one: without
+// the filesystem sandbox, with the user's environment minus agentls's
+// secrets, as Claude Code runs it.
 func (h *Host) hookRunner(ws *workspace.Workspace, s Settings) *hooks.Runner {
 	if len(s.Hooks) == 0 {
 		return nil
 	}
 	return &hooks.Runner{
-		Config:    s.Hooks,
-		Dir:       ws.Roots()[0],
-		Sandbox:   tools.SandboxOptions{Mode: s.Sandbox, Network: s.CommandNetwork, Roots: ws.Roots()},
-		SecretEnv: []string{s.APIKeyEnv},
-		Commands:  h.commands,
+		Config:      s.Hooks,
+		Dir:         ws.Roots()[0],
+		UserProgram: true,
+		SecretEnv:   []string{s.APIKeyEnv},
+		Commands:    h.commands,
 	}
 }
 
-// hookLog is every hook run of one task, for its report.
+// hookLog is every hook run of one task, for its report; a hook that
+// blocked or failed is also shown in the task's progress (bind).
 type hookLog struct {
-	mu   sync.Mutex // guards runs
-	runs []hooks.Run
+	mu      sync.Mutex // guards the fields below
+	runs    []hooks.Run
+	guard   *agent.Guard
+	redact  func(string) string
+	pending []string // problems raised before bind
+}
+
+// bind shows the problems of the hooks through g, those so far and the
+// later ones, redacted.
+func (l *hookLog) bind(g *agent.Guard, redact func(string) string) {
+	l.mu.Lock()
+	l.guard, l.redact = g, redact
+	pending := l.pending
+	l.pending = nil
+	l.mu.Unlock()
+	for _, p := range pending {
+		g.Problem(redact(p))
+	}
 }
 
 func (l *hookLog) add(runs []hooks.Run) {
@@ -48,7 +68,42 @@ func (l *hookLog) add(runs []hooks.Run) {
 	}
 	l.mu.Lock()
 	l.runs = append(l.runs, runs...)
+	g, redact := l.guard, l.redact
+	var shown []string
+	for _, r := range runs {
+		if p := hookProblem(r); p != "" {
+			if g == nil {
+				l.pending = append(l.pending, p)
+			} else {
+				shown = append(shown, p)
+			}
+		}
+	}
 	l.mu.Unlock()
+	for _, p := range shown {
+		g.Problem(redact(p))
+	}
+}
+
+// hookProblem is what the user is shown of a hook that blocked or failed:
+// which hook, and what it said (the end of its stderr); "" for one that
+// went on.
+func hookProblem(r hooks.Run) string {
+	on := string(r.Event) + " hook"
+	if r.Tool != "" {
+		on += " on " + r.Tool
+	}
+	switch {
+	case r.Blocked:
+		return fmt.Sprintf("%s blocked (`%s`): %s", on, r.Command, r.Reason)
+	case r.Error != "":
+		msg := fmt.Sprintf("%s failed (`%s`): %s", on, r.Command, r.Error)
+		if r.Stderr != "" && !strings.Contains(r.Error, r.Stderr) {
+			msg += "\nits stderr ends with:\n" + r.Stderr
+		}
+		return msg
+	}
+	return ""
 }
 
 // Runs are the hook runs so far.
@@ -79,6 +134,12 @@ func (l *hookLog) section() string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s |\n", r.Event, mdCell(r.Tool), mdCell(r.Command), r.ExitCode,
 			r.Duration.Round(1e6), mdCell(outcome))
+	}
+	// What a hook that blocked or failed said, whole (its stderr's end).
+	for _, r := range runs {
+		if p := hookProblem(r); p != "" {
+			b.WriteString("\n" + fence(p))
+		}
 	}
 	return b.String()
 }

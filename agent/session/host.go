@@ -54,6 +54,11 @@ type Options struct {
 	// references, rename_symbol, ...) and diagnostics where the editor
 	// shares none; nil: no language tools. Closed by Close.
 	LanguageServers LanguageServers
+	// Notice tells the user, outside any task, about the user's own
+	// programs: an MCP server starting in the background ("starting MCP
+	// server github: npx may be downloading it"), or failing to (failed,
+	// with the end of its stderr). Redacted; nil: the log only.
+	Notice func(text string, failed bool)
 }
 
 // Host is the agent of one workspace: one value per editor connection or
@@ -220,6 +225,9 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 			h.logger().Warn("search filter not started", "error", err)
 		}
 		go h.reportSandbox(ws.Roots())
+		// The user's MCP servers start now, in the background: a first
+		// start (npx downloading) is not paid by a task.
+		h.startMCP(ws, h.Settings(), h.Settings().MCPServers)
 		return ws, nil
 	}
 	for _, r := range h.wsRoots {

@@ -146,8 +146,12 @@ func (h *Host) workspaceMCP(ctx context.Context, root, prompt string, port Port)
 	}
 	sum := sha256.Sum256(b)
 	descs := make([]string, len(servers))
+	stateDir, _ := MCPStateDir(root, h.opts.Getenv)
 	for i, c := range servers {
 		descs[i] = c.Describe()
+		if stateDir != "" {
+			descs[i] += "; in the sandbox, writing only " + filepath.Join(stateDir, c.Name)
+		}
 	}
 	var asker permission.Asker
 	if port != nil {
@@ -196,18 +200,20 @@ func ApprovedMCPFile() (string, error) {
 }
 
 // mcpTools are the tools of servers for one task: listed (servers
-// started) now, fixed for the task; a server that offers none is a note
-// in the task's progress.
-func (h *Host) mcpTools(ws *workspace.Workspace, s Settings, servers []mcp.ServerConfig, ap tools.Approver, g *agent.Guard) []tools.Tool {
+// started, or the start under way waited for) now, fixed for the task; a
+// server that offers none, or a call that fails for a server's sake, is a
+// problem in the task's progress and report.
+func (h *Host) mcpTools(ws *workspace.Workspace, s Settings, servers []mcp.ServerConfig, ap tools.Approver, g *agent.Guard, port Port, problems *problemLog) []tools.Tool {
 	if len(servers) == 0 {
 		return nil
 	}
-	launch := mcp.Launch{Dir: ws.Roots()[0], Roots: ws.Roots(), Sandbox: s.Sandbox, SecretEnv: []string{s.APIKeyEnv},
-		Commands: h.commands, Getenv: h.opts.Getenv}
+	launch := h.taskMCPLaunch(ws, s, port, g, problems)
 	// Bounded by each server's start timeout; the task has no context yet.
 	list, errs := h.mcp.Tools(context.Background(), servers, launch, ap)
 	for _, err := range errs {
-		g.Warn("MCP: " + h.Redactor().String(err.Error()))
+		text := "MCP: " + h.Redactor().String(err.Error())
+		problems.add(text)
+		g.Problem(text)
 	}
 	return list
 }
@@ -259,9 +265,7 @@ func (h *Host) listedMCPTools(ctx context.Context, ws *workspace.Workspace, s Se
 		return nil
 	}
 	redact.Configure(MCPSecrets(servers, h.opts.Getenv)...)
-	launch := mcp.Launch{Dir: root, Roots: ws.Roots(), Sandbox: s.Sandbox, SecretEnv: []string{s.APIKeyEnv},
-		Commands: h.commands, Getenv: h.opts.Getenv}
-	list, errs := h.mcp.Tools(ctx, servers, launch, nil)
+	list, errs := h.mcp.Tools(ctx, servers, h.mcpLaunch(ws, s), nil)
 	for _, err := range errs {
 		h.logger().Warn("mcp server not listed", "error", h.Redactor().String(err.Error()))
 	}

@@ -35,6 +35,7 @@ type Task struct {
 	edits   editLog            // what edit tools said about their edits, for the report (renames)
 	bufs    bufferLog          // the user's unsaved buffers its commands met, for the report
 	reviews reviewLog          // what the user rejected in review, for the report
+	mcpErrs problemLog         // what failed of its MCP servers, for the report
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -162,6 +163,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	// The task's gate: its tools are built on it, and it knows what the
 	// task changed.
 	guard := agent.NewGuard()
+	hlog.bind(guard, h.Redactor().String)
 	sync := func(ctx context.Context) string {
 		note, user := h.syncBuffers(ctx, ws, port, guard.Changes())
 		if len(user) > 0 {
@@ -398,7 +400,7 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 	g.OnDone(closeTools)
 	// The MCP servers' tools, after the built-in ones (a stable order),
 	// asked about through the same task approvals.
-	out = append(out, h.mcpTools(ws, s, t.mcp, ap, g)...)
+	out = append(out, h.mcpTools(ws, s, t.mcp, ap, g, port, &t.mcpErrs)...)
 	// Behaviour attaches by what a tool does, never by its name: a
 	// program sees the task's buffers on disk; a write is followed by
 	// the editor's diagnostics and preceded by the check's baseline.
@@ -459,7 +461,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	tmp := path + ".tmp"
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.edits.section() + t.bufs.section() + t.reviews.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.mcpErrs.section() + t.edits.section() + t.bufs.section() + t.reviews.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

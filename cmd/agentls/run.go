@@ -342,6 +342,12 @@ func (p *terminalPort) Event(e agent.Event) {
 	case agent.EventRetry:
 		fmt.Fprintf(p.w, "! model call failed (%s), retrying in %s\n", e.Retry.Err, e.Retry.Wait.Round(time.Millisecond))
 	case agent.EventNote:
+		if e.Problem {
+			// A failure of the user's own programs: whole, with the end of
+			// the program's stderr (bounded where it is kept).
+			fmt.Fprintf(p.w, "! %s\n", strings.ReplaceAll(strings.TrimRight(e.Text, "\n"), "\n", "\n  "))
+			return
+		}
 		fmt.Fprintf(p.w, "! %s\n", session.FirstLine(e.Text, 200))
 	}
 }

@@ -214,3 +214,22 @@ func TestRunReportSaysNotChecked(t *testing.T) {
 		t.Errorf("the report claims no error was introduced although nothing checked notes.txt:\n%s", rep)
 	}
 }
+
+// TestRunShowsMCPStartFailureWhole: an MCP server of the user's settings
+// that does not start is shown on stderr with the whole end of its
+// stderr, not only the first line.
+func TestRunShowsMCPStartFailureWhole(t *testing.T) {
+	dir := t.TempDir()
+	startModel(t, `[{"text":"Nothing to change."}]`)
+	script := `echo "npm warn config" >&2; echo "npm error 404 Not Found - @acme/gh-mcp" >&2; exit 1`
+	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"github": map[string]any{"command": "sh", "args": []string{"-c", script}}}})
+	var out, errb bytes.Buffer
+	code := mainExit([]string{"run", "--workspace", dir, "--edit", "--validate", "off", "--settings", string(settings), "Fix it"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+	want := `! MCP: the MCP server "github" did not start: it exited with code 1; its stderr ends with:` + "\n  npm warn config\n  npm error 404 Not Found - @acme/gh-mcp\n"
+	if !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr lacks the whole failure %q:\n%s", want, errb.String())
+	}
+}

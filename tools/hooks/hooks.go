@@ -8,10 +8,14 @@
 // ignored. A JSON answer on stdout ({"decision": "block", "reason"} or
 // PreToolUse's hookSpecificOutput.permissionDecision "deny") blocks too.
 //
-// Every hook runs through tools.Run, the launcher of every command: in the
-// sandbox, with the commands' environment, killed at its timeout. Which
-// hooks exist is the caller's business (a user-level setting only); this
-// package knows nothing of tasks, tools or settings trust.
+// Every hook runs through tools.Run, the launcher of every program, killed
+// at its timeout; the user's own hooks (Runner.UserProgram) run as the
+// user's programs, without the filesystem sandbox, as Claude Code runs
+// them. Exit code 2 blocks only when the hook chose it: a 2 that the shell
+// itself gave (its own error message, such as a redirection it could not
+// open, is the last line of stderr) is a failed hook, reported, not a
+// block. Which hooks exist is the caller's business (a user-level setting
+// only); this package knows nothing of tasks, tools or settings trust.
 package hooks
 
 import (
@@ -173,6 +177,16 @@ func timeoutOf(h Command) time.Duration {
 	return time.Duration(h.Timeout * float64(time.Second))
 }
 
+// ClaudeCodeNames are Claude Code's names of the tools agentls has under
+// its own names: a plain matcher naming one ("Bash", "Edit|Write") also
+// matches agentls's tool, so a hook copied from Claude Code's settings
+// runs unchanged. Their tool_input fields are agentls's (run_command's
+// "command" is Bash's).
+var ClaudeCodeNames = map[string]string{
+	"Bash": "run_command", "Read": "read_file", "Write": "write_file", "Edit": "edit_file",
+	"MultiEdit": "edit_file", "Grep": "grep", "Glob": "list_files", "TodoWrite": "update_plan",
+}
+
 // plainNames is a matcher of names joined by |, matched exactly.
 var plainNames = regexp.MustCompile(`^[A-Za-z0-9_\-|]+$`)
 
@@ -193,9 +207,12 @@ func compile(m string) (*regexp.Regexp, error) {
 	}
 	expr := m
 	if plainNames.MatchString(m) {
-		parts := strings.Split(m, "|")
-		for i, p := range parts {
-			parts[i] = regexp.QuoteMeta(p)
+		var parts []string
+		for _, p := range strings.Split(m, "|") {
+			parts = append(parts, regexp.QuoteMeta(p))
+			if a, ok := ClaudeCodeNames[p]; ok {
+				parts = append(parts, regexp.QuoteMeta(a))
+			}
 		}
 		expr = "^(?:" + strings.Join(parts, "|") + ")$"
 	}
@@ -278,9 +295,18 @@ type Run struct {
 	TimedOut bool          `json:"timedOut,omitempty"`
 	Blocked  bool          `json:"blocked,omitempty"`
 	// Error says why the hook did not start, or how it failed (a timeout,
-	// an exit code other than 0 and 2 with its stderr).
+	// an exit code other than 0 and 2, a 2 the shell gave).
 	Error string `json:"error,omitempty"`
+	// Reason is what a hook that blocked said.
+	Reason string `json:"reason,omitempty"`
+	// Stderr is the end of what the hook wrote to stderr (at most
+	// StderrTail bytes), kept when it blocked or failed.
+	Stderr string `json:"stderr,omitempty"`
 }
+
+// StderrTail bounds what is kept of a hook's stderr: its end, where a
+// program says why it failed.
+const StderrTail = 2 << 10
 
 // Outcome is what the hooks of one event decided.
 type Outcome struct {
@@ -302,10 +328,16 @@ type Runner struct {
 	// and as CLAUDE_PROJECT_DIR and AGENTLS_PROJECT_DIR.
 	Dir string
 	// Sandbox confines hooks as it confines commands; no Roots: Dir.
+	// Ignored when UserProgram.
 	Sandbox   tools.SandboxOptions
 	SecretEnv []string        // variables dropped from the environment (the API key's)
 	Env       []string        // the base environment; nil: this process's
 	Commands  *tools.Commands // tracks hook processes so KillAll reaches them; may be nil
+	// UserProgram runs the hooks as the user's own programs (no filesystem
+	// sandbox, the user's environment without agentls's secrets): set by
+	// the caller for hooks from the user's settings, never for a hook a
+	// repository names.
+	UserProgram bool
 }
 
 // Has reports whether any hook is configured for ev.
@@ -341,14 +373,20 @@ func (r *Runner) Run(ctx context.Context, in Input, subject string) Outcome {
 			reason, block := decision(ev, run.ExitCode, stdout, stderr)
 			switch {
 			case block:
-				run.Blocked = true
+				run.Blocked, run.Reason = true, reason
 				reasons = append(reasons, reason)
+			case run.Error == "" && run.ExitCode == 2:
+				run.Error = fmt.Sprintf("exit code 2 from the shell, not the hook's choice (ignored: not a block)%s", withText(lastLine(stderr)))
+				run.Stderr = strings.TrimSpace(stderr)
 			case run.ExitCode == 0 && (ev == UserPromptSubmit || ev == SessionStart):
 				if s := strings.TrimSpace(stdout); s != "" && !isJSON(s) {
 					extra = append(extra, s)
 				}
 			case run.Error == "" && run.ExitCode != 0:
-				run.Error = fmt.Sprintf("exit code %d (ignored: only 2 blocks)%s", run.ExitCode, withText(stderr))
+				run.Error = fmt.Sprintf("exit code %d (ignored: only 2 blocks)%s", run.ExitCode, withText(lastLine(stderr)))
+				run.Stderr = strings.TrimSpace(stderr)
+			case run.Error != "":
+				run.Stderr = strings.TrimSpace(stderr)
 			}
 			out.Runs = append(out.Runs, run)
 		}
@@ -371,13 +409,35 @@ func withText(s string) string {
 
 func isJSON(s string) bool { return strings.HasPrefix(s, "{") && json.Valid([]byte(s)) }
 
+// shellMessage matches the form in which a POSIX shell (dash, bash, ash)
+// reports its own errors: its name or script, the line number, the
+// message ("sh: 1: cannot create /x: Permission denied", "sh: line 1:
+// /x: Permission denied").
+var shellMessage = regexp.MustCompile(`^[^\s:]+: (line )?[0-9]+: `)
+
+// FromShell reports whether a hook's exit code 2 came from the shell
+// itself rather than from the hook's choice: the last line of its stderr
+// is the shell's own error message. dash, Debian's sh, exits 2 when a
+// redirection cannot be opened or the line does not parse; a hook that
+// blocks on purpose says why, and its last line is its reason.
+func FromShell(stderr string) bool { return shellMessage.MatchString(lastLine(stderr)) }
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
 // decision reads a hook's answer: exit code 2 blocks with stderr as the
-// reason; exit code 0 with a JSON object on stdout may block too
+// reason, unless the shell gave it (FromShell); exit code 0 with a JSON object on stdout may block too
 // ({"decision": "block", "reason"}, or PreToolUse's
 // {"hookSpecificOutput": {"permissionDecision": "deny",
 // "permissionDecisionReason"}}).
 func decision(ev Event, code int, stdout, stderr string) (string, bool) {
-	if code == 2 {
+	if code == 2 && !FromShell(stderr) {
 		reason := strings.TrimSpace(stderr)
 		if reason == "" {
 			reason = fmt.Sprintf("a %s hook blocked this (exit code 2, no message)", ev)
@@ -416,24 +476,26 @@ func decision(ev Event, code int, stdout, stderr string) (string, bool) {
 // one runs hook h with stdin through the launcher.
 func (r *Runner) one(ctx context.Context, h Command, stdin []byte) (Run, string, string) {
 	run := Run{Command: h.Command, ExitCode: -1}
-	var stdout, stderr bounded
+	var stdout bounded
+	stderr := tools.Tail{Max: StderrTail}
 	sb := r.Sandbox
 	if len(sb.Roots) == 0 {
 		sb.Roots = []string{r.Dir}
 	}
 	start := time.Now()
 	res, err := tools.Run(ctx, tools.RunSpec{
-		Argv:      []string{"sh", "-c", h.Command},
-		Dir:       r.Dir,
-		Env:       r.Env,
-		SecretEnv: r.SecretEnv,
-		ExtraEnv:  []string{"CLAUDE_PROJECT_DIR=" + r.Dir, "AGENTLS_PROJECT_DIR=" + r.Dir},
-		Input:     stdin,
-		Stdout:    &stdout,
-		Stderr:    &stderr,
-		Timeout:   timeoutOf(h),
-		Sandbox:   sb,
-		Commands:  r.Commands,
+		Argv:        []string{"sh", "-c", h.Command},
+		Dir:         r.Dir,
+		Env:         r.Env,
+		SecretEnv:   r.SecretEnv,
+		ExtraEnv:    []string{"CLAUDE_PROJECT_DIR=" + r.Dir, "AGENTLS_PROJECT_DIR=" + r.Dir},
+		Input:       stdin,
+		Stdout:      &stdout,
+		Stderr:      &stderr,
+		Timeout:     timeoutOf(h),
+		Sandbox:     sb,
+		Commands:    r.Commands,
+		UserProgram: r.UserProgram,
 	})
 	run.Duration = time.Since(start)
 	if err != nil {

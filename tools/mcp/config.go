@@ -151,10 +151,12 @@ func (c ServerConfig) Describe() string {
 		if len(c.Env) > 0 {
 			fmt.Fprintf(&b, " (env %s)", strings.Join(slices.Sorted(maps.Keys(c.Env)), ", "))
 		}
-		if c.NetworkAllowed() {
-			b.WriteString(" with network")
+		if UserProgram(c) {
+			b.WriteString(" as your own program (no sandbox)")
+		} else if c.NetworkAllowed() {
+			b.WriteString(" in the sandbox with network")
 		} else {
-			b.WriteString(" without network")
+			b.WriteString(" in the sandbox without network")
 		}
 	} else {
 		fmt.Fprintf(&b, "%s %s", c.Type, c.URL)

@@ -23,6 +23,10 @@ type Manager struct {
 	mu      sync.Mutex // guards servers and closed
 	servers map[string]*server
 	closed  bool
+
+	ctx    context.Context // ends at Close: background starts stop with it
+	cancel context.CancelFunc
+	bg     sync.WaitGroup // background starts
 }
 
 // NewManager returns a manager with no server started; log may be nil.
@@ -30,7 +34,60 @@ func NewManager(log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{log: log, servers: map[string]*server{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{log: log, servers: map[string]*server{}, ctx: ctx, cancel: cancel}
+}
+
+// serversOf returns the server of each configuration, made when new; nil
+// once the manager is closed.
+func (m *Manager) serversOf(configs []ServerConfig, launch Launch) []*server {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.serversLocked(configs, launch)
+}
+
+// serversLocked is serversOf with m.mu held.
+func (m *Manager) serversLocked(configs []ServerConfig, launch Launch) []*server {
+	if m.closed {
+		return nil
+	}
+	srvs := make([]*server, len(configs))
+	for i, c := range configs {
+		k := c.key()
+		s := m.servers[k]
+		if s == nil {
+			s = &server{cfg: c, launch: launch, log: m.log}
+			m.servers[k] = s
+		}
+		srvs[i] = s
+	}
+	return srvs
+}
+
+// Start starts the servers of configs in the background and lists their
+// tools, each within its start timeout (FirstStartTimeout for a first
+// start: npx downloads), so that tasks find them ready; it returns at
+// once. launch.Progress hears when each starts, launch.Failure how one
+// failed. A task that needs a server still starting waits for that start
+// (Tools).
+func (m *Manager) Start(configs []ServerConfig, launch Launch) {
+	m.mu.Lock()
+	srvs := m.serversLocked(configs, launch)
+	m.bg.Add(len(srvs)) // under mu: never after Close's Wait began
+	m.mu.Unlock()
+	for _, s := range srvs {
+		go func() {
+			defer m.bg.Done()
+			if _, err := s.list(m.ctx, launch.Progress); err != nil && m.ctx.Err() == nil {
+				m.log.Warn("mcp server did not start", "server", s.cfg.Name, "error", err)
+				if launch.Failure != nil {
+					launch.Failure(err.Error())
+				}
+			} else if err == nil {
+				m.log.Info("mcp server started", "server", s.cfg.Name)
+			}
+		}()
+	}
 }
 
 // Close stops every server; later tasks get none.
@@ -40,11 +97,13 @@ func (m *Manager) Close() {
 	all := m.servers
 	m.servers = map[string]*server{}
 	m.mu.Unlock()
+	m.cancel()
 	var wg sync.WaitGroup
 	for _, s := range all {
 		wg.Go(s.close)
 	}
 	wg.Wait()
+	m.bg.Wait()
 }
 
 // Tools returns the tools of servers for one task, in the servers' order
@@ -56,28 +115,19 @@ func (m *Manager) Close() {
 // (notifications/tools/list_changed) is listed again for the next task,
 // so the tool definitions of a task, the stable prefix of its requests,
 // never change midway. ap asks the user before each call (nil: allowed).
+// launch.Progress hears of a start the task waits for, launch.Failure of
+// each call that fails for the server's sake (it did not start, ended,
+// did not answer); a server that cannot be listed is one of the errors.
 func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Launch, ap tools.Approver) ([]tools.Tool, []error) {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
+	srvs := m.serversOf(servers, launch)
+	if srvs == nil {
 		return nil, nil
 	}
-	srvs := make([]*server, len(servers))
-	for i, c := range servers {
-		k := c.key()
-		s := m.servers[k]
-		if s == nil {
-			s = &server{cfg: c, launch: launch, log: m.log}
-			m.servers[k] = s
-		}
-		srvs[i] = s
-	}
-	m.mu.Unlock()
 	lists := make([][]*sdk.Tool, len(srvs))
 	errs := make([]error, len(srvs))
 	var wg sync.WaitGroup
 	for i, s := range srvs {
-		wg.Go(func() { lists[i], errs[i] = s.list(ctx) })
+		wg.Go(func() { lists[i], errs[i] = s.list(ctx, launch.Progress) })
 	}
 	wg.Wait()
 	var out []tools.Tool
@@ -104,7 +154,7 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 				problems = append(problems, fmt.Errorf("the tool %q of MCP server %q: %w", t.Name, s.cfg.Name, err))
 				continue
 			}
-			out = append(out, &Tool{name: name, tool: t.Name, srv: s, schema: schema, desc: describe(s.cfg, t), ap: ap})
+			out = append(out, &Tool{name: name, tool: t.Name, srv: s, schema: schema, desc: describe(s.cfg, t), ap: ap, notify: launch.Failure})
 		}
 	}
 	return out, problems
@@ -171,6 +221,7 @@ type Tool struct {
 	schema     json.RawMessage
 	desc       string
 	ap         tools.Approver
+	notify     func(string) // hears a call that failed for the server's sake; may be nil
 }
 
 func (t *Tool) Name() string            { return t.name }
@@ -222,6 +273,9 @@ func (t *Tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, err
 		}
 		r := errResult("%v", err)
 		r.Duration = time.Since(start)
+		if t.notify != nil {
+			t.notify(err.Error())
+		}
 		return r, nil
 	}
 	text := bound(render(res))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,12 +22,19 @@ import (
 
 const (
 	defaultStartTimeout = 10 * time.Second
-	defaultCallTimeout  = 60 * time.Second
-	stderrTail          = 4 << 10 // bytes of a server's stderr kept for its errors
+	// FirstStartTimeout bounds a server's first start when its
+	// configuration sets no startTimeout: `npx -y` and `uvx` download the
+	// server first, which takes longer than a start.
+	FirstStartTimeout  = 120 * time.Second
+	defaultCallTimeout = 60 * time.Second
+	// StderrTail bounds what is kept of a server's stderr for its errors:
+	// the end, where a program says why it failed.
+	StderrTail = 2 << 10
 )
 
 // Launch is how the stdio servers of one workspace start: in its primary
-// root, under its sandbox setting, tracked with its commands.
+// root, tracked with its commands. Where a server came from decides how
+// it runs (UserProgram).
 type Launch struct {
 	Dir       string
 	Roots     []string
@@ -35,7 +43,34 @@ type Launch struct {
 	Commands  *tools.Commands // KillAll reaches the servers; nil: untracked
 	// Getenv expands ${NAME} in the configurations; nil: os.Getenv.
 	Getenv func(string) string
+	// StateDir holds a folder per server of a workspace's .mcp.json
+	// (StateDir/<name>), the only one that server may write; outside every
+	// workspace, under agentls's state. Such a server does not start
+	// without it.
+	StateDir string
+	// Progress shows the user a start under way ("starting MCP server
+	// github: npx may be downloading it") and a wait for one; nil: none.
+	Progress func(string)
+	// Failure shows the user a call that failed for the server's sake (it
+	// did not start, ended, did not answer) and a background start that
+	// failed, with the end of its stderr; nil: only the log.
+	Failure func(string)
 }
+
+// OwnFolder is the folder a workspace's server may write: StateDir/<name>.
+func (l Launch) OwnFolder(name string) string {
+	if l.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(l.StateDir, name)
+}
+
+// UserProgram reports whether a server of c's source runs as the user's
+// own program (no filesystem sandbox, the user's environment without
+// agentls's secrets): the user's settings and the ACP client's servers,
+// as Claude Code and Codex run them. Anything else (a workspace's
+// .mcp.json, a source not set) is the repository's and stays sandboxed.
+func UserProgram(c ServerConfig) bool { return c.Source == FromSettings || c.Source == FromClient }
 
 // server is one configured MCP server of a Manager: at most one live
 // connection (and, for stdio, one process) at a time, made on demand and
@@ -58,7 +93,20 @@ type server struct {
 	// cost every task its start timeout.
 	failed    time.Time
 	failedErr error
+	// started: a connection was made once; later starts get the short
+	// start timeout.
+	started bool
+	// inflight is closed when the listing under way ends; nil when none
+	// is: a task that needs the server waits for the start under way
+	// (the background one of the session) instead of starting another.
+	inflight chan struct{}
+	lastErr  error // how the last listing ended
 }
+
+// errStartTimeout marks a server that did not answer within its start
+// timeout: it is left alone for retryAfter, unlike one that exited (which
+// starts again at the next need).
+var errStartTimeout = errors.New("start timed out")
 
 // retryAfter is how long a server that could not be listed is left alone.
 const retryAfter = 30 * time.Second
@@ -121,7 +169,34 @@ func (s *server) startTimeout() time.Duration {
 	if s.cfg.StartTimeout > 0 {
 		return time.Duration(s.cfg.StartTimeout * float64(time.Second))
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started {
+		return FirstStartTimeout
+	}
 	return defaultStartTimeout
+}
+
+// downloader names the program that fetches the server before it starts
+// (npx, uvx, ...), "" for one that is installed.
+func downloader(c ServerConfig) string {
+	switch b := filepath.Base(c.Command); b {
+	case "npx", "uvx", "bunx", "pipx":
+		return b
+	case "pnpm", "yarn", "bun", "uv":
+		if len(c.Args) > 0 && (c.Args[0] == "dlx" || c.Args[0] == "x" || c.Args[0] == "tool") {
+			return b + " " + c.Args[0]
+		}
+	}
+	return ""
+}
+
+// startingText is the progress line of a server that is starting.
+func (s *server) startingText() string {
+	if d := downloader(s.cfg); d != "" {
+		return fmt.Sprintf("starting MCP server %s: %s may be downloading it (up to %s)", s.cfg.Name, d, s.startTimeout())
+	}
+	return fmt.Sprintf("starting MCP server %s (up to %s)", s.cfg.Name, s.startTimeout())
 }
 
 func (s *server) callTimeout() time.Duration {
@@ -158,7 +233,7 @@ func (s *server) connected(ctx context.Context) (*conn, error) {
 	s.mu.Lock()
 	closed = s.closed
 	if !closed {
-		s.conn = c
+		s.conn, s.started = c, true
 	}
 	s.mu.Unlock()
 	if closed {
@@ -189,6 +264,25 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	if !cfg.Stdio() {
 		return s.dialHTTP(ctx, cfg)
 	}
+	var env []string
+	user := UserProgram(s.cfg)
+	sb := tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots}
+	if !user {
+		// The repository's server: sandboxed, writing only its own folder
+		// (its temporary and cache folders inside it).
+		own := s.launch.OwnFolder(s.cfg.Name)
+		if own == "" {
+			return nil, fmt.Errorf("the MCP server %q of the workspace was not started: it has no folder of its own to write", s.cfg.Name)
+		}
+		sb.WritableOnly = []string{own}
+		for _, d := range []string{"tmp", "cache"} {
+			if err := os.MkdirAll(filepath.Join(own, d), 0o700); err != nil {
+				return nil, fmt.Errorf("the MCP server %q: its own folder: %w", s.cfg.Name, err)
+			}
+		}
+		env = append(env, "TMPDIR="+filepath.Join(own, "tmp"), "XDG_CACHE_HOME="+filepath.Join(own, "cache"),
+			"npm_config_cache="+filepath.Join(own, "cache", "npm"))
+	}
 	inR, inW, err := os.Pipe() // the server's stdin
 	if err != nil {
 		return nil, err
@@ -199,12 +293,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		inW.Close()
 		return nil, err
 	}
-	var env []string
 	for _, k := range slices.Sorted(maps.Keys(cfg.Env)) {
 		env = append(env, k+"="+cfg.Env[k])
 	}
 	procCtx, kill := context.WithCancel(context.Background())
-	c := &conn{ended: make(chan struct{}), stderr: &tools.Tail{Max: stderrTail}}
+	c := &conn{ended: make(chan struct{}), stderr: &tools.Tail{Max: StderrTail}}
 	var res tools.RunResult
 	var runErr error
 	go func() {
@@ -213,7 +306,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			Argv: append([]string{cfg.Command}, cfg.Args...), Dir: s.launch.Dir,
 			SecretEnv: s.launch.SecretEnv, ExtraEnv: env,
 			Stdin: inR, Stdout: outW, Stderr: c.stderr,
-			Sandbox:  tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots},
+			Sandbox: sb, UserProgram: user,
 			Commands: s.launch.Commands,
 		})
 		// The server is gone: its output ends (the SDK reads EOF and
@@ -278,7 +371,7 @@ func (s *server) startError(ctx context.Context, c *conn, err error) error {
 		if t := strings.TrimSpace(c.stderr.String()); t != "" {
 			msg += "; its stderr ends with:\n" + t
 		}
-		return errors.New(msg)
+		return fmt.Errorf("%w", timeoutError{msg})
 	}
 	return fmt.Errorf("the MCP server %q did not start: %w", s.cfg.Name, err)
 }
@@ -294,7 +387,7 @@ func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) 
 	sess, err := s.client().Connect(ctx, t, nil)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("the MCP server %q (%s) did not answer within %s", s.cfg.Name, cfg.URL, s.startTimeout())
+			return nil, timeoutError{fmt.Sprintf("the MCP server %q (%s) did not answer within %s", s.cfg.Name, cfg.URL, s.startTimeout())}
 		}
 		return nil, fmt.Errorf("the MCP server %q (%s) could not be reached: %w", s.cfg.Name, cfg.URL, err)
 	}
@@ -316,28 +409,64 @@ func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) 
 	return c, nil
 }
 
+// timeoutError is a start that timed out (errors.Is errStartTimeout).
+type timeoutError struct{ msg string }
+
+func (e timeoutError) Error() string        { return e.msg }
+func (e timeoutError) Is(target error) bool { return target == errStartTimeout }
+
 // list returns the server's tools, asking the server (starting it when
-// needed) unless the list is known and has not changed since.
-func (s *server) list(ctx context.Context) ([]*sdk.Tool, error) {
+// needed) unless the list is known and has not changed since. One listing
+// runs at a time: a caller that finds one under way (the session's
+// background start) waits for it, told through progress, and gets its
+// outcome. A server that did not answer within its start timeout is left
+// alone for retryAfter; one that exited or could not start is tried again
+// at the next need.
+func (s *server) list(ctx context.Context, progress func(string)) ([]*sdk.Tool, error) {
 	s.mu.Lock()
 	if s.listed {
 		defer s.mu.Unlock()
 		return s.tools, nil
 	}
-	gen := s.gen
-	if !s.failed.IsZero() && time.Since(s.failed) < retryAfter {
+	if errors.Is(s.failedErr, errStartTimeout) && time.Since(s.failed) < retryAfter {
 		err := s.failedErr
+		ago := time.Since(s.failed).Round(time.Second)
 		s.mu.Unlock()
-		return nil, fmt.Errorf("%w (tried %s ago; tried again %s after that)", err, time.Since(s.failed).Round(time.Second), retryAfter)
+		return nil, fmt.Errorf("%w (tried %s ago; tried again %s after that)", err, ago, retryAfter)
 	}
+	if wait := s.inflight; wait != nil {
+		s.mu.Unlock()
+		if progress != nil {
+			progress("waiting for the MCP server " + s.cfg.Name + " to start: " + s.startingText())
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the MCP server %q: %w", s.cfg.Name, ctx.Err())
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.listed {
+			return s.tools, nil
+		}
+		return nil, s.lastErr
+	}
+	done := make(chan struct{})
+	s.inflight = done
+	gen, first := s.gen, !s.started
 	s.mu.Unlock()
+	if first && progress != nil {
+		progress(s.startingText())
+	}
 	got, err := s.listNow(ctx, gen)
 	s.mu.Lock()
+	s.inflight, s.lastErr = nil, err
 	if err != nil {
 		s.failed, s.failedErr = time.Now(), err
 	} else {
 		s.failed, s.failedErr = time.Time{}, nil
 	}
+	close(done)
 	s.mu.Unlock()
 	return got, err
 }

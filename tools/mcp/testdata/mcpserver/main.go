@@ -2,7 +2,9 @@
 // Go SDK agentls uses, for the tests: it echoes, adds, answers with a big
 // result, reads its environment, crashes or hangs on request, and adds a
 // tool (announcing tools/list_changed). With -hang it never answers
-// anything; with -fail it exits at once with a message on stderr.
+// anything; with -fail it exits at once with a message on stderr; with
+// -state DIR it first keeps a state file in DIR ("beside": the folder of
+// its own executable), and exits with the error on stderr when it cannot.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +26,23 @@ func text(s string) *mcp.CallToolResult {
 func main() {
 	hang := flag.Bool("hang", false, "read requests and never answer")
 	fail := flag.Bool("fail", false, "exit at once with status 2")
+	state := flag.String("state", "", `a folder to keep state.json in ("beside": the executable's)`)
 	flag.Parse()
+	if *state != "" {
+		dir := *state
+		if dir == "beside" {
+			exe, err := os.Executable()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "mcpserver:", err)
+				os.Exit(1)
+			}
+			dir = filepath.Dir(exe)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"started": true}`), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, "mcpserver: cannot keep its state:", err)
+			os.Exit(1)
+		}
+	}
 	if *fail {
 		fmt.Fprintln(os.Stderr, "mcpserver: cannot open its database (on purpose)")
 		os.Exit(2)
