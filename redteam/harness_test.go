@@ -2,6 +2,7 @@ package redteam
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -138,8 +139,9 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	}
 	cfg := o.cfg
 	cfg.Roots = []string{root}
-	cfg.InitializationOptions = settings
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv})
+	// The settings are the user's own (the user settings file); what an
+	// attack sends as the client's settings comes on top.
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: userDir(t, settings)})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),
@@ -240,4 +242,21 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// userDir is a fresh user agentls folder whose settings file holds settings.
+func userDir(t *testing.T, settings map[string]any) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "agentls")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -53,6 +53,23 @@ type Options struct {
 	// references, rename_symbol, ...) and diagnostics where the editor
 	// shares none; nil: no language tools. Closed by Close.
 	LanguageServers LanguageServers
+	// User are the settings of the user's own sources (environment, user
+	// settings file, agentls login, command line): the baseline that
+	// settings from the client (initializationOptions,
+	// didChangeConfiguration) may not widen, nor move the key away from,
+	// without the user's yes. nil: the settings New is given are the
+	// user's own.
+	User *Settings
+	// Endpoints remember the model endpoints the user confirmed, across
+	// restarts; nil: a yes holds until the host closes.
+	Endpoints EndpointMemory
+}
+
+// EndpointMemory keeps the model endpoints (as endpointOf names them) the
+// user confirmed may receive the API key.
+type EndpointMemory interface {
+	Confirmed(endpoint string) bool
+	Confirm(endpoint string) error
 }
 
 // Host is the agent of one workspace: one value per editor connection or
@@ -81,11 +98,12 @@ type Host struct {
 	closed   bool
 	running  sync.WaitGroup // tasks started and not yet finished
 	// trusted are the model endpoints (endpointOf) that may receive the
-	// API key: the one of the settings the host was made with, and those
-	// the user consented to since.
+	// API key: the one of the user's own settings (Options.User), and
+	// those the user consented to since (also kept in Options.Endpoints).
 	trusted map[string]bool
-	// base are the settings the host was made with, or the last the user
-	// consented to: a later change that widens them needs consent.
+	// base are the user's own settings (Options.User, else those the host
+	// was made with), or the last the user consented to: settings that
+	// widen them need consent.
 	base Settings
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
@@ -115,8 +133,12 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
+	base := settings
+	if opts.User != nil {
+		base = *opts.User
+	}
 	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), mcp: mcp.NewManager(opts.Logger), settings: settings,
-		trusted: map[string]bool{endpointOf(settings): true}, base: settings}
+		trusted: map[string]bool{endpointOf(base): true}, base: base}
 }
 
 // Settings returns the current settings.

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/agentls/agentls/agent"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
+	agentsettings "github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -28,10 +28,11 @@ import (
 func runRun(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.err)
-	settings, problems := session.FromEnv(os.Getenv)
-	for _, p := range problems {
+	loaded := agentsettings.Load(agentsettings.Options{})
+	for _, p := range loaded.Problems {
 		fmt.Fprintf(io.err, "agentls run: %s\n", p)
 	}
+	settings := loaded.User.Settings
 	dir := fs.String("workspace", ".", "workspace `DIR`")
 	edit := fs.Bool("edit", false, "let the agent change files and run commands (an edit task); default is a read-only question")
 	fs.StringVar(&settings.Validate, "validate", settings.Validate, "validator model call: off, on or edits")
@@ -96,7 +97,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	protect(io)
-	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
+	h := session.New(settings, session.Options{Getenv: loaded.Getenv, DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
 	// Close drains every pending write before exit, even after Ctrl+C.
 	defer h.Close()
