@@ -32,6 +32,7 @@ const (
 	famExhaust   = "resource exhaustion"
 	famSecrets   = "secrets by value"
 	famApprovals = "always-allow prefixes"
+	famEndpoint  = "endpoint follows the client"
 )
 
 // apiKey is the key every server of the suite runs with, in the process
@@ -115,7 +116,9 @@ type server struct {
 
 // serverOpts change what newServer starts.
 type serverOpts struct {
-	settings map[string]any // initializationOptions on top of the defaults
+	settings map[string]any // the user's settings file, on top of the defaults
+	client   map[string]any // initializationOptions (the client's settings)
+	userDir  string         // the user's agentls folder; "" a fresh one with settings
 	cfg      lsptest.Config // the fake editor (Roots and InitializationOptions are set here)
 }
 
@@ -139,9 +142,14 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	}
 	cfg := o.cfg
 	cfg.Roots = []string{root}
+	cfg.InitializationOptions = o.client
 	// The settings are the user's own (the user settings file); what an
 	// attack sends as the client's settings comes on top.
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: userDir(t, settings)})
+	dir := o.userDir
+	if dir == "" {
+		dir = userDir(t, settings)
+	}
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: dir})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),
