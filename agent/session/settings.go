@@ -645,3 +645,14 @@ type ErrNoAPIKey struct{ Env string }
 func (e *ErrNoAPIKey) Error() string {
 	return fmt.Sprintf("no API key: the environment variable %s is empty or unset. Set it in the environment the editor starts agentls from (e.g. export %s=sk-... before starting the editor), or name another variable with the apiKeyEnv setting; a local model server (baseURL on localhost) needs none", e.Env, e.Env)
 }
+
+// SettingNames are the names of every setting of the "agentls" section,
+// in the order the settings table declares them (the editor contract's
+// settings schema).
+func SettingNames() []string {
+	out := make([]string, len(table))
+	for i, f := range table {
+		out[i] = f.name
+	}
+	return out
+}
