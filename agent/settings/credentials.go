@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // The API key a user stored with `agentls login`: a file of the user's
@@ -106,18 +107,36 @@ func writePrivate(path string, b []byte) error {
 }
 
 // withStoredKey wraps getenv: the variable keyEnv names, when empty, is
-// the key `agentls login` stored in dir (read at each call, so a login
-// while agentls runs takes effect at the next task).
+// the key `agentls login` stored in dir. The file is checked at each call
+// (a login while agentls runs takes effect at the next task) but read
+// again only when it changed: every redaction asks for the key.
 func withStoredKey(getenv func(string) string, dir string, keyEnv func() string) func(string) string {
+	var (
+		mu   sync.Mutex
+		seen os.FileInfo
+		key  string
+	)
+	path := filepath.Join(dir, CredentialsFileName)
 	return func(k string) string {
 		v := getenv(k)
 		if v != "" || k != keyEnv() {
 			return v
 		}
-		l, err := ReadLogin(dir)
+		st, err := os.Stat(path)
 		if err != nil {
 			return ""
 		}
-		return l.APIKey
+		mu.Lock()
+		defer mu.Unlock()
+		if seen != nil && os.SameFile(st, seen) && st.ModTime().Equal(seen.ModTime()) && st.Size() == seen.Size() && st.Mode() == seen.Mode() {
+			return key
+		}
+		l, err := ReadLogin(dir)
+		if err != nil {
+			seen, key = nil, ""
+			return ""
+		}
+		seen, key = st, l.APIKey
+		return key
 	}
 }
