@@ -41,6 +41,12 @@ func TestStoredLoginIsTheUsersOnly(t *testing.T) {
 	if got := getenv(session.EnvAPIKey); got != "sk-test-123" {
 		t.Errorf("empty variable: %q; want the stored key", got)
 	}
+	if _, err := StoreLogin(dir, Login{APIKey: "sk-test-456"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := getenv(session.EnvAPIKey); got != "sk-test-456" {
+		t.Errorf("after a second login: %q; want the new key", got)
+	}
 	env[session.EnvAPIKey] = "from-env"
 	if got := getenv(session.EnvAPIKey); got != "from-env" {
 		t.Errorf("set variable: %q; want it to win", got)
@@ -50,6 +56,10 @@ func TestStoredLoginIsTheUsersOnly(t *testing.T) {
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	delete(env, session.EnvAPIKey)
+	if got := getenv(session.EnvAPIKey); got != "" {
+		t.Errorf("a file others may read still gives its key %q", got)
 	}
 	if l, err := ReadLogin(dir); l.APIKey != "" || err == nil {
 		t.Errorf("a world-readable file gave %q, %v; want it refused", l.APIKey, err)
