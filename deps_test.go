@@ -163,6 +163,9 @@ var importerRules = []struct {
 	{pkg: "agent/journal", only: []string{"agent", "agent/session"},
 		why: "the loop records in the journal's vocabulary and continues what it read back, the host reads it back (resume, undo, lessons, follow-ups); " +
 			"the faces (lsp, acp, cmd/agentls) reach it through session.Host (Start, Resume, Undo)"},
+	{pkg: "agent/settings", only: []string{"lsp", "cmd/agentls", "redteam"},
+		why: "settings are loaded once, by the LSP face (which also layers the client's options) and by the command line for acp, run and eval; " +
+			"the host gets the user's settings and the confirmed endpoints through session.Options, and the ACP face and eval get them from the command line"},
 }
 
 // goPackage is what the rules read of `go list`, paths relative to the module.
@@ -354,6 +357,7 @@ func TestStoreImportRuleCanFail(t *testing.T) {
 func TestLoopRecordsThroughJournalCanFail(t *testing.T) {
 	broken := []goPackage{
 		{Path: "agent/store"},
+		{Path: "agent/settings"},
 		{Path: "agent/journal", Imports: []string{"agent/store"}},
 		{Path: "agent", Imports: []string{"agent/journal", "agent/store"}},
 		{Path: "agent/session", Imports: []string{"agent", "agent/journal", "agent/store"}},
@@ -505,8 +509,25 @@ func TestJournalImportRuleCanFail(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("%d journal violations; want 2:\n%s", len(got), strings.Join(got, "\n"))
 	}
-	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
+	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/settings"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
 		t.Errorf("the journal importing the store is reported: %q", v)
+	}
+}
+
+// TestSettingsImportRuleCanFail: the host loading settings itself, or the
+// ACP face reading the user's files, is reported; the LSP face and the
+// command line loading them is not.
+func TestSettingsImportRuleCanFail(t *testing.T) {
+	pkgs := []goPackage{
+		{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}, {Path: "agent/settings"},
+		{Path: "lsp", Imports: []string{"agent/settings"}},
+		{Path: "cmd/agentls", Imports: []string{"agent/settings"}},
+		{Path: "agent/session", Imports: []string{"agent/settings"}},
+		{Path: "acp", Imports: []string{"agent/settings"}},
+	}
+	v := importerViolations(pkgs)
+	if len(v) != 2 || !strings.HasPrefix(v[0], "agent/session imports agent/settings") && !strings.HasPrefix(v[1], "agent/session imports agent/settings") {
+		t.Errorf("violations %q; want agent/session and acp importing agent/settings", v)
 	}
 }
 

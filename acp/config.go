@@ -2,16 +2,14 @@ package acp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/session"
 )
 
@@ -53,47 +51,28 @@ func (a *Agent) models(ctx context.Context) []session.ModelInfo {
 }
 
 // serviceModels asks the model service for its models (GET {baseURL}/models,
-// OpenAI's list format); nil when it does not answer within a few seconds.
+// OpenAI's list format) through the model client (agent/llm), the same
+// client and transport as every model call; nil when it does not answer
+// within a few seconds. The settings are the user's own (agent/settings),
+// so the key goes where the user's settings say.
 func (a *Agent) serviceModels(ctx context.Context) []string {
 	st := a.opts.Settings
 	if st.Azure != nil || st.BaseURL == "" {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(st.BaseURL, "/")+"/models", nil)
-	if err != nil {
-		return nil
-	}
-	if key := a.opts.Getenv(st.APIKeyEnv); key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	c, err := llm.New(st.ModelConfig(a.opts.Getenv), llm.WithLogger(a.log))
 	if err != nil {
 		a.log.Info("the model service's model list is not available", "error", err)
 		return nil
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		a.log.Info("the model service's model list is not available", "status", resp.Status)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	out, err := c.Models(ctx)
+	if err != nil {
+		a.log.Info("the model service's model list is not available", "error", err)
 		return nil
 	}
-	var list struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 4<<20)).Decode(&list); err != nil {
-		return nil
-	}
-	var out []string
-	for _, m := range list.Data {
-		if m.ID != "" {
-			out = append(out, m.ID)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // sessionModel is the model a session's tasks use, and what is declared of it.

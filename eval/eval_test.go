@@ -22,7 +22,7 @@ func init() { sandbox.Main() }
 
 func scriptedOptions(t *testing.T, only string) Options {
 	t.Helper()
-	s, _ := session.FromEnv(func(string) string { return "" })
+	s := session.Defaults()
 	s.MaxTime = session.Duration(2 * time.Minute)
 	s.Recordings = false
 	o := Options{Suite: Builtin(), Settings: s, Scripted: true, Parallel: 2}

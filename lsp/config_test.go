@@ -69,30 +69,11 @@ func TestConfigApply(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	env := map[string]string{sess.EnvModel: "llama3", sess.EnvBaseURL: "http://127.0.0.1:11434/v1", sess.EnvAPIKey: "sk-env-secret"}
-	c, problems := sess.FromEnv(func(k string) string { return env[k] })
-	if c.Model != "llama3" || c.BaseURL != "http://127.0.0.1:11434/v1" || len(problems) != 0 {
-		t.Errorf("ConfigFromEnv = %+v, %v", c, problems)
-	}
-	if c.APIKey(func(k string) string { return env[k] }) != "sk-env-secret" {
-		t.Errorf("APIKey does not read %s", sess.EnvAPIKey)
-	}
-	if strings.Contains(fmt.Sprint(c), "sk-env-secret") {
-		t.Error("Config holds the key")
-	}
-	env[sess.EnvBaseURL] = "not a url"
-	c, problems = sess.FromEnv(func(k string) string { return env[k] })
-	if c.BaseURL != sess.DefaultBaseURL || len(problems) != 1 || problems[0].Field != sess.EnvBaseURL {
-		t.Errorf("bad OPENAI_BASE_URL: %+v, %v; want the default kept and a problem", c, problems)
-	}
-}
-
 // withSettings is an initialized session with the agent service plugged in
 // (it owns the settings) and an empty environment.
 func withSettings(t *testing.T, cfg lsptest.Config, opts ...server.Option) (*session, *lsp.Service) {
 	t.Helper()
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: func(string) string { return "" }})
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: func(string) string { return "" }, UserDir: t.TempDir()})
 	return initialized(t, cfg, append(svc.Options(), opts...)...), svc
 }
 

@@ -5,10 +5,12 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
-	"github.com/agentls/agentls/lsp/server"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/lsp/server"
 )
 
 //go:generate go test -count=1 -run TestContractJSON -update .
@@ -71,6 +73,60 @@ type Contract struct {
 	// ClientNotifications are the agentls/* notifications the server
 	// sends to clients that declare their capability.
 	ClientNotifications []ContractNotification `json:"clientNotifications"`
+	// Settings are the settings of the "agentls" section
+	// (initializationOptions, workspace/didChangeConfiguration): every
+	// plugin forwards the user's settings whole, so each of these reaches
+	// the server.
+	Settings []ContractSetting `json:"settings"`
+}
+
+// ContractSetting is one setting of the "agentls" section.
+type ContractSetting struct {
+	Name string `json:"name"`
+	Type string `json:"type"` // its JSON type: string, number, boolean, array or object
+}
+
+// contractSettings are the settings the host reads (session.SettingNames),
+// each with the JSON type of its Settings field.
+func contractSettings() []ContractSetting {
+	byTag := map[string]reflect.Type{}
+	st := reflect.TypeFor[session.Settings]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); tag != "" && tag != "-" {
+			byTag[tag] = f.Type
+		}
+	}
+	var out []ContractSetting
+	for _, name := range session.SettingNames() {
+		typ := "object" // mcpServers: decoded by hand, Claude Code's .mcp.json shape
+		if t, ok := byTag[name]; ok {
+			typ = jsonType(t)
+		}
+		out = append(out, ContractSetting{Name: name, Type: typ})
+	}
+	return out
+}
+
+// jsonType is the JSON type of a setting's Go type.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[session.Duration]() {
+		return "string"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int64, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		return "array"
+	}
+	return "object"
 }
 
 // ContractCommand is one workspace/executeCommand command.
@@ -136,6 +192,7 @@ func (s *Service) Contract() Contract {
 	for _, n := range clientNotifications {
 		c.ClientNotifications = append(c.ClientNotifications, n.contract())
 	}
+	c.Settings = contractSettings()
 	return c
 }
 

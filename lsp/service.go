@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/lsp/server"
 	"go.lsp.dev/protocol"
@@ -35,6 +36,10 @@ type ServiceOptions struct {
 	// key (tests use it to avoid touching the process environment).
 	// Default os.Getenv.
 	Getenv func(string) string
+	// UserDir is the user's agentls folder (settings.json, the key
+	// agentls login stored, the confirmed model endpoints); "" means
+	// os.UserConfigDir()/agentls.
+	UserDir string
 }
 
 // Service is the LSP face of the agent: it hosts one session.Host for the
@@ -50,12 +55,12 @@ type Service struct {
 	hostOnce sync.Once
 	host     *session.Host
 
-	// The settings before the host owns them (settings.go): those of the
-	// environment, then those initialize left (start).
-	env         session.Settings
-	envProblems []session.Problem
-	startMu     sync.Mutex // guards start
-	start       *session.Settings
+	// The settings before the host owns them (settings.go): the user's
+	// own (agent/settings: defaults, agentls login, environment, user
+	// settings file), then those initialize left (start).
+	user    *settings.Loaded
+	startMu sync.Mutex // guards start
+	start   *settings.Layered
 	// redactor is the Redactor of the current settings, for the server
 	// (server.WithRedactor).
 	redactor atomic.Pointer[redact.Redactor]
@@ -90,9 +95,9 @@ func NewService(opts ServiceOptions) *Service {
 		opts.Getenv = os.Getenv
 	}
 	s := &Service{opts: opts}
-	s.env, s.envProblems = session.FromEnv(opts.Getenv)
+	s.user = settings.Load(settings.Options{Getenv: opts.Getenv, Dir: opts.UserDir})
 	var cache session.RedactorCache
-	r := cache.Get(s.env, opts.Getenv)
+	r := cache.Get(s.user.User.Settings, s.user.Getenv)
 	s.redactor.Store(&r)
 	return s
 }
@@ -122,8 +127,11 @@ func (s *Service) Server() *server.Server { return s.srv }
 // (once the server is configured).
 func (s *Service) Host() *session.Host {
 	s.hostOnce.Do(func() {
-		s.host = session.New(s.startSettings(), session.Options{
-			Getenv:       s.opts.Getenv,
+		user := s.user.User.Settings
+		s.host = session.New(s.startSettings().Settings, session.Options{
+			Getenv:       s.user.Getenv,
+			User:         &user,
+			Endpoints:    s.user.Endpoints,
 			Logger:       s.srv.Logger(),
 			Buffers:      s.srv.Buffers(),
 			Watch:        true,

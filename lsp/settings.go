@@ -8,15 +8,19 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/lsp/server"
 )
 
-// The settings are the host's (session.Settings): layered from the
-// defaults, the environment, initializationOptions and each
+// The settings are the host's (session.Settings): the user's own
+// (agent/settings: defaults, agentls login, environment, user settings
+// file), then the client's initializationOptions and each
 // workspace/didChangeConfiguration (section "agentls"). The server hands
-// them here as the client sent them; the service applies them, reports an
+// the client's here as it sent them; the service applies them, reports an
 // invalid setting to the user (it keeps its value), and sets the server's
-// log level and redactor from them.
+// log level and redactor from them. What the client's settings widen, or
+// a model endpoint they name, applies once the user says yes (the host's
+// confirmSettings, against the user's own settings).
 
 // settings is the server's settings handler (server.WithSettingsHandler).
 // It runs on the read loop.
@@ -25,21 +29,32 @@ func (s *Service) settings(ctx context.Context, from server.SettingsFrom, raw js
 		cfg      session.Settings
 		problems []session.Problem
 		what     string
+		sources  string
 	)
 	switch from {
 	case server.FromInitialize:
-		// The user's start-up settings: the host is made with them, and
-		// their model endpoint may receive the key.
-		cfg, problems = s.env.Apply(raw)
-		problems = append(append([]session.Problem(nil), s.envProblems...), problems...)
+		// The host is made with them; the user's own settings are its
+		// baseline.
+		l, more := settings.Client(s.user.User, raw)
+		cfg, sources = l.Settings, l.String()
+		problems = append(append([]session.Problem(nil), s.user.Problems...), more...)
 		s.startMu.Lock()
-		s.start = &cfg
+		s.start = &l
 		s.startMu.Unlock()
 		what = "settings at initialize"
 	default:
 		// The next task runs under them, after the user's consent to what
 		// they widen (the host's confirmSettings).
-		cfg, problems = s.Host().Settings().Apply(raw)
+		s.startMu.Lock()
+		cur := s.user.User
+		if s.start != nil {
+			cur = *s.start
+		}
+		cur.Settings = s.Host().Settings()
+		l, more := settings.Client(cur, raw)
+		s.start = &l
+		s.startMu.Unlock()
+		cfg, problems, sources = l.Settings, more, l.String()
 		what = "configuration changed"
 	}
 	h := s.Host()
@@ -50,18 +65,18 @@ func (s *Service) settings(ctx context.Context, from server.SettingsFrom, raw js
 		s.srv.SetLogLevel(l)
 	}
 	s.reportSettingsProblems(ctx, problems)
-	s.log().Info(what, "config", cfg)
+	s.log().Info(what, "config", cfg, "sources", sources)
 }
 
-// startSettings are the settings initialize left (those of the environment
-// before it).
-func (s *Service) startSettings() session.Settings {
+// startSettings are the settings initialize left (the user's own before
+// it).
+func (s *Service) startSettings() settings.Layered {
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	if s.start != nil {
 		return *s.start
 	}
-	return s.env
+	return s.user.User
 }
 
 // currentRedactor is the Redactor of the host's current settings

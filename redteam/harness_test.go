@@ -2,6 +2,7 @@ package redteam
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +32,7 @@ const (
 	famExhaust   = "resource exhaustion"
 	famSecrets   = "secrets by value"
 	famApprovals = "always-allow prefixes"
+	famEndpoint  = "endpoint follows the client"
 )
 
 // apiKey is the key every server of the suite runs with, in the process
@@ -114,7 +116,9 @@ type server struct {
 
 // serverOpts change what newServer starts.
 type serverOpts struct {
-	settings map[string]any    // initializationOptions on top of the defaults
+	settings map[string]any    // the user's settings file, on top of the defaults
+	client   map[string]any    // initializationOptions (the client's settings)
+	userDir  string            // the user's agentls folder; "" a fresh one with settings
 	cfg      lsptest.Config    // the fake editor (Roots and InitializationOptions are set here)
 	links    map[string]string // symbolic links made in the workspace: name -> target
 }
@@ -148,8 +152,14 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	}
 	cfg := o.cfg
 	cfg.Roots = []string{root}
-	cfg.InitializationOptions = settings
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv})
+	cfg.InitializationOptions = o.client
+	// The settings are the user's own (the user settings file); what an
+	// attack sends as the client's settings comes on top.
+	dir := o.userDir
+	if dir == "" {
+		dir = userDir(t, settings)
+	}
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: dir})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),
@@ -250,4 +260,21 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// userDir is a fresh user agentls folder whose settings file holds settings.
+func userDir(t *testing.T, settings map[string]any) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "agentls")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

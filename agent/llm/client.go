@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -375,4 +376,26 @@ func (c *Client) buildRequest(req Request) openai.ChatCompletionRequest {
 		})
 	}
 	return out
+}
+
+// maxModelsBytes bounds the answer of the model list.
+const maxModelsBytes = 4 << 20
+
+// Models lists the model service's models (GET {baseURL}/models), sorted
+// and without duplicates, through the same transport as Complete: the key,
+// the base URL's query and the redaction of failed URLs are the same.
+func (c *Client) Models(ctx context.Context) ([]string, error) {
+	info := &attemptInfo{maxBody: maxModelsBytes}
+	list, err := c.api.ListModels(context.WithValue(ctx, attemptKey{}, info))
+	if err != nil {
+		return nil, fmt.Errorf("model list: %w", err)
+	}
+	out := make([]string, 0, len(list.Models))
+	for _, m := range list.Models {
+		if m.ID != "" {
+			out = append(out, m.ID)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

@@ -11,13 +11,15 @@ import (
 	"github.com/agentls/agentls/tools/hooks"
 )
 
-// Settings that change at run time (workspace/didChangeConfiguration) may
-// come from a file of the workspace: VS Code's .vscode/settings.json for a
-// setting not scoped to the user, Zed's .zed/settings.json, Neovim's exrc,
-// a model that wrote one of them. So the settings a host is made with are
-// the user's start-up configuration, and a later change that widens what
-// the agent may do, or sends the API key somewhere else, applies only
-// once the user consents (confirmSettings).
+// Settings from the client (initializationOptions and
+// workspace/didChangeConfiguration) may come from a file of the
+// workspace: VS Code's .vscode/settings.json for a setting not scoped to
+// the user, Zed's .zed/settings.json, Helix's .helix/languages.toml,
+// Neovim's exrc, a model that wrote one of them. So the baseline is the
+// user's own settings (Options.User: environment, user settings file,
+// agentls login, command line, built by package agent/settings), and
+// settings that widen what the agent may do, or send the API key
+// somewhere else, apply only once the user consents (confirmSettings).
 
 // endpointOf is what a model endpoint is trusted by: where the key goes
 // (the base URL's scheme, host and port; its path and user information
@@ -39,8 +41,8 @@ type ErrModelNotTrusted struct {
 }
 
 func (e *ErrModelNotTrusted) Error() string {
-	return fmt.Sprintf("the settings changed the model service to %s (key from %s) after agentls started, and %s: the API key is not sent there. "+
-		"Set baseURL in your user settings and restart agentls, or allow it when asked", e.URL, e.Env, e.Reason)
+	return fmt.Sprintf("the editor's settings name the model service %s (key from %s), which your own settings do not, and %s: the API key is not sent there. "+
+		"Set baseURL in your user settings file or OPENAI_BASE_URL, or allow it when asked", e.URL, e.Env, e.Reason)
 }
 
 var approvalRank = map[string]int{"deny": 0, "ask": 1, "auto": 2}
@@ -137,6 +139,18 @@ func narrowed(base, s Settings) Settings {
 	return s
 }
 
+// settingsQuestion is the question about settings from the client: what
+// they change, and how long a yes holds (an endpoint: always, remembered in
+// the user's folder; the rest: until agentls restarts).
+func settingsQuestion(what []string, newEndpoint bool) string {
+	hold := " (a yes holds until agentls restarts)"
+	if newEndpoint {
+		hold = " (a yes to the model service is remembered in your configuration folder; the rest holds until agentls restarts)"
+	}
+	return "apply settings the editor sent that your own settings do not have (a repository's editor settings may have set them): " +
+		strings.Join(what, "; ") + hold
+}
+
 // confirmSettings returns the settings a task may run with. Settings equal
 // to or narrower than the ones the user started with (or consented to
 // since) apply as they are. Otherwise the user is asked once through port:
@@ -152,6 +166,9 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 	ep := endpointOf(s)
 	trusted, _, _ := h.perm.Store.Answer(permission.Session, "", permission.NSEndpoint, ep)
 	newEndpoint := !trusted && s.APIKey(h.opts.Getenv) != ""
+	if newEndpoint && h.opts.Endpoints != nil && h.opts.Endpoints.Confirmed(ep) {
+		newEndpoint = false
+	}
 	wider := widenings(base, s)
 	if !newEndpoint && len(wider) == 0 {
 		return s, nil
@@ -173,14 +190,18 @@ func (h *Host) confirmSettings(ctx context.Context, s Settings, prompt string, p
 		TaskID: "(not started)",
 		Prompt: prompt,
 		Tool:   "settings",
-		Title: "apply settings that changed after agentls started (a workspace file may have set them): " + strings.Join(what, "; ") +
-			" (a yes holds until agentls restarts)",
+		Title:  settingsQuestion(what, newEndpoint),
 	}, asker)
 	if err == nil && port != nil && d.Allows() {
 		_ = h.perm.Store.Remember(permission.Session, "", permission.NSEndpoint, ep, true)
 		h.mu.Lock()
 		h.base = s
 		h.mu.Unlock()
+		if newEndpoint && h.opts.Endpoints != nil {
+			if err := h.opts.Endpoints.Confirm(ep); err != nil {
+				h.logger().Warn("the confirmed model endpoint is not remembered", "error", err)
+			}
+		}
 		h.logger().Info("the user consented to the changed settings", "changes", what)
 		return s, nil
 	}

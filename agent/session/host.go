@@ -59,6 +59,23 @@ type Options struct {
 	// server github: npx may be downloading it"), or failing to (failed,
 	// with the end of its stderr). Redacted; nil: the log only.
 	Notice func(text string, failed bool)
+	// User are the settings of the user's own sources (environment, user
+	// settings file, agentls login, command line): the baseline that
+	// settings from the client (initializationOptions,
+	// didChangeConfiguration) may not widen, nor move the key away from,
+	// without the user's yes. nil: the settings New is given are the
+	// user's own.
+	User *Settings
+	// Endpoints remember the model endpoints the user confirmed, across
+	// restarts; nil: a yes holds until the host closes.
+	Endpoints EndpointMemory
+}
+
+// EndpointMemory keeps the model endpoints (as endpointOf names them) the
+// user confirmed may receive the API key.
+type EndpointMemory interface {
+	Confirmed(endpoint string) bool
+	Confirm(endpoint string) error
 }
 
 // Host is the agent of one workspace: one value per editor connection or
@@ -87,11 +104,13 @@ type Host struct {
 	closed   bool
 	running  sync.WaitGroup // tasks started and not yet finished
 	// perm asks the user and keeps the answers (agent/permission): the
-	// model endpoints the user consented to, the workspace .mcp.json files
-	// answered, every task's remembered answers.
+	// model endpoints the user consented to (the one of the user's own
+	// settings, Options.User, from the start), the workspace .mcp.json
+	// files answered, every task's remembered answers.
 	perm *permission.Service
-	// base are the settings the host was made with, or the last the user
-	// consented to: a later change that widens them needs consent.
+	// base are the user's own settings (Options.User, else those the host
+	// was made with), or the last the user consented to: settings that
+	// widen them need consent.
 	base Settings
 	// warnedWorkspaceAllow: the user was told that .agentls/settings.json's
 	// allowCommands is ignored.
@@ -120,13 +139,17 @@ func New(settings Settings, opts Options) *Host {
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 5 * time.Second
 	}
+	base := settings
+	if opts.User != nil {
+		base = *opts.User
+	}
 	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), mcp: mcp.NewManager(opts.Logger), settings: settings,
-		perm: newPermission(settings, opts.Logger), base: settings}
+		perm: newPermission(base, opts.Logger), base: base}
 }
 
 // newPermission is the host's permission service: a store in the user's
 // configuration folder whose session memory starts with the endpoint of
-// the settings the host was made with.
+// the user's own settings.
 func newPermission(settings Settings, log *slog.Logger) *permission.Service {
 	p := permission.New(permission.NewStore(""))
 	p.Warn = log.Warn

@@ -41,8 +41,9 @@ const (
 )
 
 // Settings are the user's settings of one host. Every face builds them the
-// same way: Defaults, then the environment (FromEnv), then the face's own
-// input (editor settings with Apply, command-line flags). A setting that is
+// same way, with package agent/settings: Defaults, then the user's own
+// layers (agentls login, the environment, the user settings file), then
+// the face's own input (editor settings with Apply, command-line flags). A setting that is
 // absent keeps its value; an invalid one is reported and keeps its value.
 //
 // Settings never hold the API key: only the name of the environment variable
@@ -172,24 +173,6 @@ func Defaults() Settings {
 		Review:     ReviewOff,
 		Recordings: true,
 	}
-}
-
-// FromEnv is Defaults with the environment applied. getenv is os.Getenv in
-// production. Invalid environment values are reported and ignored.
-func FromEnv(getenv func(string) string) (Settings, []Problem) {
-	c := Defaults()
-	var problems []Problem
-	if v := strings.TrimSpace(getenv(EnvModel)); v != "" {
-		c.Model = v
-	}
-	if v := strings.TrimSpace(getenv(EnvBaseURL)); v != "" {
-		if err := checkBaseURL(v); err != nil {
-			problems = append(problems, Problem{Field: EnvBaseURL, Message: err.Error(), Kept: RedactURL(c.BaseURL)})
-		} else {
-			c.BaseURL = v
-		}
-	}
-	return c, problems
 }
 
 // APIKey returns the API key from the environment variable the settings
@@ -644,4 +627,15 @@ type ErrNoAPIKey struct{ Env string }
 
 func (e *ErrNoAPIKey) Error() string {
 	return fmt.Sprintf("no API key: the environment variable %s is empty or unset. Set it in the environment the editor starts agentls from (e.g. export %s=sk-... before starting the editor), or name another variable with the apiKeyEnv setting; a local model server (baseURL on localhost) needs none", e.Env, e.Env)
+}
+
+// SettingNames are the names of every setting of the "agentls" section,
+// in the order the settings table declares them (the editor contract's
+// settings schema).
+func SettingNames() []string {
+	out := make([]string, len(table))
+	for i, f := range table {
+		out[i] = f.name
+	}
+	return out
 }

@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentls/agentls/acp"
-	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/lsp/server"
 )
 
 // runACP serves the Agent Client Protocol over stdio on the same session
-// host as `agentls serve`. It takes no flags: the settings come from the
-// environment (session.FromEnv), sessions start in edit mode and every
+// host as `agentls serve`. It takes no flags: the settings are the user's
+// (agent/settings.Load), sessions start in edit mode and every
 // command and write asks (approval "ask"). stdout carries only the
 // protocol; logs go to stderr (warnings) and the log file.
 func runACP(ctx context.Context, io stdio, args []string) error {
@@ -31,11 +30,11 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 		}
 		return &exitError{code: 2, err: fmt.Errorf("agentls acp takes no arguments (got %q); configure it with the environment", args)}
 	}
-	settings, problems := session.FromEnv(os.Getenv)
-	settings, more := session.UserSettings(settings)
-	problems = append(problems, more...)
-	// The key: its environment variable, else the one agentls login stored.
-	getenv := session.WithStoredKey(os.Getenv, func() string { return settings.APIKeyEnv })
+	// The user's settings (agent/settings: defaults, agentls login, the
+	// environment, the user settings file); the key: its environment
+	// variable, else the one agentls login stored.
+	loaded := settings.Load(settings.Options{})
+	problems := loaded.Problems
 	// See runServe: a closed pipe must fail a write, not kill the process
 	// before its tasks' writes drain.
 	signal.Ignore(syscall.SIGPIPE)
@@ -53,5 +52,6 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 	for _, p := range problems {
 		logger.Warn("setting ignored", "problem", p.String())
 	}
-	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: settings, Getenv: getenv, Logger: logger, Version: version})
+	logger.Info("settings", "sources", loaded.User.String())
+	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: loaded.User.Settings, Getenv: loaded.Getenv, Logger: logger, Version: version})
 }

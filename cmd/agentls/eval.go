@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/session"
+	agentsettings "github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/eval"
 )
 
@@ -24,10 +25,11 @@ import (
 func runEval(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(io.err)
-	settings, problems := session.FromEnv(os.Getenv)
-	for _, p := range problems {
+	loaded := agentsettings.Load(agentsettings.Options{})
+	for _, p := range loaded.Problems {
 		fmt.Fprintf(io.err, "agentls eval: %s\n", p)
 	}
+	settings := loaded.User.Settings
 	scripted := fs.Bool("scripted", false, "answer each task with its scripted model (tests the harness; no model service)")
 	out := fs.String("out", "", "write the report as JSON to `FILE`")
 	compare := fs.Bool("compare", false, "compare two reports: agentls eval --compare OLD.json NEW.json")
@@ -86,7 +88,7 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 		return &exitError{code: 2, err: errors.New(bad[0].String())}
 	}
 	opts := eval.Options{Suite: eval.Builtin(), Settings: settings, Scripted: *scripted, Parallel: *parallel, Repeat: *repeat,
-		Progress: io.err, Verbose: *verbose, Version: version}
+		Progress: io.err, Verbose: *verbose, Version: version, Getenv: loaded.Getenv}
 	if *suiteDir != "" {
 		opts.Suite = os.DirFS(*suiteDir)
 		if _, err := fsStat(opts.Suite); err != nil {
@@ -112,7 +114,7 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 		}
 		return nil
 	}
-	if !*scripted && settings.APIKey(os.Getenv) == "" && !session.IsLoopback(settings.BaseURL) {
+	if !*scripted && settings.APIKey(loaded.Getenv) == "" && !session.IsLoopback(settings.BaseURL) {
 		return &exitError{code: 2, err: &session.ErrNoAPIKey{Env: settings.APIKeyEnv}}
 	}
 	protect(io)

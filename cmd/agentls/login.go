@@ -3,28 +3,39 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
 
 	"golang.org/x/term"
 
-	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/agent/settings"
 )
 
 // runLogin asks for the model service's API key and stores it in the
-// user's configuration folder (session.StoreAPIKey: mode 0600), where
+// user's configuration folder (settings.StoreLogin: mode 0600), where
 // every agentls face finds it when the key's environment variable is
 // empty. On a terminal the key is read without echo; otherwise the first
 // line of stdin is the key. ACP clients run it as `agentls acp login` (a
 // terminal auth method).
 func runLogin(_ context.Context, io stdio, args []string) error {
-	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-			fmt.Fprintf(io.err, "Usage: agentls login\n\nStore the model service's API key (read from the terminal without echo, or the first line of stdin)\nin the user's configuration folder, readable by the user only. The environment variable\n(OPENAI_API_KEY, or the one apiKeyEnv names) wins when it is set.\n")
+	fs := flag.NewFlagSet("login", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	baseURL := fs.String("base-url", "", "the model service `URL` the key is for (e.g. https://api.example.com/v1); stored with the key, it is a user-level baseURL")
+	fs.Usage = func() {
+		fmt.Fprintf(io.err, "Usage: agentls login [--base-url URL]\n\nStore the model service's API key (read from the terminal without echo, or the first line of stdin)\nin the user's configuration folder, readable by the user only. The environment variable\n(OPENAI_API_KEY, or the one apiKeyEnv names) wins when it is set.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return &exitError{code: 2, err: fmt.Errorf("agentls login takes no arguments (got %q)", args)}
+		return &exitError{code: 2, err: err}
+	}
+	if fs.NArg() > 0 {
+		return &exitError{code: 2, err: fmt.Errorf("agentls login takes no arguments (got %q)", fs.Args())}
 	}
 	var key string
 	if f, ok := io.in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -42,7 +53,11 @@ func runLogin(_ context.Context, io stdio, args []string) error {
 		}
 		key = line
 	}
-	path, err := session.StoreAPIKey(strings.TrimSpace(key))
+	dir, err := settings.UserDir()
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("login: %w", err)}
+	}
+	path, err := settings.StoreLogin(dir, settings.Login{APIKey: strings.TrimSpace(key), BaseURL: *baseURL})
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("login: %w", err)}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/agent/settings"
 )
 
 // TestLoginStoresTheKeyFromStdin: `agentls login` (and `agentls acp login`,
@@ -26,8 +26,9 @@ func TestLoginStoresTheKeyFromStdin(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v (%s)", args, err, errb.String())
 		}
-		if k, err := session.StoredAPIKey(); k != "sk-login-test-42" || err != nil {
-			t.Errorf("%v: stored %q, %v", args, k, err)
+		dir, _ := settings.UserDir()
+		if l, err := settings.ReadLogin(dir); l.APIKey != "sk-login-test-42" || err != nil {
+			t.Errorf("%v: stored %q, %v", args, l.APIKey, err)
 		}
 		if strings.Contains(out.String()+errb.String(), "sk-login-test-42") {
 			t.Errorf("%v: the key was printed", args)

@@ -138,5 +138,9 @@ const envHelp = `
 Environment:
   OPENAI_API_KEY   API key of the model service (never logged)
   OPENAI_BASE_URL  base URL of an OpenAI-compatible service (OpenAI, Ollama, vLLM, ...)
-  AGENTLS_MODEL    model name
+  AGENTLS_MODEL    model name (default gpt-4o-mini)
+
+Files (in $XDG_CONFIG_HOME/agentls, else ~/.config/agentls):
+  settings.json     your settings (any agentls setting), read by serve, acp, run and eval
+  credentials.json  the key agentls login stored, used when the key's variable is empty
 `

@@ -20,6 +20,7 @@ import (
 	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
+	agentsettings "github.com/agentls/agentls/agent/settings"
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -32,10 +33,11 @@ import (
 func runRun(ctx context.Context, io stdio, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.err)
-	settings, problems := session.FromEnv(os.Getenv)
-	for _, p := range problems {
+	loaded := agentsettings.Load(agentsettings.Options{})
+	for _, p := range loaded.Problems {
 		fmt.Fprintf(io.err, "agentls run: %s\n", p)
 	}
+	settings := loaded.User.Settings
 	dir := fs.String("workspace", ".", "workspace `DIR`")
 	edit := fs.Bool("edit", false, "let the agent change files and run commands (an edit task); default is a read-only question")
 	yes := fs.Bool("yes", false, "answer yes to every tool call and review question (approval \"auto\"); without it, and without a terminal to ask on, they are refused")
@@ -106,7 +108,7 @@ func runRun(ctx context.Context, io stdio, args []string) error {
 	// (the question on stderr, the answer from stdin).
 	tty := isTerminal(io.in) && isTerminal(io.err)
 	protect(io)
-	h := session.New(settings, session.Options{DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
+	h := session.New(settings, session.Options{Getenv: loaded.Getenv, DBPath: *dbPath, DrainTimeout: 10 * time.Second, LanguageServers: langserver.NewServers()})
 	h.SetRoots([]string{root})
 	// Close drains every pending write before exit, even after Ctrl+C.
 	defer h.Close()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,25 @@ func buildAgentls(tb testing.TB, dir string) string {
 // serveEnv is the environment of a served process: the test's, with the
 // cache directory (where the log file goes) in a temporary directory.
 func serveEnv(tb testing.TB) []string {
-	return append(os.Environ(), "XDG_CACHE_HOME="+tb.TempDir(), "HOME="+tb.TempDir())
+	return append(os.Environ(), "XDG_CACHE_HOME="+tb.TempDir(), "HOME="+tb.TempDir(), "XDG_CONFIG_HOME="+tb.TempDir())
+}
+
+// userSettingsEnv is serveEnv with a user folder whose settings file
+// holds settings (the user's own settings, as the loader reads them).
+func userSettingsEnv(tb testing.TB, settings map[string]any) []string {
+	tb.Helper()
+	cfg := tb.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), b, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return append(serveEnv(tb), "XDG_CONFIG_HOME="+cfg)
 }
 
 func ctxT(tb testing.TB) context.Context {

@@ -55,11 +55,10 @@ func TestServeKilledMidToolCallResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer model.Close()
-	env := append(serveEnv(t), "OPENAI_API_KEY=sk-e2e-secret")
+	env := append(userSettingsEnv(t, map[string]any{"baseURL": model.URL(), "model": "fake-model", "validate": "off", "approval": "auto"}), "OPENAI_API_KEY=sk-e2e-secret")
 	cfg := lsptest.Config{
-		Roots:                 []string{root},
-		InitializationOptions: map[string]any{"baseURL": model.URL(), "model": "fake-model", "validate": "off", "approval": "auto"},
-		ApplyEdit:             true,
+		Roots:     []string{root},
+		ApplyEdit: true,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

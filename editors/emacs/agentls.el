@@ -53,10 +53,13 @@ ignored."
   :type '(repeat string)
   :risky t)
 
-(defcustom agentls-initialization-options '(:approval "ask" :apiKeyEnv "OPENAI_API_KEY")
+(defcustom agentls-initialization-options nil
   "Settings sent as initializationOptions (model, baseURL, approval, ...).
-Read from its default (global) value only: a directory-local value is
-ignored."
+A plist sent whole: any key of editors/contract.json's settings, e.g.
+\\='(:model \"gpt-4.1\" :mcpServers (:github (:command \"github-mcp\"))).
+nil sends none: the server then keeps your own settings (the environment,
+~/.config/agentls/settings.json).  Read from its default (global) value
+only: a directory-local value is ignored."
   :type 'sexp
   :risky t)
 

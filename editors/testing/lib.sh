@@ -96,3 +96,15 @@ e2e_server() {
   E2E_CMD_JSON="[\"$E2E_CMD_PATH\",\"serve\"]"
   export E2E_CMD_JSON E2E_CMD_PATH E2E_SERVER_LOG
 }
+
+# e2e_user_settings JSON: the user's own agentls settings file
+# ($XDG_CONFIG_HOME/agentls/settings.json, beside the workspace). Settings
+# the editor sends that widen these (approval auto, allowCommands, hooks,
+# ...) are asked about before a task, as a repository's editor settings
+# could have set them; a suite that passes them through the plugin puts the
+# same values here, as a user who wants no question would.
+e2e_user_settings() {
+  export XDG_CONFIG_HOME="$E2E_AUX/config"
+  mkdir -p "$XDG_CONFIG_HOME/agentls"
+  printf '%s\n' "$1" >"$XDG_CONFIG_HOME/agentls/settings.json"
+}

@@ -25,7 +25,9 @@ local defaults = {
   root_markers = { '.git', 'go.mod', '.agentls', 'package.json', 'Cargo.toml', 'pyproject.toml' },
   autostart = true,
   -- Settings the server reads (initializationOptions and the "agentls"
-  -- section of workspace/didChangeConfiguration). Empty values are omitted.
+  -- section of workspace/didChangeConfiguration), forwarded whole: any key
+  -- of editors/contract.json's "settings" (mcpServers, maxTurns, sandbox,
+  -- ...). Empty values are omitted.
   settings = {
     model = nil,
     baseURL = nil,
@@ -87,19 +89,21 @@ function M.guess_mode(prompt)
   return 'edit'
 end
 
--- server_settings: the non-empty settings, as the server reads them.
+-- server_settings: the user's settings, whole, as the server reads them:
+-- every key is forwarded (the server reports one it does not know, and
+-- asks before applying one that widens the user's own settings file).
+-- Empty strings and empty tables are left out (unset).
 function M.server_settings(s)
-  local out = { apiKeyEnv = 'OPENAI_API_KEY' }
-  s = s or {}
-  for _, k in ipairs({ 'model', 'baseURL', 'checkCommand', 'review' }) do
-    if type(s[k]) == 'string' and vim.trim(s[k]) ~= '' then out[k] = vim.trim(s[k]) end
+  local out = {}
+  for k, v in pairs(s or {}) do
+    if type(v) == 'string' then
+      if vim.trim(v) ~= '' then out[k] = vim.trim(v) end
+    elseif type(v) == 'table' then
+      if next(v) ~= nil then out[k] = v end
+    elseif v ~= nil and v ~= vim.NIL then
+      out[k] = v
+    end
   end
-  local a = s.approval
-  out.approval = (a == 'auto' or a == 'deny') and a or 'ask'
-  if type(s.allowCommands) == 'table' and #s.allowCommands > 0 then out.allowCommands = s.allowCommands end
-  -- Claude Code's hooks format ({ PreToolUse = { { matcher = ..., hooks = { ... } } } });
-  -- the server checks it.
-  if type(s.hooks) == 'table' and next(s.hooks) ~= nil then out.hooks = s.hooks end
   return out
 end
 
