@@ -74,8 +74,13 @@ func resetPeakRSS(t testing.TB) {
 }
 
 // maxRSS is the most the test process may hold while a language server
-// floods it.
-const maxRSS = 200 << 20
+// floods it (under the race detector, with its shadow memory, 5 times
+// that).
+var maxRSS int64 = map[bool]int64{false: 200 << 20, true: 1000 << 20}[raceEnabled]
+
+// flood is the size of a flood: 10 times the limit (under the race
+// detector 3 times, still over it: it reads every byte ~10 times slower).
+var flood = map[bool]int{false: 10, true: 3}[raceEnabled] * MaxMessage
 
 // TestLanguageServerFloodsAreBounded: a real language server process
 // (testdata/floodls) sends one answer at 10 times the message limit, or
@@ -92,14 +97,14 @@ func TestLanguageServerFloodsAreBounded(t *testing.T) {
 		tool  string
 		check func(t *testing.T, text string, data *Answer)
 	}{
-		{"references at 10x the message limit", []string{"-refbytes", fmt.Sprint(10 * MaxMessage)}, "references", func(t *testing.T, text string, _ *Answer) {
+		{"references at 10x the message limit (3x under -race)", []string{"-refbytes", fmt.Sprint(flood)}, "references", func(t *testing.T, text string, _ *Answer) {
 			for _, w := range []string{"textDocument/references", fmt.Sprintf("exceeds the limit of %d bytes", MaxMessage), "read and discarded", "Use grep and read_file instead"} {
 				if !strings.Contains(text, w) {
 					t.Errorf("result lacks %q:\n%.500s", w, text)
 				}
 			}
 		}},
-		{"400,000 references", []string{"-refs", "400000"}, "references", func(t *testing.T, text string, _ *Answer) {
+		{"400,000 references", []string{"-refs", fmt.Sprint(map[bool]int{false: 400000, true: 100000}[raceEnabled])}, "references", func(t *testing.T, text string, _ *Answer) {
 			if !strings.Contains(text, "exceeds the limit") {
 				t.Errorf("result:\n%.500s", text)
 			}
@@ -112,7 +117,7 @@ func TestLanguageServerFloodsAreBounded(t *testing.T) {
 				t.Errorf("result (%d bytes):\n%.800s", len(text), text)
 			}
 		}},
-		{"hover at 10x the message limit", []string{"-hover", fmt.Sprint(10 * MaxMessage)}, "hover", func(t *testing.T, text string, _ *Answer) {
+		{"hover at 10x the message limit (3x under -race)", []string{"-hover", fmt.Sprint(flood)}, "hover", func(t *testing.T, text string, _ *Answer) {
 			if !strings.Contains(text, "textDocument/hover") || !strings.Contains(text, "exceeds the limit") {
 				t.Errorf("result:\n%.500s", text)
 			}

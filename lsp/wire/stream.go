@@ -305,7 +305,18 @@ type topScanner struct {
 const maxScannedKey = 16
 
 func (t *topScanner) feed(b []byte) {
-	for _, c := range b {
+	for i := 0; i < len(b); i++ {
+		// Most of a flood is nested values and their strings, where
+		// nothing is kept: a tight loop on locals reads through them.
+		if t.depth >= 2 || (t.inString && !t.inKey && !(t.depth == 1 && t.valueOf == "id")) {
+			i = t.skip(b, i)
+			if i >= len(b) {
+				return
+			}
+			i-- // the loop's i++ comes back to it
+			continue
+		}
+		c := b[i]
 		if t.inString {
 			switch {
 			case t.escaped:
@@ -363,6 +374,43 @@ func (t *topScanner) feed(b []byte) {
 			t.collect(c)
 		}
 	}
+}
+
+// skip reads b from i through nested values and strings that are not
+// kept, on locals, and returns where the top level (depth 1, outside a
+// string) is reached again, or len(b).
+func (t *topScanner) skip(b []byte, i int) int {
+	depth, inString, escaped := t.depth, t.inString, t.escaped
+	defer func() { t.depth, t.inString, t.escaped = depth, inString, escaped }()
+	for ; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if depth == 1 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 1 {
+				return i + 1
+			}
+		}
+	}
+	return i
 }
 
 // collect keeps a byte of a key or of the id's value.

@@ -93,10 +93,15 @@ func TestScannerFindsTheID(t *testing.T) {
 		`{"result":[{"id":1}]}`:          "",
 		`{"id":{"x":1},"result":null}`:   "",
 		`{"id":null,"error":{"code":1}}`: "",
+		`{"result":{"a":"x\\\"}\\\\","id":0},"id":12}`: "12",
 	} {
-		var sc topScanner
+		var sc, whole topScanner
 		for i := range len(body) {
 			sc.feed([]byte{body[i]})
+		}
+		whole.feed([]byte(body))
+		if a, b := fmt.Sprint(sc.id()), fmt.Sprint(whole.id()); a != b {
+			t.Errorf("%s: id %s fed byte by byte, %s whole", body, a, b)
 		}
 		id, ok := sc.id()
 		got := ""
@@ -105,6 +110,20 @@ func TestScannerFindsTheID(t *testing.T) {
 		}
 		if !strings.Contains(got, want) || (want == "" && ok) {
 			t.Errorf("%s: id = %q (%v); want %q", body, got, ok, want)
+		}
+	}
+}
+
+// BenchmarkDiscardOversized: the rate at which a message over the limit
+// is read through (the cost of a flood to the reading goroutine).
+func BenchmarkDiscardOversized(b *testing.B) {
+	body := `{"jsonrpc":"2.0","id":1,"result":[` + strings.Repeat(`{"uri":"file:///a/b.go","range":{"start":{"line":5,"character":5},"end":{"line":5,"character":10}}},`, 200000) + `{}]}`
+	in := frame(body)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		s := NewStream(&pipeRW{Reader: strings.NewReader(in)}, slog.New(slog.DiscardHandler), nil).SetMaxMessage(1 << 20)
+		if _, _, err := s.Read(context.Background()); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
