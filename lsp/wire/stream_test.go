@@ -88,11 +88,11 @@ func TestOversizedMessagesFailCleanly(t *testing.T) {
 // boundaries and ignores ids nested deeper.
 func TestScannerFindsTheID(t *testing.T) {
 	for body, want := range map[string]string{
-		`{"result":{"id":5},"id":6}`:     "6",
-		`{"id":"s,1","result":null}`:     "s,1",
-		`{"result":[{"id":1}]}`:          "",
-		`{"id":{"x":1},"result":null}`:   "",
-		`{"id":null,"error":{"code":1}}`: "",
+		`{"result":{"id":5},"id":6}`:                   "6",
+		`{"id":"s,1","result":null}`:                   "s,1",
+		`{"result":[{"id":1}]}`:                        "",
+		`{"id":{"x":1},"result":null}`:                 "",
+		`{"id":null,"error":{"code":1}}`:               "",
 		`{"result":{"a":"x\\\"}\\\\","id":0},"id":12}`: "12",
 	} {
 		var sc, whole topScanner
