@@ -139,6 +139,9 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 		editor   func(method string, params json.RawMessage) (json.RawMessage, error)
 		call     fakemodel.ToolCall
 		want     string // in the tool result the model reads
+		// orWant, when set, may stand for want: another bound that can
+		// fire first on a loaded machine.
+		orWant string
 	}{
 		{name: "own language server: references at 10x",
 			settings: map[string]any{"languageServers": map[string]any{"go": map[string]any{"command": fl, "args": []string{"-refbytes", fmt.Sprint(10 * langserver.MaxMessage)}}}},
@@ -160,7 +163,12 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 			// the editor's answer was not used.
 			settings: map[string]any{"languageServers": map[string]any{"go": map[string]any{"command": "no-such-language-server"}}},
 			call:     fakemodel.ToolCall{ID: "c1", Name: "references", Arguments: `{"file":"main.go","symbol":"Total","line":3}`},
-			want:     "exceeds the limit"},
+			want:     "exceeds the limit",
+			// The fake editor (this test process) may take longer than the
+			// forward timeout to write 80 MB on a loaded machine: then the
+			// time bound fires first, the editor is not asked again and
+			// agentls's own (missing) server answers.
+			orWant: "no-such-language-server: start: not installed"},
 		{name: "stdio MCP server: a message at 10x",
 			settings: map[string]any{"mcpServers": map[string]any{"test": map[string]any{"command": mcpBin}}},
 			call:     fakemodel.ToolCall{ID: "c1", Name: "mcp__test__flood", Arguments: fakemodel.Args(fmt.Sprintf(`{"bytes":%d}`, 10*mcp.MaxMessageBytes))},
@@ -227,7 +235,7 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 				t.Fatalf("%d model requests; want the tool's result sent", len(reqs))
 			}
 			last := string(reqs[1].Body)
-			if !strings.Contains(last, tc.want) {
+			if !strings.Contains(last, tc.want) && (tc.orWant == "" || !strings.Contains(last, tc.orWant)) {
 				i := max(0, strings.LastIndex(last, "tool_call_id")-3000)
 				t.Errorf("the model's request after the tool lacks %q:\n%s", tc.want, last[i:])
 			}
