@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,16 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentls/agentls/lsp/wire"
 	"github.com/agentls/agentls/tools"
 )
+
+// MaxMessage bounds one message a language server sends agentls (its
+// Content-Length, checked before anything is allocated): a larger one is
+// read through and discarded, and the request it answers fails with an
+// error that says so (lsp/wire). A references answer of 8 MiB holds some
+// 60,000 locations, far more than a tool shows.
+const MaxMessage = 8 << 20
 
 // Timeout bounds every exchange with a language server: its start
 // (initialize), each request, and its shutdown. A server that takes longer
@@ -162,7 +171,8 @@ func start(ctx context.Context, lang string, cfg Config, opts startOptions) (*cl
 		c.mu.Unlock()
 		outW.CloseWithError(io.EOF)
 	}()
-	_, conn, server := protocol.NewClient(context.WithoutCancel(ctx), &handler{c: c}, jsonrpc2.NewStream(rwc{r: outR, w: inW}))
+	stream := wire.NewStream(rwc{r: outR, w: inW}, slog.New(slog.DiscardHandler), nil).SetMaxMessage(MaxMessage)
+	_, conn, server := protocol.NewClient(context.WithoutCancel(ctx), &handler{c: c}, stream)
 	c.conn, c.server = conn, server
 
 	ictx, cancel := context.WithTimeout(ctx, Timeout)

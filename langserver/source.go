@@ -94,7 +94,12 @@ func (e *Editor) Request(ctx context.Context, file, text, method string, params,
 		}
 		return editorServers, err
 	}
-	return e.fallback.Request(ctx, file, text, method, params, result)
+	server, ferr := e.fallback.Request(ctx, file, text, method, params, result)
+	if ferr != nil && err != nil {
+		// Both failed: say why the editor's answer was not used too.
+		ferr = fmt.Errorf("%w; agentls's own server: %w", err, ferr)
+	}
+	return server, ferr
 }
 
 func (e *Editor) WorkspaceRequest(ctx context.Context, method string, params any, each func(string, func(any) error)) error {

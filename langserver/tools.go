@@ -1,6 +1,7 @@
 package langserver
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -43,6 +44,14 @@ func description(name string) string {
 // MaxReferences bounds the references and callers listed; the rest are
 // counted.
 const MaxReferences = 60
+
+// MaxLocations bounds the locations of one answer that are kept (read,
+// sorted, given to the editor); the rest are only counted.
+const MaxLocations = 2000
+
+// MaxHover bounds the hover text given to the model; a longer one is cut
+// with a note of what was cut.
+const MaxHover = 8 << 10
 
 // Tools returns definition, references, hover, symbols, rename_symbol,
 // implementations and callers over env.Source.
@@ -321,8 +330,9 @@ func (t *toolset) lines(ctx context.Context) *lines {
 	return &lines{ctx: ctx, ws: t.env.Workspace, cache: map[string][]string{}}
 }
 
-// grouped renders refs by file, at most max, with a count of the rest.
-func grouped(refs []Ref, max int) string {
+// grouped renders refs by file, at most max, with a count of the rest;
+// total counts the locations not kept as well.
+func grouped(refs []Ref, max, total int) string {
 	var b strings.Builder
 	last := ""
 	for i, r := range refs {
@@ -331,7 +341,11 @@ func grouped(refs []Ref, max int) string {
 			for _, x := range refs[i:] {
 				rest[x.Path] = true
 			}
-			fmt.Fprintf(&b, "... and %d more in %d file(s) not listed\n", len(refs)-i, len(rest))
+			if total > len(refs) {
+				fmt.Fprintf(&b, "... and %d more not listed (%d of them in %d file(s) were read; the server's other %d were only counted)\n", total-i, len(refs)-i, len(rest), total-len(refs))
+			} else {
+				fmt.Fprintf(&b, "... and %d more in %d file(s) not listed\n", len(refs)-i, len(rest))
+			}
 			break
 		}
 		if r.Path != last {
@@ -373,34 +387,51 @@ func refPaths(refs []Ref) []string {
 	return out
 }
 
-// decodeLocations reads a Location, []Location or []LocationLink result.
-func decodeLocations(raw json.RawMessage) []Location {
+// decodeLocations reads a Location, []Location or []LocationLink result:
+// the first max locations, and how many there are in all (the rest are
+// decoded one by one and dropped, never held together).
+func decodeLocations(raw json.RawMessage, max int) ([]Location, int) {
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil
+		return nil, 0
 	}
 	if raw[0] == '{' {
 		var l Location
 		if json.Unmarshal(raw, &l) == nil {
-			return []Location{l}
+			return []Location{l}, 1
 		}
-		return nil
+		return nil, 0
 	}
-	var items []struct {
-		Location
-		locationLink
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, 0
 	}
-	if json.Unmarshal(raw, &items) != nil {
-		return nil
-	}
-	out := make([]Location, 0, len(items))
-	for _, it := range items {
+	var out []Location
+	total := 0
+	for dec.More() {
+		if total >= max {
+			var skip struct{}
+			if dec.Decode(&skip) != nil {
+				break
+			}
+			total++
+			continue
+		}
+		var it struct {
+			Location
+			locationLink
+		}
+		if dec.Decode(&it) != nil {
+			break
+		}
+		total++
 		if it.URI == "" && it.TargetURI != "" {
 			out = append(out, Location{URI: it.TargetURI, Range: it.TargetSelectionRange})
 			continue
 		}
 		out = append(out, it.Location)
 	}
-	return out
+	return out, total
 }
 
 func (t *toolset) definition(ctx context.Context, a *symbolArgs) (tools.Result, error) {
@@ -430,21 +461,26 @@ func (t *toolset) locations(ctx context.Context, a *symbolArgs, method, what str
 	if err != nil {
 		return failed(err)
 	}
-	locs := decodeLocations(raw)
+	locs, total := decodeLocations(raw, MaxLocations)
 	ls := t.lines(ctx)
 	refs := make([]Ref, 0, len(locs))
 	for _, l := range locs {
 		refs = append(refs, ls.ref(l))
 	}
+	kept := len(refs)
 	refs, note := t.withoutSecretFiles(refs)
+	total -= kept - len(refs) // the withheld ones are not counted either
 	sortRefs(refs)
-	ans := &Answer{Server: server, Symbol: a.Symbol, Refs: refs, Total: len(refs), Files: fileCount(refs)}
+	ans := &Answer{Server: server, Symbol: a.Symbol, Refs: refs, Total: total, Files: fileCount(refs)}
 	head := fmt.Sprintf("%s of %s (%s:%d) via %s: %d in %d file(s)%s", what, a.Symbol, tg.path, tg.line, server, ans.Total, ans.Files, note)
 	if len(refs) == 0 {
 		head = fmt.Sprintf("%s of %s (%s:%d) via %s: none%s", what, a.Symbol, tg.path, tg.line, server, note)
 		return tools.Result{Text: head, Files: []string{tg.path.String()}, Data: ans}, nil
 	}
-	body := grouped(refs, MaxReferences)
+	if total > len(refs) {
+		head += fmt.Sprintf(" (the first %d kept: files counted among them)", len(refs))
+	}
+	body := grouped(refs, MaxReferences, total)
 	if what == "definition" {
 		body = t.around(ctx, refs)
 	}
@@ -506,12 +542,27 @@ func (t *toolset) hover(ctx context.Context, a *symbolArgs) (tools.Result, error
 	if err != nil {
 		return failed(err)
 	}
-	text := hoverText(h.Contents)
+	text := cutHover(hoverText(h.Contents))
 	if text == "" {
 		return tools.Result{Text: fmt.Sprintf("%s (%s:%d) via %s: no information", a.Symbol, tg.path, tg.line, server)}, nil
 	}
 	return tools.Result{Text: fmt.Sprintf("%s (%s:%d) via %s:\n%s", a.Symbol, tg.path, tg.line, server, text),
 		Files: []string{tg.path.String()}, Data: &Answer{Server: server, Symbol: a.Symbol}}, nil
+}
+
+// cutHover keeps the first MaxHover bytes of a hover text (its
+// signature and the start of its documentation), on a line end when
+// there is one, with a note of what was cut.
+func cutHover(s string) string {
+	if len(s) <= MaxHover {
+		return s
+	}
+	h := s[:MaxHover]
+	if i := strings.LastIndexByte(h, '\n'); i > MaxHover/2 {
+		h = h[:i]
+	}
+	h = strings.ToValidUTF8(h, "")
+	return fmt.Sprintf("%s\n[... %d bytes cut: the hover text was %d bytes ...]", h, len(s)-len(h), len(s))
 }
 
 // hoverText is MarkupContent, a MarkedString or a list of them as text.
@@ -552,6 +603,7 @@ func (t *toolset) symbols(ctx context.Context, a *symbolsArgs) (tools.Result, er
 	var refs []Ref
 	var kinds []string
 	var servers []string
+	dropped := 0
 	q := strings.ToLower(strings.TrimSpace(a.Query))
 	if a.File != "" {
 		p, err := t.env.Workspace.Resolve(a.File)
@@ -574,6 +626,10 @@ func (t *toolset) symbols(ctx context.Context, a *symbolsArgs) (tools.Result, er
 			if q != "" && !strings.Contains(strings.ToLower(s.Name), q) {
 				return
 			}
+			if len(refs) == MaxLocations {
+				dropped++ // counted, not read
+				return
+			}
 			r := ls.ref(Location{URI: uri.File(abs), Range: symbolRange(s)})
 			refs = append(refs, r)
 			kinds = append(kinds, kindName(s.Kind)+" "+qualified(container, s.Name))
@@ -589,6 +645,10 @@ func (t *toolset) symbols(ctx context.Context, a *symbolsArgs) (tools.Result, er
 			}
 			servers = append(servers, server)
 			for _, s := range syms {
+				if len(refs) == MaxLocations {
+					dropped++ // counted, not read
+					continue
+				}
 				loc := Location{URI: s.Location.URI}
 				if s.Location.Range != nil {
 					loc.Range = *s.Location.Range
@@ -610,16 +670,16 @@ func (t *toolset) symbols(ctx context.Context, a *symbolsArgs) (tools.Result, er
 		return tools.Result{Text: fmt.Sprintf("symbols matching %q via %s: none", a.Query, server), Data: &Answer{Server: server, Symbol: a.Query}}, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "symbols matching %q via %s: %d\n", a.Query, server, len(refs))
+	fmt.Fprintf(&b, "symbols matching %q via %s: %d\n", a.Query, server, len(refs)+dropped)
 	for i, r := range refs {
 		if i == MaxReferences {
-			fmt.Fprintf(&b, "... and %d more: narrow the query\n", len(refs)-i)
+			fmt.Fprintf(&b, "... and %d more: narrow the query\n", len(refs)+dropped-i)
 			break
 		}
 		fmt.Fprintf(&b, "%s:%d %s\n", r.Path, r.Line, kinds[i])
 	}
 	return tools.Result{Text: strings.TrimRight(b.String(), "\n"), Files: refPaths(refs),
-		Data: &Answer{Server: server, Symbol: a.Query, Refs: refs, Total: len(refs), Files: fileCount(refs)}}, nil
+		Data: &Answer{Server: server, Symbol: a.Query, Refs: refs, Total: len(refs) + dropped, Files: fileCount(refs)}}, nil
 }
 
 func qualified(container, name string) string {
@@ -649,18 +709,23 @@ func (t *toolset) callers(ctx context.Context, a *symbolArgs) (tools.Result, err
 	}
 	ls := t.lines(ctx)
 	var refs []Ref
+	total := 0
 	for _, c := range calls {
 		for _, r := range c.FromRanges {
+			total++
+			if len(refs) == MaxLocations {
+				continue // counted, not read
+			}
 			ref := ls.ref(Location{URI: c.From.URI, Range: r})
 			ref.Text = c.From.Name + ": " + ref.Text
 			refs = append(refs, ref)
 		}
 	}
 	sortRefs(refs)
-	ans := &Answer{Server: server, Symbol: a.Symbol, Refs: refs, Total: len(refs), Files: fileCount(refs)}
-	head := fmt.Sprintf("callers of %s (%s:%d) via %s: %d call(s) from %d function(s) in %d file(s)", a.Symbol, tg.path, tg.line, server, len(refs), len(calls), ans.Files)
+	ans := &Answer{Server: server, Symbol: a.Symbol, Refs: refs, Total: total, Files: fileCount(refs)}
+	head := fmt.Sprintf("callers of %s (%s:%d) via %s: %d call(s) from %d function(s) in %d file(s)", a.Symbol, tg.path, tg.line, server, total, len(calls), ans.Files)
 	if len(refs) == 0 {
 		return tools.Result{Text: fmt.Sprintf("callers of %s (%s:%d) via %s: none", a.Symbol, tg.path, tg.line, server), Data: ans}, nil
 	}
-	return tools.Result{Text: head + "\n" + grouped(refs, MaxReferences), Files: refPaths(refs), Evidence: head, Data: ans}, nil
+	return tools.Result{Text: head + "\n" + grouped(refs, MaxReferences, total), Files: refPaths(refs), Evidence: head, Data: ans}, nil
 }

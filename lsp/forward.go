@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/langserver"
 )
 
 // MethodLSP is the server-to-client request that forwards one LSP request
@@ -49,5 +50,14 @@ func (p *taskPort) ForwardLSP(ctx context.Context, method string, params json.Ra
 	if errors.Is(err, errNotAnswered) {
 		return nil, fmt.Errorf("%s: %w", MethodLSP, session.ErrUnsupported)
 	}
+	if err == nil && len(res) > maxForwarded {
+		return nil, fmt.Errorf("%s %s: the editor's answer of %d bytes exceeds the limit of %d bytes", MethodLSP, method, len(res), maxForwarded)
+	}
 	return res, err
 }
+
+// maxForwarded bounds a forwarded answer as agentls's own language
+// servers' messages are bounded (an answer over the editor connection's
+// own frame limit never gets here: the wire discards it unread and fails
+// the request).
+const maxForwarded = langserver.MaxMessage

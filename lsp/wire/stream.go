@@ -18,9 +18,10 @@ import (
 )
 
 const (
-	// maxFrameSize bounds the body one frame may declare, so a hostile or
-	// broken header cannot make the server allocate without limit.
-	maxFrameSize = 64 << 20
+	// DefaultMaxMessage bounds the body one frame may declare unless
+	// SetMaxMessage says otherwise, so a hostile or broken peer cannot make
+	// the reader allocate without limit.
+	DefaultMaxMessage = 64 << 20
 	// maxHeaderLine bounds one header line.
 	maxHeaderLine = 8 << 10
 	// maxHeaderLines bounds the lines of one header block.
@@ -43,6 +44,7 @@ type Stream struct {
 	rwc io.ReadWriteCloser
 	in  frameReader
 	log *slog.Logger
+	max int // the largest body read; larger ones are discarded unread
 
 	wmu  sync.Mutex // guards wbuf and serializes writes so frames never interleave
 	wbuf []byte
@@ -55,13 +57,30 @@ type Stream struct {
 
 // NewStream frames rwc; onReadEnd (may be nil) learns why reading ended.
 func NewStream(rwc io.ReadWriteCloser, log *slog.Logger, onReadEnd func(error)) *Stream {
-	return &Stream{rwc: rwc, in: frameReader{src: rwc}, log: log, onReadEnd: onReadEnd}
+	return &Stream{rwc: rwc, in: frameReader{src: rwc}, log: log, max: DefaultMaxMessage, onReadEnd: onReadEnd}
 }
+
+// SetMaxMessage bounds the body of one message to n bytes (before the
+// first Read). A frame that declares more is never held in memory: its
+// body is read through and discarded, and the message it carried fails
+// cleanly (see Read).
+func (s *Stream) SetMaxMessage(n int) *Stream {
+	s.max = n
+	return s
+}
+
+// CodeTooLarge is the error code of a message discarded for its size.
+const CodeTooLarge jsonrpc2.Code = -32001
 
 var _ jsonrpc2.Stream = (*Stream)(nil)
 
 // Read implements jsonrpc2.Stream. It returns the next well-formed message;
-// malformed frames are answered and skipped here.
+// malformed frames are answered and skipped here. A frame over the size
+// limit is read through without being kept (its top-level "id" and
+// "method" are picked out on the way): a response becomes an error
+// response (CodeTooLarge) to the request it answers, so the caller's
+// request fails at once and the connection goes on; a request is answered
+// with that error; a notification is dropped.
 func (s *Stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
@@ -109,6 +128,9 @@ func (s *Stream) readFrame() (jsonrpc2.Message, int64, *badFrame, error) {
 	length, headerLen, problem, err := s.readHeader()
 	if err != nil {
 		return nil, 0, nil, err
+	}
+	if problem.text == "" && length > s.max {
+		return s.discardFrame(length, headerLen)
 	}
 	if problem.text != "" {
 		if problem.junk {
@@ -199,8 +221,6 @@ func (s *Stream) readHeader() (length, consumed int, problem headerProblem, err 
 			problem.text = fmt.Sprintf("invalid Content-Length %s", quoteTrunc(value))
 		case n == 0:
 			problem.text = "Content-Length is 0"
-		case n > maxFrameSize:
-			problem.text = fmt.Sprintf("Content-Length %d exceeds the limit of %d bytes", n, maxFrameSize)
 		default:
 			length = n
 		}
@@ -232,7 +252,7 @@ func (s *Stream) recoverFromBadHeader(problem headerProblem) *badFrame {
 		}
 	}
 	if s.in.peekByte() == '{' {
-		if obj, ok := s.in.jsonObject(maxFrameSize); ok {
+		if obj, ok := s.in.jsonObject(s.max); ok {
 			if id, ok := lenientID(obj); ok {
 				bad.id = id
 			}
@@ -240,6 +260,188 @@ func (s *Stream) recoverFromBadHeader(problem headerProblem) *badFrame {
 	}
 	s.in.skipSpace()
 	return bad
+}
+
+// discardFrame reads a body of length bytes that is over the limit
+// without keeping it, and turns it into the error its sender's peer sees.
+func (s *Stream) discardFrame(length, headerLen int) (jsonrpc2.Message, int64, *badFrame, error) {
+	var sc topScanner
+	if err := s.in.discard(length, sc.feed); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, 0, nil, err
+	}
+	e := jsonrpc2.NewError(CodeTooLarge, fmt.Sprintf("a message of %d bytes exceeds the limit of %d bytes: it was read and discarded", length, s.max))
+	id, hasID := sc.id()
+	s.log.Warn("message over the size limit discarded", "bytes", length, "limit", s.max, "method", sc.hasMethod, "id", hasID)
+	switch {
+	case hasID && !sc.hasMethod: // a response: the request it answers fails
+		return jsonrpc2.NewResponse(id, nil, e), int64(headerLen + length), nil, nil
+	case hasID: // a request: answered with the error
+		return nil, 0, &badFrame{id: id, err: e, reply: true}, nil
+	}
+	return nil, 0, &badFrame{err: e}, nil // a notification: dropped
+}
+
+// topScanner picks the top-level "id" and "method" keys out of a JSON
+// object fed to it in pieces, keeping nothing else: an oversized message
+// is identified without being held.
+type topScanner struct {
+	depth      int
+	inString   bool
+	escaped    bool
+	wantKey    bool   // at depth 1, the next string is a key
+	inKey      bool   // reading a key
+	key        []byte // the key read (only the first bytes: "id" and "method" are short)
+	valueOf    string // the key whose value is being read at depth 1
+	idRaw      []byte // the raw value of "id", when short
+	idTooLong  bool
+	hasMethod  bool
+	sawID      bool
+	capturedID bool
+}
+
+const maxScannedKey = 16
+
+func (t *topScanner) feed(b []byte) {
+	for i := 0; i < len(b); i++ {
+		// Most of a flood is nested values and their strings, where
+		// nothing is kept: a tight loop on locals reads through them.
+		if t.depth >= 2 || (t.inString && !t.inKey && !(t.depth == 1 && t.valueOf == "id")) {
+			i = t.skip(b, i)
+			if i >= len(b) {
+				return
+			}
+			i-- // the loop's i++ comes back to it
+			continue
+		}
+		c := b[i]
+		if t.inString {
+			switch {
+			case t.escaped:
+				t.escaped = false
+			case c == '\\':
+				t.escaped = true
+			case c == '"':
+				t.inString = false
+				if t.inKey {
+					t.inKey = false
+					continue
+				}
+			}
+			t.collect(c)
+			continue
+		}
+		switch c {
+		case '"':
+			t.inString = true
+			if t.depth == 1 && t.wantKey {
+				t.inKey, t.key = true, t.key[:0]
+				continue
+			}
+			t.collect(c)
+		case '{', '[':
+			t.depth++
+			if t.depth == 1 {
+				t.wantKey = true
+			} else if t.depth == 2 && t.valueOf == "id" {
+				t.idTooLong = true // an object or array is no id
+			}
+		case '}', ']':
+			t.depth--
+			if t.depth == 0 {
+				t.endValue()
+			}
+		case ':':
+			if t.depth == 1 {
+				t.wantKey = false
+				t.valueOf = string(t.key)
+				switch t.valueOf {
+				case "method":
+					t.hasMethod = true
+				case "id":
+					t.sawID, t.idRaw = true, t.idRaw[:0]
+				}
+			}
+		case ',':
+			if t.depth == 1 {
+				t.endValue()
+				t.wantKey = true
+			}
+		case ' ', '\t', '\r', '\n':
+		default:
+			t.collect(c)
+		}
+	}
+}
+
+// skip reads b from i through nested values and strings that are not
+// kept, on locals, and returns where the top level (depth 1, outside a
+// string) is reached again, or len(b).
+func (t *topScanner) skip(b []byte, i int) int {
+	depth, inString, escaped := t.depth, t.inString, t.escaped
+	defer func() { t.depth, t.inString, t.escaped = depth, inString, escaped }()
+	for ; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if depth == 1 {
+					return i + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 1 {
+				return i + 1
+			}
+		}
+	}
+	return i
+}
+
+// collect keeps a byte of a key or of the id's value.
+func (t *topScanner) collect(c byte) {
+	switch {
+	case t.inKey:
+		if len(t.key) < maxScannedKey {
+			t.key = append(t.key, c)
+		}
+	case t.depth == 1 && t.valueOf == "id" && !t.capturedID:
+		if len(t.idRaw) >= 256 {
+			t.idTooLong = true
+			return
+		}
+		t.idRaw = append(t.idRaw, c)
+	}
+}
+
+func (t *topScanner) endValue() {
+	if t.valueOf == "id" {
+		t.capturedID = true
+	}
+	t.valueOf = ""
+}
+
+// id is the message's id, when it has a valid one.
+func (t *topScanner) id() (jsonrpc2.ID, bool) {
+	if !t.sawID || t.idTooLong || !t.capturedID || string(t.idRaw) == "null" {
+		return jsonrpc2.ID{}, false
+	}
+	return parseID(t.idRaw)
 }
 
 // classifyBadBody decides how to answer a body that did not decode.
@@ -450,6 +652,23 @@ func (f *frameReader) next(n int) ([]byte, error) {
 	b := f.buf[f.off : f.off+n]
 	f.off += n
 	return b, nil
+}
+
+// discard consumes n bytes without keeping them, handing each piece to
+// fn: the buffer stays as small as it was.
+func (f *frameReader) discard(n int, fn func([]byte)) error {
+	for n > 0 {
+		if f.buffered() == 0 {
+			if err := f.fill(); err != nil {
+				return err
+			}
+		}
+		k := min(n, f.buffered())
+		fn(f.buf[f.off : f.off+k])
+		f.off += k
+		n -= k
+	}
+	return nil
 }
 
 // unread gives back the last n bytes consumed by next.

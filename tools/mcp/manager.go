@@ -139,7 +139,13 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 			m.log.Warn("mcp server offers no tools", "server", s.cfg.Name, "error", errs[i])
 			continue
 		}
-		for _, t := range lists[i] {
+		list := lists[i]
+		if len(list) > MaxTools {
+			list = list[:MaxTools]
+			problems = append(problems, fmt.Errorf("the MCP server %q offers more than %d tools: only its first %d are offered to the model", s.cfg.Name, MaxTools, MaxTools))
+			m.log.Warn("mcp server offers too many tools: the rest are not offered", "server", s.cfg.Name, "offered", MaxTools)
+		}
+		for _, t := range list {
 			name, err := ToolName(s.cfg.Name, t.Name)
 			if err == nil && seen[name] {
 				err = fmt.Errorf("the tool %q of MCP server %q is offered twice (as %s)", t.Name, s.cfg.Name, name)
@@ -152,6 +158,7 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 			schema, err := inputSchema(t.InputSchema)
 			if err != nil {
 				problems = append(problems, fmt.Errorf("the tool %q of MCP server %q: %w", t.Name, s.cfg.Name, err))
+				m.log.Warn("mcp tool not offered", "server", s.cfg.Name, "tool", t.Name, "error", err)
 				continue
 			}
 			out = append(out, &Tool{name: name, tool: t.Name, srv: s, schema: schema, desc: describe(s.cfg, t), ap: ap, notify: launch.Failure})
@@ -182,6 +189,9 @@ func inputSchema(s any) (json.RawMessage, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	if len(b) > maxSchema {
+		return nil, fmt.Errorf("its input schema of %d bytes is over the limit of %d bytes (every request carries it): the tool is not offered", len(b), maxSchema)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(b, &obj); err != nil {

@@ -113,7 +113,7 @@ func TestToolsListedAndCalled(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	want := []string{"mcp__test__add", "mcp__test__big", "mcp__test__crash", "mcp__test__echo", "mcp__test__env", "mcp__test__fail", "mcp__test__grow", "mcp__test__hang"}
+	want := []string{"mcp__test__add", "mcp__test__big", "mcp__test__crash", "mcp__test__echo", "mcp__test__env", "mcp__test__fail", "mcp__test__flood", "mcp__test__grow", "mcp__test__hang"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v; want %v", names, want)
 	}
@@ -288,8 +288,8 @@ func TestServersThatDoNotStart(t *testing.T) {
 					t.Errorf("error %q lacks %q", errs[0], w)
 				}
 			}
-			if len(list) != 8 {
-				t.Errorf("%d tools; want the 8 of the server that works", len(list))
+			if len(list) != 9 {
+				t.Errorf("%d tools; want the 9 of the server that works", len(list))
 			}
 			if took > 6*time.Second {
 				t.Errorf("took %s; want within the start timeout", took)
@@ -336,8 +336,8 @@ func TestToolListChangedNextTask(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if len(first) != 8 {
-		t.Errorf("the first task's tools changed to %d; want 8", len(first))
+	if len(first) != 9 {
+		t.Errorf("the first task's tools changed to %d; want 9", len(first))
 	}
 }
 

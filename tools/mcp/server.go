@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -119,6 +120,19 @@ type conn struct {
 	why      func() string // how it ended, once ended is closed
 	stop     func()        // ends the connection and the process
 	stderr   *tools.Tail
+	over     *overLimit // what the server sent over a bound, if it did
+}
+
+// tooLarge is the error of a call or a listing on a connection that the
+// server ended by sending more than a bound allows, nil when it did not.
+// The connection is stopped: the next call starts the server again.
+func (s *server) tooLarge(c *conn) error {
+	why := c.over.why()
+	if why == "" {
+		return nil
+	}
+	go c.stop()
+	return fmt.Errorf("the MCP server %q sent %s, over the limit of %d bytes: it was not read, and the connection was stopped (it starts again on the next call)", s.cfg.Name, why, MaxMessageBytes)
 }
 
 func (c *conn) isEnded() bool {
@@ -297,7 +311,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		env = append(env, k+"="+cfg.Env[k])
 	}
 	procCtx, kill := context.WithCancel(context.Background())
-	c := &conn{ended: make(chan struct{}), stderr: &tools.Tail{Max: StderrTail}}
+	c := &conn{ended: make(chan struct{}), stderr: &tools.Tail{Max: StderrTail}, over: &overLimit{}}
 	var res tools.RunResult
 	var runErr error
 	go func() {
@@ -341,7 +355,10 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 			outR.Close()
 		})
 	}
-	sess, err := s.client().Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	// Each line is bounded before the SDK's decoder holds it; the SDK's own
+	// bound is a backstop above it.
+	in := readCloser{Reader: &lineLimit{r: outR, max: MaxMessageBytes, over: c.over}, Closer: outR}
+	sess, err := s.client().Connect(ctx, &sdk.IOTransport{Reader: in, Writer: inW, MaxLineLength: 2 * MaxMessageBytes}, nil)
 	if err != nil {
 		return nil, s.startError(ctx, c, err)
 	}
@@ -379,19 +396,23 @@ func (s *server) startError(ctx context.Context, c *conn, err error) error {
 // dialHTTP connects to a streamable HTTP (or legacy SSE) server, with the
 // configured headers on every request.
 func (s *server) dialHTTP(ctx context.Context, cfg ServerConfig) (*conn, error) {
-	hc := httpClient(cfg)
-	var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: 1}
+	over := &overLimit{}
+	hc := httpClient(cfg, over)
+	var t sdk.Transport = &sdk.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: 1, MaxEventSize: 2 * MaxMessageBytes}
 	if cfg.Type == "sse" {
-		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+		t = &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxEventSize: 2 * MaxMessageBytes}
 	}
 	sess, err := s.client().Connect(ctx, t, nil)
 	if err != nil {
+		if why := over.why(); why != "" {
+			return nil, fmt.Errorf("the MCP server %q (%s) sent %s, over the limit of %d bytes", s.cfg.Name, cfg.URL, why, MaxMessageBytes)
+		}
 		if ctx.Err() != nil {
 			return nil, timeoutError{fmt.Sprintf("the MCP server %q (%s) did not answer within %s", s.cfg.Name, cfg.URL, s.startTimeout())}
 		}
 		return nil, fmt.Errorf("the MCP server %q (%s) could not be reached: %w", s.cfg.Name, cfg.URL, err)
 	}
-	c := &conn{sess: sess, ended: make(chan struct{}), stderr: &tools.Tail{Max: 1}}
+	c := &conn{sess: sess, ended: make(chan struct{}), stderr: &tools.Tail{Max: 1}, over: over}
 	c.sessDone = c.ended
 	var whyErr error
 	go func() {
@@ -481,12 +502,18 @@ func (s *server) listNow(ctx context.Context, gen int) ([]*sdk.Tool, error) {
 	var out []*sdk.Tool
 	for t, err := range c.sess.Tools(ctx, nil) {
 		if err != nil {
+			if err := s.tooLarge(c); err != nil {
+				return nil, err
+			}
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("the MCP server %q did not list its tools within %s", s.cfg.Name, s.startTimeout())
 			}
 			return nil, fmt.Errorf("the MCP server %q did not list its tools: %w", s.cfg.Name, err)
 		}
 		out = append(out, t)
+		if len(out) > MaxTools {
+			break // one more than is offered: enough to say there are more
+		}
 	}
 	s.mu.Lock()
 	s.tools, s.listed = out, s.gen == gen // a change announced meanwhile: list again next time
@@ -517,6 +544,9 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*s
 		if a.err == nil {
 			return a.res, nil
 		}
+		if err := s.tooLarge(c); err != nil {
+			return nil, err
+		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("the MCP server %q did not answer within %s; the call was cancelled", s.cfg.Name, s.callTimeout())
 		}
@@ -542,6 +572,9 @@ func (s *server) call(ctx context.Context, tool string, args map[string]any) (*s
 		return nil, fmt.Errorf("the MCP server %q: %w", s.cfg.Name, a.err)
 	case <-c.ended:
 		cancel()
+		if err := s.tooLarge(c); err != nil {
+			return nil, err
+		}
 		return nil, fmt.Errorf("the MCP server %q ended during the call: %s", s.cfg.Name, c.why())
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -564,9 +597,16 @@ func (s *server) close() {
 }
 
 // httpClient is the client of an HTTP server of cfg: its headers go with
-// every request to the origin of cfg.URL, and only there.
-func httpClient(cfg ServerConfig) *http.Client {
-	return &http.Client{Transport: headerTransport{headers: cfg.Headers, origin: origin(cfg.URL), next: http.DefaultTransport}}
+// every request to the origin of cfg.URL, and only there; every body it
+// reads is bounded (MaxMessageBytes; over notes what went over).
+func httpClient(cfg ServerConfig, over *overLimit) *http.Client {
+	return &http.Client{Transport: limitBodies{next: headerTransport{headers: cfg.Headers, origin: origin(cfg.URL), next: http.DefaultTransport}, max: MaxMessageBytes, over: over}}
+}
+
+// readCloser is a reader with another's Close.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // headerTransport adds the configured headers to every request to origin

@@ -1,23 +1,67 @@
 // Command mcpserver is a real MCP server over stdio, built with the same
 // Go SDK agentls uses, for the tests: it echoes, adds, answers with a big
 // result, reads its environment, crashes or hangs on request, and adds a
-// tool (announcing tools/list_changed). With -hang it never answers
-// anything; with -fail it exits at once with a message on stderr; with
-// -state DIR it first keeps a state file in DIR ("beside": the folder of
-// its own executable), and exits with the error on stderr when it cannot.
+// tool (announcing tools/list_changed), floods (a text of any size in one
+// message; -tools more tools, of -schema bytes each). With -hang it never
+// answers anything; with -fail it exits at once with a message on stderr;
+// with -state DIR it first keeps a state file in DIR ("beside": the folder
+// of its own executable), and exits with the error on stderr when it
+// cannot.
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// callIDs reads stdin for the SDK and keeps the id of the last
+// tools/call request, which flood answers itself.
+type callIDs struct {
+	mu   sync.Mutex
+	line []byte
+	id   string
+}
+
+var calls = &callIDs{}
+
+func (c *callIDs) Read(p []byte) (int, error) {
+	n, err := os.Stdin.Read(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range p[:n] {
+		if b != '\n' {
+			c.line = append(c.line, b)
+			continue
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(c.line, &m) == nil && m.Method == "tools/call" {
+			c.id = string(m.ID)
+		}
+		c.line = c.line[:0]
+	}
+	return n, err
+}
+
+func (c *callIDs) Close() error { return os.Stdin.Close() }
+
+func (c *callIDs) last() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.id
+}
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -27,6 +71,8 @@ func main() {
 	hang := flag.Bool("hang", false, "read requests and never answer")
 	fail := flag.Bool("fail", false, "exit at once with status 2")
 	state := flag.String("state", "", `a folder to keep state.json in ("beside": the executable's)`)
+	many := flag.Int("tools", 0, "offer this many more tools (t00001, ...)")
+	schema := flag.Int("schema", 0, "bytes of each extra tool's input schema (its description of a property)")
 	flag.Parse()
 	if *state != "" {
 		dir := *state
@@ -115,7 +161,35 @@ func main() {
 				})
 			return text("added the tool extra"), nil, nil
 		})
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	type floodIn struct {
+		Bytes int `json:"bytes"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "flood", Description: "Answer with a text of that many bytes, in one message."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in floodIn) (*mcp.CallToolResult, any, error) {
+			// Written straight to stdout as it goes (never held whole):
+			// one line, the response to this call.
+			fmt.Fprintf(os.Stderr, "mcpserver: sending a text of %d bytes\n", in.Bytes)
+			head := `{"jsonrpc":"2.0","id":` + calls.last() + `,"result":{"content":[{"type":"text","text":"`
+			chunk := strings.Repeat("flood of the MCP server ", 4096)
+			w := bufio.NewWriterSize(os.Stdout, 1<<16)
+			w.WriteString(head)
+			for left := in.Bytes; left > 0; left -= len(chunk) {
+				w.WriteString(chunk[:min(left, len(chunk))])
+			}
+			w.WriteString("\"}]}}\n")
+			if err := w.Flush(); err != nil {
+				fmt.Fprintln(os.Stderr, "mcpserver: the flood was cut:", err)
+			}
+			<-ctx.Done() // answered already
+			return nil, nil, ctx.Err()
+		})
+	for i := range *many {
+		desc := strings.Repeat("d", *schema)
+		in := map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "string", "description": desc}}}
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%05d", i), Description: "One of many tools.", InputSchema: in},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("ok"), nil })
+	}
+	if err := s.Run(context.Background(), &mcp.IOTransport{Reader: calls, Writer: os.Stdout}); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpserver:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package langserver
+
+const raceEnabled = false
