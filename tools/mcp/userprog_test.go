@@ -108,7 +108,7 @@ func TestUserServerKeepsStateBesideItself(t *testing.T) {
 				}
 				return
 			}
-			if len(errs) != 0 || len(list) != 8 || statErr != nil {
+			if len(errs) != 0 || len(list) != serverTools || statErr != nil {
 				t.Fatalf("the user's server: %d tools, errors %v, state file %v; want it started with its state beside it", len(list), errs, statErr)
 			}
 		})
@@ -147,7 +147,7 @@ func TestWorkspaceServerWritesOnlyItsOwnFolder(t *testing.T) {
 			if i != 4 && target != filepath.Join(stateDir, name) {
 				defer os.Remove(filepath.Join(target, "state.json"))
 			}
-			if got := len(errs) == 0 && len(list) == 8; got != tc.start {
+			if got := len(errs) == 0 && len(list) == serverTools; got != tc.start {
 				t.Fatalf("writing %s: started %v (errors %v); want %v", target, got, errs, tc.start)
 			}
 			if !tc.start && i != 4 && statErr == nil {
@@ -175,7 +175,7 @@ func TestServerThatExitedStartsAtNextNeed(t *testing.T) {
 	if err := os.Mkdir(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if list, errs := f.m.Tools(context.Background(), []ServerConfig{cfg}, f.launch, nil); len(errs) != 0 || len(list) != 8 {
+	if list, errs := f.m.Tools(context.Background(), []ServerConfig{cfg}, f.launch, nil); len(errs) != 0 || len(list) != serverTools {
 		t.Fatalf("next need: %d tools, %v; want the server started again", len(list), errs)
 	}
 }
@@ -228,8 +228,8 @@ func TestBackgroundStartIsWaitedForOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := <-got
-	if len(l.errs) != 0 || l.n != 8 {
-		t.Fatalf("the waiting task got %d tools, %v; want the 8 of the server the session started", l.n, l.errs)
+	if len(l.errs) != 0 || l.n != serverTools {
+		t.Fatalf("the waiting task got %d tools, %v; want the %d of the server the session started", l.n, l.errs, serverTools)
 	}
 	if b, _ := os.ReadFile(gate); strings.Count(string(b), "started") != 1 {
 		t.Errorf("the server started %d times; want once", strings.Count(string(b), "started"))
@@ -248,3 +248,6 @@ func TestDownloaderNamed(t *testing.T) {
 		t.Errorf("startingText = %q", got)
 	}
 }
+
+// serverTools is how many tools testdata/mcpserver offers by default.
+const serverTools = 9
