@@ -55,7 +55,9 @@ func renameAt2(od *os.File, oldName string, nd *os.File, newName string) error {
 
 func unlinkAt(dir *os.File, name string) error { return os.Remove(filepath.Join(dir.Name(), name)) }
 
-func lstatAt(d *Dir, name string) (os.FileInfo, error) { return os.Lstat(filepath.Join(d.f.Name(), name)) }
+func lstatAt(d *Dir, name string) (os.FileInfo, error) {
+	return os.Lstat(filepath.Join(d.f.Name(), name))
+}
 
 func links(os.FileInfo) uint64 { return 1 }
 
