@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,26 +137,8 @@ func RememberCommand(root, prefix string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".allowed-commands-*.json")
-	if err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, there is nothing to remove
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("allowed commands: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	// Replaced by a rename in agentls's folder, no link followed.
+	if err := ownfs.ReplaceFile(path, append(out, '\n'), 0o600); err != nil {
 		return fmt.Errorf("allowed commands: %w", err)
 	}
 	return nil

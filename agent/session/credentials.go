@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ func StoredAPIKey() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -47,7 +48,7 @@ func StoredAPIKey() (string, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return "", fmt.Errorf("credentials %s: mode %v lets other users read the key; run chmod 600 %s", path, st.Mode().Perm(), path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := ownfs.ReadOwnFile(path)
 	if err != nil {
 		return "", fmt.Errorf("credentials: %w", err)
 	}
@@ -69,28 +70,10 @@ func StoreAPIKey(key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
-	}
 	b, _ := json.Marshal(credentials{APIKey: key})
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".credentials-*")
-	if err != nil {
-		return "", fmt.Errorf("credentials: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
-		_, err = tmp.Write(append(b, '\n'))
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), path)
-		}
-		if err != nil {
-			return "", fmt.Errorf("credentials: %w", err)
-		}
-	} else {
-		tmp.Close()
+	// Mode 0600 from its creation, replaced by a rename in agentls's
+	// folder, no link followed.
+	if err := ownfs.ReplaceFile(path, append(b, '\n'), 0o600); err != nil {
 		return "", fmt.Errorf("credentials: %w", err)
 	}
 	return path, nil

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -220,7 +221,7 @@ func readApprovedMCP() (approvedMCP, string, error) {
 	if err != nil {
 		return a, "", err
 	}
-	b, err := os.ReadFile(path)
+	b, err := ownfs.ReadOwnFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return a, path, nil
 	}
@@ -253,14 +254,8 @@ func approveAlways(root, sum string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// Replaced by a rename in agentls's folder, no link followed.
+	return ownfs.ReplaceFile(path, b, 0o600)
 }
 
 // mcpTools are the tools of servers for one task: listed (servers

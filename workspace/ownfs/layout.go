@@ -109,3 +109,38 @@ func OpenState(getenv func(string) string) (d *Dir, fellBack, err error) {
 	d, err = Private(TempBase(getenv), TempName())
 	return d, why, err
 }
+
+// ReplaceFile replaces the file path (in a folder of agentls's own, such
+// as ConfigHome) with data, atomically: the folder's parent is created as
+// the OS resolves it (a folder the user chose), the folder itself (made
+// 0700) and the file are reached without following a link.
+func ReplaceFile(path string, data []byte, perm os.FileMode) error {
+	d, err := openParent(path, true)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.WriteFile(filepath.Base(path), data, perm)
+}
+
+// ReadOwnFile reads the file path of a folder of agentls's own, following
+// no link at the folder's name or the file's.
+func ReadOwnFile(path string) ([]byte, error) {
+	d, err := openParent(path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.ReadFile(filepath.Base(path))
+}
+
+func openParent(path string, create bool) (*Dir, error) {
+	dir := filepath.Dir(filepath.Clean(path))
+	base := filepath.Dir(dir)
+	if create {
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return Open(base, filepath.Base(dir), create, 0o700)
+}

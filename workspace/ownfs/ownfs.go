@@ -292,3 +292,22 @@ func Private(base, name string) (*Dir, error) {
 	}
 	return d, nil
 }
+
+// ReadDir lists the folder rel below d ("." for d itself), following no
+// link.
+func (d *Dir) ReadDir(rel string) ([]os.DirEntry, error) {
+	if rel == "." || rel == "" {
+		f, err := openDirAt(d.f, ".", false, 0)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return f.ReadDir(-1)
+	}
+	sub, err := d.OpenDir(rel, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	return sub.ReadDir(".")
+}
