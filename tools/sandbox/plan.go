@@ -351,8 +351,14 @@ func sessionSockets(getenv func(string) string) []string {
 // the git dir such a file points at and the common dir a commondir file
 // names. Paths that do not exist are left out (the runner removes a .git a
 // command created).
+//
+// A .agentls that is a link is left out: agentls refuses it (it writes
+// nothing through it), and a read-only bind would follow it.
 func ProtectedPaths(root string) []string {
-	out := []string{filepath.Join(root, ".agentls")}
+	var out []string
+	if fi, err := os.Lstat(filepath.Join(root, ".agentls")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		out = append(out, filepath.Join(root, ".agentls"))
+	}
 	dotgit := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dotgit)
 	if err != nil {
