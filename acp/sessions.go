@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // SessionsFileName, in the workspace's state folder (.agentls/), maps ACP

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // SettingsFileName is the workspace settings file in the state folder

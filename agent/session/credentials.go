@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // The API key a user stored with `agentls login`: a file of the user's

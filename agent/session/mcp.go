@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // MCP servers reach a task from three places, in this order of precedence
