@@ -71,8 +71,39 @@ func Plan(mode string, roots []string, network bool) (Policy, string) {
 	}
 	p.Hide = sessionSockets(os.Getenv)
 	p.Limits = Limits{Procs: DefaultProcs, DataBytes: DefaultDataBytes, FileBytes: DefaultFileBytes}
-	p.KeepOwnFoldersOut(roots, ownfs.Folders(os.Getenv))
+	// Own folders the mount namespace may hide (the temporary fallback
+	// under /tmp) are left to Command, which knows whether it does: the
+	// temporary folder stays writable here.
+	ns := Policy{Namespaces: true, Writable: p.Writable, Visible: p.Visible, ReadOnly: p.ReadOnly}
+	p.KeepOwnFoldersOut(roots, ns.visibleOwn(ownfs.Folders(os.Getenv)))
 	return p, p.Describe(mode)
+}
+
+// replaced are the folders the mount namespace replaces with empty ones:
+// the temporary folder every process shares, the runtime folders where the
+// session's sockets live (/run/user/UID, tmux, D-Bus, docker, ssh-agent)
+// and POSIX shared memory. Only what the policy names is put back.
+var replaced = []string{"/tmp", "/run", "/var/run", "/dev/shm"}
+
+// visibleOwn are the folders of own the command can see under p: with the
+// mount namespace, one in a replaced folder is gone unless a path the
+// policy binds back holds it or lies in it.
+func (p *Policy) visibleOwn(own []string) []string {
+	if !p.Namespaces {
+		return own
+	}
+	back := slices.Concat(p.Writable, p.Visible, p.ReadOnly)
+	return slices.DeleteFunc(slices.Clone(own), func(o string) bool {
+		if !within(o, replaced) {
+			return false
+		}
+		for _, b := range back {
+			if (within(o, []string{b}) || within(b, []string{o})) && !slices.Contains(replaced, b) {
+				return false // bound back, whole or in part
+			}
+		}
+		return true
+	})
 }
 
 // KeepOwnFoldersOut makes sure no folder of own (agentls's own folders) is
@@ -88,6 +119,7 @@ func (p *Policy) KeepOwnFoldersOut(roots, own []string) {
 	if !p.Landlock {
 		return
 	}
+	own = p.visibleOwn(own)
 	var ro []string
 	p.Writable = slices.DeleteFunc(slices.Clone(p.Writable), func(w string) bool {
 		if within(w, own) {

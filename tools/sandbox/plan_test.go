@@ -160,3 +160,33 @@ func TestPlanKeepsAgentlsOwnFoldersOut(t *testing.T) {
 }
 
 func ownFolders() []string { return ownfs.Folders(os.Getenv) }
+
+// TestTemporaryFallbackIsHiddenNotWritable: without a home folder the log
+// falls back to /tmp/agentls-<uid>; the command's /tmp stays writable only
+// where the mount namespace replaces it with an empty one (the fallback is
+// not in it), and is dropped without the namespace.
+func TestTemporaryFallbackIsHiddenNotWritable(t *testing.T) {
+	if _, err := KernelABI(); err != nil {
+		t.Skip(err)
+	}
+	for _, k := range []string{"HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "GOCACHE", "GOMODCACHE", "GOPATH", "CARGO_HOME", "npm_config_cache", "GOTMPDIR"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("TMPDIR", "/tmp")
+	p, _ := Plan(WorkspaceWrite, []string{t.TempDir()}, false)
+	if !slices.Contains(p.Writable, "/tmp") {
+		t.Fatalf("Plan dropped /tmp: %q", p.Writable)
+	}
+	for _, ns := range []bool{true, false} {
+		q := p
+		q.Namespaces = ns
+		argv, err := Command(Self, q, []string{"true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := parseArgs(argv[2:])
+		if slices.Contains(got.Writable, "/tmp") != ns {
+			t.Errorf("namespaces %v: /tmp writable %v; want %v", ns, !ns, ns)
+		}
+	}
+}
