@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // SessionsFileName, in the workspace's state folder (.agentls/), maps ACP
@@ -45,9 +46,21 @@ type savedSession struct {
 
 var sessionsMu sync.Mutex // serialises reads and writes of sessions files
 
-func readSessions(stateDir string) (sessionsFile, error) {
+// stateFolder opens agentls's state folder of a workspace (no link
+// followed; a refused folder is an error).
+type stateFolder interface {
+	OpenState() (*ownfs.Dir, error)
+}
+
+func readSessions(ws stateFolder) (sessionsFile, error) {
 	f := sessionsFile{Sessions: map[string]string{}, State: map[string]savedSession{}}
-	b, err := os.ReadFile(filepath.Join(stateDir, SessionsFileName))
+	d, err := ws.OpenState()
+	if err != nil {
+		return f, fmt.Errorf("acp sessions: %w", err)
+	}
+	defer d.Close()
+	stateDir := d.Path()
+	b, err := d.ReadFile(SessionsFileName)
 	if errors.Is(err, os.ErrNotExist) {
 		return f, nil
 	}
@@ -79,7 +92,7 @@ func (a *Agent) save(ctx context.Context, s *acpSession) {
 	s.mu.Unlock()
 	sessionsMu.Lock()
 	defer sessionsMu.Unlock()
-	f, err := readSessions(ws.StateDir())
+	f, err := readSessions(ws)
 	if err != nil {
 		a.log.Warn("acp sessions not read", "error", err)
 		return
@@ -88,7 +101,7 @@ func (a *Agent) save(ctx context.Context, s *acpSession) {
 		f.Sessions[s.id] = storeID
 	}
 	f.State[s.id] = st
-	if err := writeSessions(ws.StateDir(), f); err != nil {
+	if err := writeSessions(ws, f); err != nil {
 		a.log.Warn("acp session not remembered", "session", s.id, "error", err)
 	}
 }
@@ -108,29 +121,30 @@ func (a *Agent) forgetIfEmpty(ctx context.Context, s *acpSession) {
 	}
 	sessionsMu.Lock()
 	defer sessionsMu.Unlock()
-	f, err := readSessions(ws.StateDir())
+	f, err := readSessions(ws)
 	if err != nil || f.Sessions[s.id] != "" {
 		return
 	}
 	delete(f.Sessions, s.id)
 	delete(f.State, s.id)
-	if err := writeSessions(ws.StateDir(), f); err != nil {
+	if err := writeSessions(ws, f); err != nil {
 		a.log.Warn("acp sessions not written", "error", err)
 	}
 }
 
 // writeSessions replaces the sessions file atomically; sessionsMu is held.
-func writeSessions(stateDir string, f sessionsFile) error {
+// A link at the file or at its former temporary name
+// (acp-sessions.json.tmp) refuses the folder (workspace.StateNames); the
+// replacement is a rename inside the folder's handle, never a write
+// through a link.
+func writeSessions(ws stateFolder, f sessionsFile) error {
 	b, _ := json.MarshalIndent(f, "", "  ")
-	path := filepath.Join(stateDir, SessionsFileName)
-	tmp := path + ".tmp"
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+	d, err := ws.OpenState()
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	defer d.Close()
+	return d.WriteFile(SessionsFileName, append(b, '\n'), 0o644)
 }
 
 // remember records that ACP session s is store session storeID.
@@ -154,7 +168,7 @@ func (a *Agent) savedSessions(ctx context.Context, h *session.Host) (f sessionsF
 		return
 	}
 	sessionsMu.Lock()
-	got, err := readSessions(ws.StateDir())
+	got, err := readSessions(ws)
 	sessionsMu.Unlock()
 	if err != nil {
 		a.log.Warn("acp sessions not read", "error", err)

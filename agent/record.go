@@ -297,7 +297,7 @@ func (x *run) flight() llm.Recorder {
 		}
 		return x.rec
 	}
-	dir := x.cfg.Recordings
+	dir, inRoot := x.cfg.Recordings, false
 	if dir == "" {
 		if x.cfg.NoRecord || x.cfg.Root == "" {
 			x.recOff = true
@@ -308,7 +308,7 @@ func (x *run) flight() llm.Recorder {
 			x.recOff = true
 			return nil
 		}
-		dir = filepath.Join(x.cfg.Root, ".agentls", "recordings")
+		dir, inRoot = filepath.Join(x.cfg.Root, ".agentls", "recordings"), true
 	} else if x.cfg.NoRecord {
 		x.recOff = true
 		return nil
@@ -317,7 +317,15 @@ func (x *run) flight() llm.Recorder {
 	if x.cfg.Secrets != nil {
 		secrets = x.cfg.Secrets()
 	}
-	r, err := flightrec.Open(dir, x.t.id, flightrec.Options{Secrets: secrets})
+	var r *flightrec.Recorder
+	var err error
+	if inRoot {
+		// No link below the workspace root is followed: a repository's
+		// .agentls or .agentls/recordings that is a link is refused.
+		r, err = flightrec.OpenIn(x.cfg.Root, ".agentls/recordings", x.t.id, flightrec.Options{Secrets: secrets})
+	} else {
+		r, err = flightrec.Open(dir, x.t.id, flightrec.Options{Secrets: secrets})
+	}
 	if err != nil {
 		x.recOff = true
 		x.notes = append(x.notes, fmt.Sprintf("flight recorder off: %v", err))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/workspace"
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 type runCommandArgs struct {
@@ -199,18 +200,20 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 		argv = []string{r.env.Shell, "-c", a.Command}
 	}
 	roots := w.Roots()
-	if len(roots) > 0 {
-		// The state folder exists, so the sandbox can mount it read-only.
-		_ = os.MkdirAll(w.StateDir(), 0o755)
-	}
 
-	// The full log, kept when something is cut.
+	// The full log, kept when something is cut: in .agentls/commands,
+	// opened without following links (a refused state folder: no log).
+	// The state folder exists, so the sandbox can mount it read-only.
 	id := time.Now().Format("20060102-150405") + "-" + randHex(3)
 	logRel := filepath.ToSlash(filepath.Join(workspace.StateDirName, "commands", id+".log"))
-	logAbs := filepath.Join(w.StateDir(), "commands", id+".log")
 	var logFile *os.File
-	if err := os.MkdirAll(filepath.Dir(logAbs), 0o755); err == nil {
-		logFile, _ = os.Create(logAbs)
+	var logDir *ownfs.Dir
+	if state, err := w.OpenState(); err == nil {
+		if logDir, err = state.OpenDir("commands", true, 0o755); err == nil {
+			logFile, _ = logDir.OpenFile(id+".log", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			defer logDir.Close()
+		}
+		state.Close()
 	}
 	lw := &logWriter{f: logFile}
 	lw.printf("$ %s\n# cwd: %s\n", line, cwdShown)
@@ -229,7 +232,9 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	out.Duration = time.Since(start).Round(time.Millisecond)
 	if startErr != nil {
 		lw.close()
-		os.Remove(logAbs)
+		if logFile != nil {
+			logDir.Remove(id + ".log")
+		}
 		if errors.Is(startErr, errShuttingDown) {
 			return errorf("%v", startErr), nil
 		}
@@ -248,8 +253,8 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	cut := stdout.cut() || stderr.cut()
 	if cut && logFile != nil {
 		out.LogPath = logRel
-	} else {
-		os.Remove(logAbs)
+	} else if logFile != nil {
+		logDir.Remove(id + ".log")
 	}
 	out.Stdout = stdout.render(out.LogPath)
 	out.Stderr = stderr.render(out.LogPath)

@@ -226,17 +226,17 @@ func TestLookPathTrustsOnlyFoldersTheWorkspaceCannotWrite(t *testing.T) {
 	}
 }
 
-// TestCacheDirsAreWhatBuildsWrite: GOPATH and ~/.cargo are not writable
-// wholesale, only their caches; their bin folders are toolchain bins.
+// TestCacheDirsAreWhatBuildsWrite: GOPATH, ~/.cargo and ~/.cache are not
+// writable wholesale, only their caches; their bin folders are toolchain bins.
 func TestCacheDirsAreWhatBuildsWrite(t *testing.T) {
 	env := map[string]string{"HOME": "/h", "GOPATH": "/g", "TMPDIR": "/t"}
 	caches := sandbox.CacheDirs(func(k string) string { return env[k] })
-	for _, want := range []string{"/t", "/h/.cache", "/g/pkg/mod", "/g/pkg/sumdb", "/h/.npm", "/h/.cargo/registry", "/h/.cargo/git"} {
+	for _, want := range []string{"/t", "/h/.cache/go-build", "/h/.cache/pip", "/g/pkg/mod", "/g/pkg/sumdb", "/h/.npm", "/h/.cargo/registry", "/h/.cargo/git"} {
 		if !slicesContains(caches, want) {
 			t.Errorf("%s missing from %q", want, caches)
 		}
 	}
-	for _, bad := range []string{"/g", "/h/.cargo", "/g/bin", "/h/.cargo/bin", "/h"} {
+	for _, bad := range []string{"/g", "/h/.cargo", "/g/bin", "/h/.cargo/bin", "/h", "/h/.cache"} {
 		if slicesContains(caches, bad) {
 			t.Errorf("%s is writable: %q", bad, caches)
 		}

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // Temporary files.
@@ -39,38 +42,72 @@ const tmpDirName = StateDirName + "/tmp"
 // openReadFlags open a file for reading without ever blocking on a named pipe.
 const openReadFlags = os.O_RDONLY | openNonblock
 
-// ensureStateDir creates .agentls/ in r, through its handle, with the
-// .gitignore that keeps it out of git.
-func ensureStateDir(r *root) error {
-	if err := r.fs.MkdirAll(StateDirName, 0o755); err != nil {
-		return err
+// StateNames are the names agentls writes in .agentls/: a link at any of
+// them (or .agentls itself as a link) refuses the whole folder.
+var StateNames = []string{".gitignore", "tmp", "tasks", "commands", "recordings",
+	"agentls.db", "agentls.db-wal", "agentls.db-shm", "agentls.db-journal",
+	"acp-sessions.json", "acp-sessions.json.tmp"}
+
+// ErrStateRefused is the refusal of a .agentls that is a link or holds a
+// link at a name agentls writes: agentls keeps no state there.
+var ErrStateRefused = errors.New("agentls's state folder is refused: it is or holds a link (a repository can ship one); agentls writes nothing through it and keeps no reports, command logs, recordings or session database for this workspace")
+
+// openStateDir opens .agentls/ in r without following links (creating it
+// with the .gitignore that keeps it out of git), or refuses it.
+func openStateDir(r *root) (*ownfs.Dir, error) {
+	d, err := ownfs.Open(r.dir, StateDirName, true, 0o755)
+	if err == nil {
+		err = d.CheckNoLinks(StateNames...)
+		if err != nil {
+			d.Close()
+		}
+	}
+	if errors.Is(err, ownfs.ErrLink) {
+		return nil, fmt.Errorf("%w: %w", ErrStateRefused, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	// Reports, logs, temporary files and the session database are the
 	// user's local state, never something to commit: keep git (and
 	// editors' git views) out. The custom commands in commands/ are a
 	// team's to share, so git sees them. A file in the first form (which
 	// ignored commands/ too) is brought up to date.
-	name := StateDirName + "/.gitignore"
-	if old, err := r.fs.ReadFile(name); err == nil {
+	if old, err := d.ReadFile(".gitignore"); err == nil {
 		if string(old) != stateIgnoreV1 {
-			return nil
+			return d, nil
 		}
-		if err := r.fs.Remove(name); err != nil {
-			return err
+		if err := d.Remove(".gitignore"); err != nil {
+			d.Close()
+			return nil, err
 		}
 	}
-	f, err := r.fs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := d.OpenFile(".gitignore", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if errors.Is(err, fs.ErrExist) {
-		return nil
+		return d, nil
 	}
 	if err != nil {
-		return err
+		d.Close()
+		return nil, err
 	}
 	_, err = f.WriteString(stateIgnore)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// ensureStateDir is openStateDir without keeping the folder open.
+func ensureStateDir(r *root) error {
+	d, err := openStateDir(r)
+	if err != nil {
+		return err
+	}
+	return d.Close()
 }
 
 // stateIgnore is .agentls/.gitignore: everything but the custom commands.
@@ -88,12 +125,19 @@ func writeTemp(r *root, rel string, data []byte, mode fs.FileMode, sameFolder bo
 	base := path.Base(rel)
 	dir := tmpDirName
 	prefix := base
+	if !sameFolder {
+		// A refused state folder: the temporary file goes beside its
+		// target, never through the link.
+		if err := ensureStateDir(r); errors.Is(err, ErrStateRefused) {
+			sameFolder = true
+		} else if err != nil {
+			return "", err
+		} else if err := r.fs.Mkdir(tmpDirName, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
 	if sameFolder {
 		dir, prefix = dirOf(rel), "."+base
-	} else if err := ensureStateDir(r); err != nil {
-		return "", err
-	} else if err := r.fs.Mkdir(tmpDirName, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return "", err
 	}
 	var f *os.File
 	for try := 0; ; try++ {

@@ -15,6 +15,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // goos is runtime.GOOS; a variable so the path rule's platform choices are
@@ -57,6 +59,8 @@ type Workspace struct {
 
 	mu    sync.RWMutex // guards roots
 	roots []*root      // roots[0] is the primary root
+
+	stateOnce sync.Once // the refusal of the state folder is logged once
 
 	watch   *watcher // nil without Options.Watch
 	closing chan struct{}
@@ -254,18 +258,35 @@ func (w *Workspace) rootList() []*root {
 	return w.roots
 }
 
-// StateDir is <primary root>/.agentls, created on demand (through the
-// root's handle, with a .gitignore that keeps it out of git). It is never
-// indexed.
+// StateDir is <primary root>/.agentls, created on demand (without
+// following links, with a .gitignore that keeps it out of git). It is
+// never indexed. It names the folder; writes into it go through OpenState.
 func (w *Workspace) StateDir() string {
 	r := w.rootList()[0]
 	dir := filepath.Join(r.dir, StateDirName)
-	if err := ensureStateDir(r); err != nil {
-		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
-			w.log.Warn("create state dir", "dir", dir, "err", err)
-		}
+	if d, err := w.OpenState(); err == nil {
+		d.Close()
 	}
 	return dir
+}
+
+// OpenState opens <primary root>/.agentls for agentls's own files,
+// creating it, following no link: a .agentls that is a link, or that holds
+// a link at a name agentls writes (StateNames), is refused
+// (ErrStateRefused), said once in the log, and agentls keeps no state for
+// the workspace rather than writing elsewhere. The caller closes the
+// folder.
+func (w *Workspace) OpenState() (*ownfs.Dir, error) {
+	r := w.rootList()[0]
+	d, err := openStateDir(r)
+	if errors.Is(err, ErrStateRefused) {
+		w.stateOnce.Do(func() {
+			w.log.Warn("agentls's state folder refused", "dir", filepath.Join(r.dir, StateDirName), "err", err)
+		})
+	} else if err != nil {
+		w.log.Warn("create state dir", "dir", filepath.Join(r.dir, StateDirName), "err", err)
+	}
+	return d, err
 }
 
 // Buffers is the store of the editor's open documents.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,7 +256,7 @@ func (s *Store) Path(scope Scope, ns string) (string, error) {
 }
 
 func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := ownfs.ReadOwnFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -268,33 +269,14 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// writeJSON replaces path atomically (a temporary file in the same
-// folder, then a rename), readable by the user only.
+// writeJSON replaces path atomically (a rename inside agentls's folder,
+// following no link), readable by the user only.
 func writeJSON(path string, v any) error {
 	out, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("remembered answers: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("remembered answers: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, there is nothing to remove
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("remembered answers: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("remembered answers: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("remembered answers: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := ownfs.ReplaceFile(path, append(out, '\n'), 0o600); err != nil {
 		return fmt.Errorf("remembered answers: %w", err)
 	}
 	return nil

@@ -307,8 +307,14 @@ func (h *Host) Store(ctx context.Context) (*store.Store, error) {
 	if path == "" {
 		// The default database lives in .agentls/: create that folder the
 		// workspace's way (with its own .gitignore), so opening a folder
-		// never leaves untracked files for git and Source Control.
-		_ = ws.StateDir()
+		// never leaves untracked files for git and Source Control. SQLite
+		// opens it by name: the folder and the database's names are checked
+		// for links first, and a refused folder means no database.
+		state, err := ws.OpenState()
+		if err != nil {
+			return nil, fmt.Errorf("session store: %w", err)
+		}
+		state.Close()
 		path = store.DefaultPath(ws.Roots()[0])
 	}
 	h.mu.Lock()

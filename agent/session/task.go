@@ -445,7 +445,7 @@ func (h *Host) ReportIfWritten(ctx context.Context, id string) string {
 		return ""
 	}
 	p := ReportPath(ws, id)
-	if _, err := os.Stat(p); err != nil {
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
 		return ""
 	}
 	return p
@@ -457,10 +457,18 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", errors.New("the task has no result")
 	}
 	path := ReportPath(ws, res.TaskID)
-	if err := os.MkdirAll(filepath.Join(ws.StateDir(), ReportDir), 0o755); err != nil {
+	// In .agentls/tasks, following no link: a refused state folder (a
+	// repository's .agentls that is or holds a link) gets no report.
+	state, err := ws.OpenState()
+	if err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
-	tmp := path + ".tmp"
+	defer state.Close()
+	dir, err := state.OpenDir(ReportDir, true, 0o755)
+	if err != nil {
+		return "", fmt.Errorf("write report: %w", err)
+	}
+	defer dir.Close()
 	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.mcpErrs.section() + t.edits.section() + t.bufs.section() + t.reviews.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
@@ -469,10 +477,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 	// The whole report, not only the answer: plan items, notes and diffs
 	// hold the model's text too, and an editor previews the file.
 	text = render.Inert(h.Redactor().String(text))
-	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
-		return "", fmt.Errorf("write report: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := dir.WriteFile(filepath.Base(path), []byte(text), 0o644); err != nil {
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	return path, nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentls/agentls/workspace/ownfs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func UserDir() (string, error) {
 // used).
 func ReadLogin(dir string) (Login, error) {
 	path := filepath.Join(dir, CredentialsFileName)
-	st, err := os.Stat(path)
+	st, err := os.Lstat(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return Login{}, nil
 	}
@@ -49,7 +50,7 @@ func ReadLogin(dir string) (Login, error) {
 	if st.Mode().Perm()&0o077 != 0 {
 		return Login{}, fmt.Errorf("credentials %s: mode %v lets other users read the key; run chmod 600 %s", path, st.Mode().Perm(), path)
 	}
-	b, err := os.ReadFile(path)
+	b, err := ownfs.ReadOwnFile(path)
 	if err != nil {
 		return Login{}, fmt.Errorf("credentials: %w", err)
 	}
@@ -81,29 +82,11 @@ func StoreLogin(dir string, l Login) (string, error) {
 	return path, nil
 }
 
-// writePrivate replaces path with b, mode 0600, in a folder of mode 0700,
-// through a temporary file and a rename (a reader never sees half a file).
+// writePrivate replaces path with b, mode 0600 from its creation, in a
+// folder of mode 0700, by a rename inside agentls's folder (a reader never
+// sees half a file), following no link.
 func writePrivate(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return ownfs.ReplaceFile(path, b, 0o600)
 }
 
 // withStoredKey wraps getenv: the variable keyEnv names, when empty, is

@@ -45,11 +45,12 @@ func TestServeFlags(t *testing.T) {
 	}
 }
 
-// TestServeLogsToTheUserCacheDir: without --log-file the log goes to
-// os.UserCacheDir()/agentls/agentls.log, and stderr says where.
-func TestServeLogsToTheUserCacheDir(t *testing.T) {
+// TestServeLogsToTheUserStateDir: without --log-file the log goes to
+// $XDG_STATE_HOME/agentls/agentls.log (a folder no confined program may
+// write), and stderr says where.
+func TestServeLogsToTheUserStateDir(t *testing.T) {
 	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("XDG_STATE_HOME", cache)
 	t.Setenv("HOME", t.TempDir())
 	var out, errOut bytes.Buffer
 	if code := mainExit([]string{"serve"}, stdio{in: strings.NewReader(""), out: &out, err: &errOut}); code != 1 {

@@ -77,10 +77,10 @@ e2e_server() {
   # Always build: go build is incremental, and a stale bin/agentls would test
   # old code.
   (cd "$E2E_ROOT" && make -s build >/dev/null)
-  # The server's log file ($XDG_CACHE_HOME/agentls/agentls.log) goes beside
+  # The server's log file ($XDG_STATE_HOME/agentls/agentls.log) goes beside
   # the workspace and is kept as an artifact (e2e_cleanup).
-  export XDG_CACHE_HOME="$aux/cache"
-  E2E_SERVER_LOG="$XDG_CACHE_HOME/agentls/agentls.log"
+  export XDG_CACHE_HOME="$aux/cache" XDG_STATE_HOME="$aux/state"
+  E2E_SERVER_LOG="$XDG_STATE_HOME/agentls/agentls.log"
   local out="$aux/fake-model.out"
   "$E2E_ROOT/bin/agentls" fake-model --script "$script" --addr 127.0.0.1:0 >"$out" 2>"$E2E_ART/$E2E_NAME.fake-model.log" &
   E2E_PIDS+=($!)

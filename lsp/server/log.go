@@ -12,50 +12,84 @@ import (
 	"sync"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // LogFileName is the name of the server's log file in its log directory.
 const LogFileName = "agentls.log"
 
 // DefaultLogFile is where the server logs when no --log-file is given:
-// os.UserCacheDir()/agentls/agentls.log, or the temporary directory when
-// there is no cache directory.
+// agentls's state folder ($XDG_STATE_HOME/agentls, else
+// ~/.local/state/agentls), a folder no confined command, language server
+// or MCP server can write; without a home folder, the private
+// $TMPDIR/agentls-<uid>.
 func DefaultLogFile() string {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		dir = os.TempDir()
+	dir := ownfs.StateHome(os.Getenv)
+	if dir == "" {
+		dir = filepath.Join(ownfs.TempBase(os.Getenv), ownfs.TempName())
 	}
-	return filepath.Join(dir, "agentls", LogFileName)
+	return filepath.Join(dir, LogFileName)
 }
 
-// OpenLogFile opens path for appending, creating its directory. When that
-// fails it falls back to the temporary directory; the returned path is the
-// file actually opened.
+// OpenLogFile opens path for appending, creating its folder, without
+// following a link at the file's name (and, for DefaultLogFile, at any
+// name below the user's state folder). When that fails it falls back to
+// the private temporary folder (ownfs.Private: 0700, ours, not a link);
+// the returned path is the file actually opened. A fallback that is not
+// private is refused: no log rather than a log elsewhere.
 func OpenLogFile(path string) (*os.File, string, error) {
-	f, err := openAppend(path)
+	var d *ownfs.Dir
+	var err error
+	if path == DefaultLogFile() {
+		var why error
+		d, why, err = ownfs.OpenState(os.Getenv)
+		if why != nil && err == nil {
+			why = fmt.Errorf("%s: %w", path, why)
+		}
+		if err != nil {
+			return nil, "", errors.Join(why, err)
+		}
+	} else {
+		d, err = userLogDir(path)
+		if err != nil {
+			var ferr error
+			if d, ferr = ownfs.Private(ownfs.TempBase(os.Getenv), ownfs.TempName()); ferr != nil {
+				return nil, "", errors.Join(err, ferr)
+			}
+		}
+	}
+	defer d.Close()
+	name := LogFileName
+	if path != DefaultLogFile() && d.Path() == filepath.Clean(filepath.Dir(path)) {
+		name = filepath.Base(path)
+	}
+	f, err := d.OpenFile(name, logFlags, 0o600)
 	if err == nil {
-		return f, path, nil
+		return f, filepath.Join(d.Path(), name), nil
 	}
-	fallback := filepath.Join(os.TempDir(), "agentls", LogFileName)
-	if fallback == path {
-		return nil, "", err
+	tmp, terr := ownfs.Private(ownfs.TempBase(os.Getenv), ownfs.TempName())
+	if terr != nil {
+		return nil, "", errors.Join(err, terr)
 	}
-	f, ferr := openAppend(fallback)
-	if ferr != nil {
-		return nil, "", errors.Join(err, ferr)
+	defer tmp.Close()
+	if tmp.Path() == d.Path() {
+		return nil, "", fmt.Errorf("open log file: %w", err)
 	}
-	return f, fallback, nil
+	if f, terr = tmp.OpenFile(LogFileName, logFlags, 0o600); terr != nil {
+		return nil, "", errors.Join(err, terr)
+	}
+	return f, filepath.Join(tmp.Path(), LogFileName), nil
 }
 
-func openAppend(path string) (*os.File, error) {
+const logFlags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+
+// userLogDir opens the folder of a log file the user named, creating it.
+func userLogDir(path string) (*ownfs.Dir, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open log file: %w", err)
-	}
-	return f, nil
+	return ownfs.Open(filepath.Dir(path), "", false, 0)
 }
 
 // NewLogHandler returns a handler writing text records at level or above to

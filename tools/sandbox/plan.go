@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // Default limits of a command's processes (Limits).
@@ -22,7 +24,10 @@ const (
 // What the command may write is an allowlist: the roots and the caches
 // builds write (CacheDirs). Inside them, read-only: each root's whole git
 // dir (and what its gitdir: and commondir files point at) and .agentls;
-// every PATH folder and toolchain bin folder outside the roots.
+// every PATH folder and toolchain bin folder outside the roots. agentls's
+// own folders (its log and state, the user's configuration of agentls:
+// ownfs.Folders) are never writable: a cache that holds one is dropped, a
+// root that holds one gets it read-only (KeepOwnFoldersOut).
 func Plan(mode string, roots []string, network bool) (Policy, string) {
 	if mode == Off {
 		return Policy{}, "off"
@@ -34,6 +39,7 @@ func Plan(mode string, roots []string, network bool) (Policy, string) {
 	p := Policy{Landlock: true, ABI: abi, Network: network}
 	p.Writable = append(p.Writable, roots...)
 	p.Writable = append(p.Writable, CacheDirs(os.Getenv)...)
+	makeUserCaches(os.Getenv)
 	p.WritableFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom", "/dev/ptmx"}
 	p.WritableFiles = append(p.WritableFiles, cargoLocks(os.Getenv)...)
 	for _, r := range roots {
@@ -65,7 +71,77 @@ func Plan(mode string, roots []string, network bool) (Policy, string) {
 	}
 	p.Hide = sessionSockets(os.Getenv)
 	p.Limits = Limits{Procs: DefaultProcs, DataBytes: DefaultDataBytes, FileBytes: DefaultFileBytes}
+	// Own folders the mount namespace may hide (the temporary fallback
+	// under /tmp) are left to Command, which knows whether it does: the
+	// temporary folder stays writable here.
+	ns := Policy{Namespaces: true, Writable: p.Writable, Visible: p.Visible, ReadOnly: p.ReadOnly}
+	p.KeepOwnFoldersOut(roots, ns.visibleOwn(ownfs.Folders(os.Getenv)))
 	return p, p.Describe(mode)
+}
+
+// replaced are the folders the mount namespace replaces with empty ones:
+// the temporary folder every process shares, the runtime folders where the
+// session's sockets live (/run/user/UID, tmux, D-Bus, docker, ssh-agent)
+// and POSIX shared memory. Only what the policy names is put back.
+var replaced = []string{"/tmp", "/run", "/var/run", "/dev/shm"}
+
+// visibleOwn are the folders of own the command can see under p: with the
+// mount namespace, one in a replaced folder is gone unless a path the
+// policy binds back holds it or lies in it.
+func (p *Policy) visibleOwn(own []string) []string {
+	if !p.Namespaces {
+		return own
+	}
+	back := slices.Concat(p.Writable, p.Visible, p.ReadOnly)
+	return slices.DeleteFunc(slices.Clone(own), func(o string) bool {
+		if !within(o, replaced) {
+			return false
+		}
+		for _, b := range back {
+			if (within(o, []string{b}) || within(b, []string{o})) && !slices.Contains(replaced, b) {
+				return false // bound back, whole or in part
+			}
+		}
+		return true
+	})
+}
+
+// KeepOwnFoldersOut makes sure no folder of own (agentls's own folders) is
+// writable under p: a writable folder inside one is dropped, and so is a
+// writable file inside one; a writable folder that holds one is dropped
+// too, unless it is one of roots (a workspace that is the home folder),
+// where the own folder is made to exist and bind-mounted read-only.
+// Command applies it again to every policy it starts (with no roots), so
+// a writable folder added after Plan cannot reach them either: without the
+// mount namespace (no read-only binds) even a root that holds one is
+// dropped.
+func (p *Policy) KeepOwnFoldersOut(roots, own []string) {
+	if !p.Landlock {
+		return
+	}
+	own = p.visibleOwn(own)
+	var ro []string
+	p.Writable = slices.DeleteFunc(slices.Clone(p.Writable), func(w string) bool {
+		if within(w, own) {
+			return true
+		}
+		for _, o := range own {
+			switch {
+			case !within(o, []string{w}) || slices.Contains(p.ReadOnly, o):
+			case slices.Contains(roots, w):
+				ro = append(ro, o)
+			default:
+				return true
+			}
+		}
+		return false
+	})
+	for _, o := range ro {
+		if err := os.MkdirAll(o, 0o700); err == nil && !slices.Contains(p.ReadOnly, o) {
+			p.ReadOnly = append(p.ReadOnly, o)
+		}
+	}
+	p.WritableFiles = slices.DeleteFunc(slices.Clone(p.WritableFiles), func(f string) bool { return within(f, own) })
 }
 
 // within reports whether path is one of dirs or below one of them.
@@ -81,13 +157,25 @@ func within(path string, dirs []string) bool {
 	return false
 }
 
+// UserCaches are the folders of the user cache folder (~/.cache) that
+// build tools write, by name: an allowlist, never ~/.cache wholesale
+// (other programs keep what they later read or run there). Plan creates
+// the missing ones, so Landlock (which grants rights on what exists) can
+// allow them.
+var UserCaches = []string{
+	"go-build", "gopls", "golangci-lint", "staticcheck", // Go
+	"pip", "pypoetry", "uv", "ruff", "pre-commit", // Python
+	"yarn", "pnpm", "node-gyp", "typescript", "deno", "ms-playwright", // JavaScript
+}
+
 // CacheDirs are the folders toolchains write outside the workspace, from
 // the environment getenv reads and each tool's documented defaults, without
 // running any program: the temporary folder, Go's build cache (GOCACHE),
-// module cache (GOMODCACHE) and checksum database cache (GOPATH/pkg),
-// ~/.cache (the user cache folder), ~/.npm, and cargo's registry and git
-// checkouts. Never GOPATH or ~/.cargo wholesale: their bin folders hold
-// programs the server and the user run later.
+// module cache (GOMODCACHE) and checksum database cache (GOPATH/pkg), the
+// UserCaches of ~/.cache, ~/.npm, and cargo's registry and git checkouts.
+// Never GOPATH, ~/.cargo or ~/.cache wholesale: their bin folders hold
+// programs the server and the user run later, and ~/.cache holds what
+// other programs read.
 func CacheDirs(getenv func(string) string) []string {
 	var out []string
 	add := func(d string) {
@@ -105,7 +193,11 @@ func CacheDirs(getenv func(string) string) []string {
 	if userCache == "" && home != "" {
 		userCache = filepath.Join(home, ".cache")
 	}
-	add(userCache)
+	if filepath.IsAbs(userCache) {
+		for _, n := range UserCaches {
+			add(filepath.Join(userCache, n))
+		}
+	}
 	if c := getenv("GOCACHE"); c != "" && c != "off" {
 		add(c)
 	}
@@ -130,6 +222,23 @@ func CacheDirs(getenv func(string) string) []string {
 		add(filepath.Join(cargo, "git"))
 	}
 	return out
+}
+
+// makeUserCaches creates the UserCaches that are missing, when the user
+// cache folder exists.
+func makeUserCaches(getenv func(string) string) {
+	c := getenv("XDG_CACHE_HOME")
+	if !filepath.IsAbs(c) {
+		if h := getenv("HOME"); filepath.IsAbs(h) {
+			c = filepath.Join(h, ".cache")
+		}
+	}
+	if fi, err := os.Stat(c); err != nil || !fi.IsDir() {
+		return
+	}
+	for _, n := range UserCaches {
+		_ = os.Mkdir(filepath.Join(c, n), 0o755)
+	}
 }
 
 // cargoLocks are the lock files cargo takes in CARGO_HOME itself (the
@@ -274,8 +383,14 @@ func sessionSockets(getenv func(string) string) []string {
 // the git dir such a file points at and the common dir a commondir file
 // names. Paths that do not exist are left out (the runner removes a .git a
 // command created).
+//
+// A .agentls that is a link is left out: agentls refuses it (it writes
+// nothing through it), and a read-only bind would follow it.
 func ProtectedPaths(root string) []string {
-	out := []string{filepath.Join(root, ".agentls")}
+	var out []string
+	if fi, err := os.Lstat(filepath.Join(root, ".agentls")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		out = append(out, filepath.Join(root, ".agentls"))
+	}
 	dotgit := filepath.Join(root, ".git")
 	fi, err := os.Lstat(dotgit)
 	if err != nil {

@@ -33,6 +33,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // Arg is the hidden first argument that makes an agentls binary a
@@ -125,7 +127,12 @@ const Self = "/proc/self/exe"
 
 // Command is the argv of the supervisor for policy and the command argv;
 // exe is Self.
+//
+// It is the last word on what the supervisor may write: agentls's own
+// folders stay out of it (KeepOwnFoldersOut), whatever was added to p
+// after Plan.
 func Command(exe string, p Policy, argv []string) ([]string, error) {
+	p.KeepOwnFoldersOut(nil, ownfs.Folders(os.Getenv))
 	b, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox policy: %w", err)

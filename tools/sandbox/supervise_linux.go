@@ -257,12 +257,6 @@ func nativeOnly() error {
 	return nil
 }
 
-// replaced are the folders the mount namespace replaces with empty ones:
-// the temporary folder every process shares, the runtime folders where the
-// session's sockets live (/run/user/UID, tmux, D-Bus, docker, ssh-agent)
-// and POSIX shared memory. Only what the policy names is put back.
-var replaced = []string{"/tmp", "/run", "/var/run", "/dev/shm"}
-
 // setupMounts makes the mount namespace private and builds the command's
 // view of the file system: an empty /tmp, /run and /dev/shm with the
 // policy's writable, visible and read-only paths that live there bound

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/workspace/ownfs"
 )
 
 // Defaults for Options left zero.
@@ -43,6 +44,7 @@ type Options struct {
 // use and implements llm.Recorder.
 type Recorder struct {
 	dir, name string
+	d         *ownfs.Dir // dir, held open: no link in it is followed
 	opts      Options
 
 	mu   sync.Mutex // guards f and size
@@ -52,8 +54,19 @@ type Recorder struct {
 
 var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// Open creates dir if needed and opens (appending) <dir>/<name>.jsonl.
+// Open creates dir if needed and opens (appending) <dir>/<name>.jsonl,
+// following no link at dir's last name or in it.
 func Open(dir, name string, opts Options) (*Recorder, error) {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return nil, fmt.Errorf("recorder: %w", err)
+	}
+	return OpenIn(filepath.Dir(dir), filepath.Base(dir), name, opts)
+}
+
+// OpenIn is Open of the folder rel (slash-separated) below base, following
+// no link below base: a workspace's .agentls/recordings.
+func OpenIn(base, rel, name string, opts Options) (*Recorder, error) {
 	if opts.MaxFileBytes <= 0 {
 		opts.MaxFileBytes = DefaultMaxFileBytes
 	}
@@ -67,21 +80,25 @@ func Open(dir, name string, opts Options) (*Recorder, error) {
 	if name == "" {
 		return nil, errors.New("recorder: empty recording name")
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	d, err := ownfs.Open(base, rel, true, 0o700)
+	if err != nil {
 		return nil, fmt.Errorf("recorder: %w", err)
 	}
-	r := &Recorder{dir: dir, name: name, opts: opts}
+	r := &Recorder{dir: d.Path(), name: name, d: d, opts: opts}
 	if err := r.open(); err != nil {
+		d.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
 // Path is the file currently written.
-func (r *Recorder) Path() string { return filepath.Join(r.dir, r.name+".jsonl") }
+func (r *Recorder) Path() string { return filepath.Join(r.dir, r.file()) }
+
+func (r *Recorder) file() string { return r.name + ".jsonl" }
 
 func (r *Recorder) open() error {
-	f, err := os.OpenFile(r.Path(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := r.d.OpenFile(r.file(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
@@ -132,17 +149,17 @@ func (r *Recorder) Record(x llm.Exchange) error {
 func (r *Recorder) rotate() error {
 	r.f.Close()
 	r.f = nil
-	backup := func(i int) string { return filepath.Join(r.dir, fmt.Sprintf("%s.%d.jsonl", r.name, i)) }
-	os.Remove(backup(r.opts.MaxFiles - 1))
+	backup := func(i int) string { return fmt.Sprintf("%s.%d.jsonl", r.name, i) }
+	r.d.Remove(backup(r.opts.MaxFiles - 1))
 	for i := r.opts.MaxFiles - 2; i >= 1; i-- {
-		os.Rename(backup(i), backup(i+1))
+		r.d.Rename(backup(i), backup(i+1))
 	}
 	if r.opts.MaxFiles > 1 {
-		if err := os.Rename(r.Path(), backup(1)); err != nil {
+		if err := r.d.Rename(r.file(), backup(1)); err != nil {
 			return fmt.Errorf("recorder: rotate: %w", err)
 		}
 	} else {
-		os.Remove(r.Path())
+		r.d.Remove(r.file())
 	}
 	if err := r.open(); err != nil {
 		return err
@@ -153,7 +170,7 @@ func (r *Recorder) rotate() error {
 // prune removes the oldest *.jsonl files of the directory (never the
 // current one) until the total fits MaxDirBytes.
 func (r *Recorder) prune() error {
-	entries, err := os.ReadDir(r.dir)
+	entries, err := r.d.ReadDir(".")
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)
 	}
@@ -173,8 +190,8 @@ func (r *Recorder) prune() error {
 			continue
 		}
 		total += info.Size()
-		p := filepath.Join(r.dir, e.Name())
-		if p != r.Path() {
+		p := e.Name()
+		if p != r.file() {
 			files = append(files, file{p, info.Size(), info.ModTime().UnixNano()})
 		}
 	}
@@ -183,7 +200,7 @@ func (r *Recorder) prune() error {
 		if total <= r.opts.MaxDirBytes {
 			break
 		}
-		if os.Remove(f.path) == nil {
+		if r.d.Remove(f.path) == nil {
 			total -= f.size
 		}
 	}
@@ -194,6 +211,10 @@ func (r *Recorder) prune() error {
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.d != nil {
+		r.d.Close()
+		r.d = nil
+	}
 	if r.f == nil {
 		return nil
 	}

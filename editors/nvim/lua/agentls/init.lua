@@ -708,11 +708,11 @@ end
 local clients_by_root = {}
 local stopping = {} -- client id -> true when this plugin (or :LspStop) stopped it
 
--- log_file(): the server's log (its default place: os.UserCacheDir()).
+-- log_file(): the server's log (its default place: the user's state folder).
 function M.log_file()
-  local cache = vim.env.XDG_CACHE_HOME
-  if not cache or cache == '' then cache = (vim.env.HOME or '') .. '/.cache' end
-  return cache .. '/agentls/agentls.log'
+  local state = vim.env.XDG_STATE_HOME
+  if not state or state:sub(1, 1) ~= '/' then state = (vim.env.HOME or '') .. '/.local/state' end
+  return state .. '/agentls/agentls.log'
 end
 
 -- last_log_line(): the last line of the server's log, cut to 200 characters.
