@@ -131,7 +131,7 @@ func (s *server) tooLarge(c *conn) error {
 	if why == "" {
 		return nil
 	}
-	go c.stop()
+	c.stop() // before the error: the next call must find it dead and start it again
 	return fmt.Errorf("the MCP server %q sent %s, over the limit of %d bytes: it was not read, and the connection was stopped (it starts again on the next call)", s.cfg.Name, why, MaxMessageBytes)
 }
 
