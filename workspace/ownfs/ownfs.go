@@ -16,8 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -294,20 +296,36 @@ func Private(base, name string) (*Dir, error) {
 }
 
 // ReadDir lists the folder rel below d ("." for d itself), following no
-// link.
+// link. Each entry's Info is taken as it is listed, through the folder's
+// handle (an *os.File opened relative to a handle would look its entries
+// up by a path relative to the process's working folder).
 func (d *Dir) ReadDir(rel string) ([]os.DirEntry, error) {
-	if rel == "." || rel == "" {
-		f, err := openDirAt(d.f, ".", false, 0)
+	dir := d
+	if rel != "." && rel != "" {
+		sub, err := d.OpenDir(rel, false, 0)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		return f.ReadDir(-1)
+		defer sub.Close()
+		dir = sub
 	}
-	sub, err := d.OpenDir(rel, false, 0)
+	f, err := openDirAt(dir.f, ".", false, 0)
 	if err != nil {
 		return nil, err
 	}
-	defer sub.Close()
-	return sub.ReadDir(".")
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := make([]os.DirEntry, 0, len(names))
+	for _, n := range names {
+		info, err := lstatAt(dir, n)
+		if err != nil {
+			continue // gone since it was listed
+		}
+		out = append(out, fs.FileInfoToDirEntry(info))
+	}
+	return out, nil
 }
