@@ -184,8 +184,9 @@ func (ed *Editor) planned(ctx context.Context, fe workspace.FileEdit) (abs strin
 		return "", doc, "", err
 	}
 	doc, _ = ed.svc.srv.Buffers().Get(pf.Abs)
-	if doc.Text != pf.Before {
-		return "", doc, "", fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
+	if !pf.Open {
+		// The plan read the disk: the clean buffer is behind it.
+		return "", doc, "", fmt.Errorf("%s changed on disk under the editor's buffer: %w", fe.Path, workspace.ErrStale)
 	}
 	return pf.Abs, doc, pf.After, nil
 }
