@@ -30,7 +30,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel,review,rename').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel,review').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
