@@ -30,8 +30,8 @@ import (
 // never overwritten. After an applied edit, Apply waits (bounded) for the
 // didChange that echoes it, so the next read sees the new text; the files
 // the editor loaded for the edit are then saved by it
-// (agentls/saveDocuments) when it can, so they are not left modified in
-// hidden buffers.
+// (agentls/saveDocuments) when it can, else by agentls, so the change is
+// on disk and not left in hidden modified buffers.
 type Editor struct {
 	svc  *Service
 	ws   *workspace.Workspace
@@ -106,7 +106,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		}
 		return fmt.Errorf("the editor refused the change (%s): %w", reason, workspace.ErrStale)
 	}
-	ed.settle(ctx, sent, changed)
+	ed.settle(ctx, label, sent, changed)
 	if len(creates) > 0 {
 		if err := ed.ws.DiskEditor().Apply(ctx, label, creates); err != nil {
 			return fmt.Errorf("the files open in the editor were changed, the new files were not created: %w", err)
@@ -119,7 +119,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 // applied edit in every file the editor holds, so the task's next read
 // sees its own edit, then asks the editor to save the files it loaded for
 // the edit (they were closed before it).
-func (ed *Editor) settle(ctx context.Context, sent []workspace.PlannedFile, changed <-chan struct{}) {
+func (ed *Editor) settle(ctx context.Context, label string, sent []workspace.PlannedFile, changed <-chan struct{}) {
 	srv := ed.svc.srv
 	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
 	defer deadline.Stop()
@@ -149,29 +149,52 @@ func (ed *Editor) settle(ctx context.Context, sent []workspace.PlannedFile, chan
 		}
 	}
 	if len(loaded) > 0 {
-		ed.saveLoaded(ctx, loaded)
+		ed.saveLoaded(ctx, label, loaded)
 	}
 }
 
 // saveLoaded asks the editor to save the files it loaded to apply an edit
 // (agentls/saveDocuments): the change then is on disk, where the language
 // servers and commands read it, and no hidden buffer is left modified. A
-// client without the request keeps them as unsaved buffers, which the
-// task's reads see and which are saved before a command runs.
-func (ed *Editor) saveLoaded(ctx context.Context, loaded []workspace.PlannedFile) {
+// file the editor does not save (a client without the request, a failed
+// save) is written by agentls: the buffer's text when the editor told us
+// of it (workspace.SaveBuffer, only while the disk still holds the text the
+// edit was planned on), else the planned edit on disk (its base is the
+// disk's text).
+func (ed *Editor) saveLoaded(ctx context.Context, label string, loaded []workspace.PlannedFile) {
+	ctx = context.WithoutCancel(ctx)
 	params := saveDocumentsParams{}
 	for _, pf := range loaded {
 		params.URIs = append(params.URIs, string(uri.File(pf.Abs)))
 	}
-	res, err := SaveDocumentsRequest.ask(context.WithoutCancel(ctx), ed.svc, params, saveTimeout, &ed.svc.saveDocs)
+	unsaved := map[string]bool{}
+	res, err := SaveDocumentsRequest.ask(ctx, ed.svc, params, saveTimeout, &ed.svc.saveDocs)
 	if err != nil {
 		if !errors.Is(err, errNotAnswered) {
 			ed.svc.log().Warn("the editor did not save the files it loaded for an edit", "error", err)
 		}
-		return
+		for _, u := range params.URIs {
+			unsaved[u] = true
+		}
+	} else {
+		for _, f := range res.Failed {
+			ed.svc.log().Warn("the editor did not save a file it loaded for an edit", "uri", f.URI, "reason", f.Reason)
+			unsaved[f.URI] = true
+		}
 	}
-	for _, f := range res.Failed {
-		ed.svc.log().Warn("the editor did not save a file it loaded for an edit", "uri", f.URI, "reason", f.Reason)
+	for _, pf := range loaded {
+		if !unsaved[string(uri.File(pf.Abs))] {
+			continue
+		}
+		var err error
+		if doc, ok := ed.svc.srv.Buffers().Get(pf.Abs); ok && doc.Text == pf.After {
+			err = ed.ws.SaveBuffer(ctx, pf.Edit.Path, pf.Edit.BaseHash)
+		} else if !ok {
+			err = ed.ws.DiskEditor().Apply(ctx, label, []workspace.FileEdit{pf.Edit})
+		}
+		if err != nil {
+			ed.svc.log().Warn("a file the editor loaded for an edit was not written", "file", pf.Abs, "error", err)
+		}
 	}
 }
 
