@@ -26,42 +26,23 @@ type change struct {
 	abs      string
 	old, new string
 	create   bool
-	bom      bool
 }
 
-// Apply implements workspace.Editor. Every file's new text is computed and
-// checked against its base first, so a stale file writes nothing. Through
-// the client, files are written one after another: a client error stops
-// at that file and is returned.
+// Apply implements workspace.Editor with the workspace's plan: every
+// file's new text is computed and checked against its base by the one
+// staleness rule (workspace.Plan) first, so a stale file writes nothing,
+// and what is written and shown is the plan's text. Through the client,
+// files are written one after another: a client error stops at that file
+// and is returned.
 func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
-	changes := make([]change, 0, len(edits))
-	for _, fe := range edits {
-		c := change{abs: e.ws.Abs(fe.Path), create: fe.Create}
-		if !fe.Create {
-			f, err := e.ws.ReadFile(ctx, fe.Path)
-			if err != nil {
-				return fmt.Errorf("edit %s: %w", fe.Path, err)
-			}
-			if fe.BaseHash != "" && f.Hash != fe.BaseHash {
-				return fmt.Errorf("edit %s: %w", fe.Path, workspace.ErrStale)
-			}
-			c.old, c.bom = f.Text, f.BOM
-		}
-		text, err := workspace.ApplyEdits(c.old, fe.Edits)
-		if err != nil {
-			return fmt.Errorf("edit %s: %w", fe.Path, err)
-		}
-		c.new = text
-		changes = append(changes, c)
+	plan, err := e.ws.Plan(ctx, edits)
+	if err != nil {
+		return err
 	}
 	if e.p.a.capabilities().Fs.WriteTextFile {
-		for _, c := range changes {
-			content := c.new
-			if c.bom {
-				content = "\ufeff" + content
-			}
-			if _, err := e.p.a.peer().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: c.abs, Content: content}); err != nil {
-				return fmt.Errorf("fs/write_text_file %s: %w", c.abs, err)
+		for _, pf := range plan.Files {
+			if _, err := e.p.a.peer().WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(e.p.s.id), Path: pf.Abs, Content: string(pf.Bytes())}); err != nil {
+				return fmt.Errorf("fs/write_text_file %s: %w", pf.Abs, err)
 			}
 			// A client that answers reads is asked again at the next
 			// read. One that does not: it holds the file now, and later
@@ -69,17 +50,17 @@ func (e *clientEditor) Apply(ctx context.Context, label string, edits []workspac
 			if e.p.a.capabilities().Fs.ReadTextFile {
 				continue
 			}
-			if doc, ok := e.p.s.bufs.Get(c.abs); ok {
-				e.p.s.bufs.Open(c.abs, doc.LanguageID, doc.Version+1, c.new)
+			if doc, ok := e.p.s.bufs.Get(pf.Abs); ok {
+				e.p.s.bufs.Open(pf.Abs, doc.LanguageID, doc.Version+1, pf.After)
 			} else {
-				e.p.s.bufs.Open(c.abs, "", 1, c.new)
+				e.p.s.bufs.Open(pf.Abs, "", 1, pf.After)
 			}
 		}
-	} else if err := e.ws.DiskEditor().Apply(ctx, label, edits); err != nil {
+	} else if err := e.ws.DiskEditor().Apply(ctx, label, plan.FileEdits()); err != nil {
 		return err
 	}
-	for _, c := range changes {
-		e.p.showDiff(ctx, c)
+	for _, pf := range plan.Files {
+		e.p.showDiff(ctx, change{abs: pf.Abs, old: pf.Before, new: pf.After, create: pf.Edit.Create})
 	}
 	return nil
 }

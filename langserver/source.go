@@ -72,7 +72,7 @@ func (e *Editor) forward(ctx context.Context, method string, params, result any)
 	if err != nil {
 		return false, &Error{Server: editorServers, Op: method, Err: err}
 	}
-	if len(raw) == 0 || string(raw) == "null" {
+	if noAnswer(raw) {
 		return false, nil
 	}
 	if result != nil {
@@ -81,6 +81,49 @@ func (e *Editor) forward(ctx context.Context, method string, params, result any)
 		}
 	}
 	return true, nil
+}
+
+// noAnswer reports whether an editor's answer says nothing: null, an
+// empty list (references, definitions, symbols) or a WorkspaceEdit that
+// edits nothing. An editor that has no server for a file answers so (VS
+// Code's rename without a Go extension answers {"changes": {}}): agentls's
+// own servers are asked then, as they are for null.
+func noAnswer(raw json.RawMessage) bool {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return len(raw) == 0
+	}
+	switch v := v.(type) {
+	case nil:
+		return true
+	case []any:
+		return len(v) == 0
+	case map[string]any:
+		_, changes := v["changes"]
+		_, docChanges := v["documentChanges"]
+		if !changes && !docChanges {
+			return len(v) == 0
+		}
+		for _, k := range []string{"changes", "documentChanges"} {
+			switch c := v[k].(type) {
+			case map[string]any:
+				for _, edits := range c {
+					if es, ok := edits.([]any); !ok || len(es) > 0 {
+						return false
+					}
+				}
+			case []any:
+				if len(c) > 0 {
+					return false
+				}
+			case nil:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func (e *Editor) Request(ctx context.Context, file, text, method string, params, result any) (string, error) {

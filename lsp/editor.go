@@ -13,17 +13,25 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// Editor is a workspace.Editor that changes files open in the editor with
-// workspace/applyEdit (one request per Apply: one undoable change, with
-// versioned documentChanges when the client takes them) and writes every
-// other file, and every file of a client without applyEdit, to disk with
-// the workspace's DiskEditor.
+// Editor is a workspace.Editor for the LSP face. A change is planned once
+// (workspace.Plan: every file checked by the one staleness rule) and
+// applied as one workspace/applyEdit when the editor holds any of its
+// files: versioned documentChanges for open and closed files alike (a
+// buffer's version, null for a file the editor does not have open, which
+// every editor applies by loading it), so a rename whose declaring file
+// is open and whose callers are not is one undoable change. A change that
+// touches no open file, and every change of a client without applyEdit,
+// is written to disk with the workspace's DiskEditor. A new file is
+// created on disk after the editor applied the rest.
 //
 // An edit the client refuses (applied: false, e.g. the document's version
 // moved on) is returned as an error wrapping workspace.ErrStale, so the
 // model reads the file again and redoes the change; the user's text is
 // never overwritten. After an applied edit, Apply waits (bounded) for the
-// didChange that echoes it, so the next read sees the new text.
+// didChange that echoes it, so the next read sees the new text; the files
+// the editor loaded for the edit are then saved by it
+// (agentls/saveDocuments) when it can, else by agentls, so the change is
+// on disk and not left in hidden modified buffers.
 type Editor struct {
 	svc  *Service
 	ws   *workspace.Workspace
@@ -39,47 +47,42 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 	if !apply {
 		return ed.ws.DiskEditor().Apply(ctx, label, edits)
 	}
-	open := 0
-	for _, fe := range edits {
-		if _, ok := srv.Buffers().Get(ed.ws.Abs(fe.Path)); ok && !fe.Create {
-			open++
-		}
+	plan, err := ed.ws.Plan(ctx, edits)
+	if err != nil {
+		return err
 	}
-	switch {
-	case open == 0:
+	if !plan.Open() {
 		return ed.ws.DiskEditor().Apply(ctx, label, edits)
-	case open < len(edits):
-		return errors.New("one change touches files open in the editor and files that are not: change them one file at a time")
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-
-	type planned struct {
-		abs, newText string
-		version      int32
-	}
-	var plans []planned
+	var creates []workspace.FileEdit
+	var sent []workspace.PlannedFile
 	we := protocol.WorkspaceEdit{}
-	for _, fe := range edits {
-		abs, doc, newText, err := ed.planned(fe)
-		if err != nil {
-			return err
+	for _, pf := range plan.Files {
+		if pf.Edit.Create {
+			creates = append(creates, pf.Edit)
+			continue
 		}
-		plans = append(plans, planned{abs: abs, newText: newText, version: doc.Version})
-		tes := make([]protocol.TextEdit, len(fe.Edits))
-		for i, te := range fe.Edits {
+		sent = append(sent, pf)
+		tes := make([]protocol.TextEdit, len(pf.Edits))
+		for i, te := range pf.Edits {
 			tes[i] = protocol.TextEdit{Range: protoRange(te.Range), NewText: te.NewText}
 		}
-		u := uri.File(abs)
+		u := uri.File(pf.Abs)
 		if versioned {
 			elems := make([]protocol.TextDocumentEditElement, len(tes))
 			for i := range tes {
 				elems[i] = &tes[i]
 			}
-			v := doc.Version
+			var version *int32 // null: not open, the file on disk is the truth
+			if pf.Open {
+				v := pf.Version
+				version = &v
+			}
 			we.DocumentChanges = append(we.DocumentChanges, &protocol.TextDocumentEdit{
-				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: &v},
+				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: u}, Version: version},
 				Edits:        elems,
 			})
 		} else {
@@ -88,7 +91,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 			}
 			we.Changes[u] = tes
 		}
-		ed.ws.ExpectEdit(fe.Path, newText, label)
+		ed.ws.ExpectEdit(pf.Edit.Path, pf.After, label)
 	}
 
 	changed := srv.DocumentChanged()
@@ -103,43 +106,112 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 		}
 		return fmt.Errorf("the editor refused the change (%s): %w", reason, workspace.ErrStale)
 	}
-	// Wait for the echo, so the task's next read sees its own edit.
+	ed.settle(ctx, label, sent, changed)
+	if len(creates) > 0 {
+		if err := ed.ws.DiskEditor().Apply(ctx, label, creates); err != nil {
+			return fmt.Errorf("the files open in the editor were changed, the new files were not created: %w", err)
+		}
+	}
+	return nil
+}
+
+// settle waits (bounded by EchoTimeout) for the didChange that echoes an
+// applied edit in every file the editor holds, so the task's next read
+// sees its own edit, then asks the editor to save the files it loaded for
+// the edit (they were closed before it).
+func (ed *Editor) settle(ctx context.Context, label string, sent []workspace.PlannedFile, changed <-chan struct{}) {
+	srv := ed.svc.srv
 	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
 	defer deadline.Stop()
-	for _, p := range plans {
-		for {
-			doc, ok := srv.Buffers().Get(p.abs)
-			if !ok || doc.Text == p.newText || doc.Version != p.version {
+	waited := false
+	var loaded []workspace.PlannedFile
+	for _, pf := range sent {
+		if !pf.Open {
+			loaded = append(loaded, pf)
+		}
+		for !waited {
+			doc, ok := srv.Buffers().Get(pf.Abs)
+			if pf.Open && (!ok || doc.Text == pf.After || doc.Version != pf.Version) {
+				break
+			}
+			if !pf.Open && (!ok || doc.Text == pf.After) {
+				// A closed file the editor loaded and told us about, or
+				// one it holds without telling (nothing to wait for).
 				break
 			}
 			select {
 			case <-changed:
 				changed = srv.DocumentChanged()
 			case <-deadline.C:
-				srv.Logger().Warn("no didChange after an applied workspace/applyEdit", "file", p.abs, "waited", ed.svc.opts.EchoTimeout)
-				return nil
+				srv.Logger().Warn("no didChange after an applied workspace/applyEdit", "file", pf.Abs, "waited", ed.svc.opts.EchoTimeout)
+				waited = true
 			}
 		}
 	}
-	return nil
+	if len(loaded) > 0 {
+		ed.saveLoaded(ctx, label, loaded)
+	}
+}
+
+// saveLoaded asks the editor to save the files it loaded to apply an edit
+// (agentls/saveDocuments): the change then is on disk, where the language
+// servers and commands read it, and no hidden buffer is left modified. A
+// file the editor does not save (a client without the request, a failed
+// save) is written by agentls: the buffer's text when the editor told us
+// of it (workspace.SaveBuffer, only while the disk still holds the text the
+// edit was planned on), else the planned edit on disk (its base is the
+// disk's text).
+func (ed *Editor) saveLoaded(ctx context.Context, label string, loaded []workspace.PlannedFile) {
+	ctx = context.WithoutCancel(ctx)
+	params := saveDocumentsParams{}
+	for _, pf := range loaded {
+		params.URIs = append(params.URIs, string(uri.File(pf.Abs)))
+	}
+	unsaved := map[string]bool{}
+	res, err := SaveDocumentsRequest.ask(ctx, ed.svc, params, saveTimeout, &ed.svc.saveDocs)
+	if err != nil {
+		if !errors.Is(err, errNotAnswered) {
+			ed.svc.log().Warn("the editor did not save the files it loaded for an edit", "error", err)
+		}
+		for _, u := range params.URIs {
+			unsaved[u] = true
+		}
+	} else {
+		for _, f := range res.Failed {
+			ed.svc.log().Warn("the editor did not save a file it loaded for an edit", "uri", f.URI, "reason", f.Reason)
+			unsaved[f.URI] = true
+		}
+	}
+	for _, pf := range loaded {
+		if !unsaved[string(uri.File(pf.Abs))] {
+			continue
+		}
+		var err error
+		if doc, ok := ed.svc.srv.Buffers().Get(pf.Abs); ok && doc.Text == pf.After {
+			err = ed.ws.SaveBuffer(ctx, pf.Edit.Path, pf.Edit.BaseHash)
+		} else if !ok {
+			err = ed.ws.DiskEditor().Apply(ctx, label, []workspace.FileEdit{pf.Edit})
+		}
+		if err != nil {
+			ed.svc.log().Warn("a file the editor loaded for an edit was not written", "file", pf.Abs, "error", err)
+		}
+	}
 }
 
 // planned is what edit fe makes of the open buffer of its file: the
-// file's absolute path, the buffer it applies to and the text after it. An
-// edit made for another text or version of the buffer is an error wrapping
-// workspace.ErrStale (the model reads the file again).
-func (ed *Editor) planned(fe workspace.FileEdit) (abs string, doc workspace.Document, after string, err error) {
-	abs = ed.ws.Abs(fe.Path)
-	doc, _ = ed.svc.srv.Buffers().Get(abs)
-	if (fe.BaseHash != "" && workspace.HashText(doc.Text) != fe.BaseHash) ||
-		(fe.BaseHash == "" && fe.BaseVersion != 0 && doc.Version != fe.BaseVersion) {
-		return "", doc, "", fmt.Errorf("%s (now at version %d): %w", fe.Path, doc.Version, workspace.ErrStale)
-	}
-	after, err = workspace.ApplyEdits(doc.Text, fe.Edits)
+// file's absolute path, the buffer it applies to and the text after, from
+// the workspace's plan (one staleness rule: workspace.CheckBase).
+func (ed *Editor) planned(ctx context.Context, fe workspace.FileEdit) (abs string, doc workspace.Document, after string, err error) {
+	pf, err := ed.ws.PlanFile(ctx, fe)
 	if err != nil {
-		return "", doc, "", fmt.Errorf("edit %s: %w", fe.Path, err)
+		return "", doc, "", err
 	}
-	return abs, doc, after, nil
+	doc, _ = ed.svc.srv.Buffers().Get(pf.Abs)
+	if !pf.Open {
+		// The plan read the disk: the clean buffer is behind it.
+		return "", doc, "", fmt.Errorf("%s changed on disk under the editor's buffer: %w", fe.Path, workspace.ErrStale)
+	}
+	return pf.Abs, doc, pf.After, nil
 }
 
 // send sends we with workspace/applyEdit and waits for the answer; after

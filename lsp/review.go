@@ -74,7 +74,7 @@ func (ed *Editor) Review(ctx context.Context, label string, edits []workspace.Fi
 	seq := ed.svc.reviews.Add(1)
 	confirm := true
 	for _, fe := range edits {
-		abs, doc, after, err := ed.planned(fe)
+		abs, doc, after, err := ed.planned(ctx, fe)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/agent/session"
-	"github.com/agentls/agentls/workspace"
 )
 
 // resumeCommand continues an interrupted task (same ID) through the same
@@ -44,7 +43,8 @@ type UndoReply struct {
 }
 
 // undoCommand reverts every edit of a task: the open files in one
-// workspace/applyEdit, the others on disk; files changed since the task are
+// workspace/applyEdit with the closed ones (the same plan and applier as a
+// task's edits); files changed since the task are
 // merged around the change or left alone and reported with a diff.
 func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskIDArgs) (UndoReply, error) {
 	h := s.Host()
@@ -52,7 +52,7 @@ func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskI
 	if err != nil {
 		return UndoReply{}, requestFailed("%s: %v", CommandUndo, err)
 	}
-	rep, err := h.Undo(ctx, a.TaskID, &undoEditor{svc: s, ws: ws})
+	rep, err := h.Undo(ctx, a.TaskID, &Editor{svc: s, ws: ws})
 	if errors.Is(err, session.ErrUnknownTask) || errors.Is(err, session.ErrRunning) {
 		return UndoReply{}, hostError(CommandUndo, err)
 	}
@@ -86,38 +86,6 @@ func (s *Service) undoCommand(ctx context.Context, _ *server.Invocation, a TaskI
 	}
 	s.srv.ShowMessage(ctx, typ, "agentls: "+reply.Summary)
 	return reply, nil
-}
-
-// undoEditor applies an undo: the files open in the editor through one
-// workspace/applyEdit (the service's Editor), the others on disk.
-type undoEditor struct {
-	svc *Service
-	ws  *workspace.Workspace
-}
-
-func (u *undoEditor) Apply(ctx context.Context, label string, edits []workspace.FileEdit) error {
-	var open, disk []workspace.FileEdit
-	for _, fe := range edits {
-		if _, ok := u.svc.srv.Buffers().Get(u.ws.Abs(fe.Path)); ok && !fe.Create {
-			open = append(open, fe)
-		} else {
-			disk = append(disk, fe)
-		}
-	}
-	if len(open) > 0 {
-		if err := (&Editor{svc: u.svc, ws: u.ws}).Apply(ctx, label, open); err != nil {
-			return err
-		}
-	}
-	if len(disk) > 0 {
-		if err := u.ws.DiskEditor().Apply(ctx, label, disk); err != nil {
-			if len(open) > 0 {
-				return fmt.Errorf("the open files were reverted, the others were not: %w", err)
-			}
-			return err
-		}
-	}
-	return nil
 }
 
 // states is a "state" filter: one state or a list.

@@ -221,15 +221,8 @@ func (d *DiskEditor) prepare(ctx context.Context, e FileEdit, r *root, rel strin
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
-	if e.BaseHash == "" {
-		return nil, fmt.Errorf("edit %s: no base hash: read the file before editing it", p)
-	}
-	if cur.Hash != e.BaseHash || cur.FromBuffer && e.BaseVersion != 0 && cur.Version != e.BaseVersion {
-		where := "on disk"
-		if cur.FromBuffer {
-			where = fmt.Sprintf("in the editor (now version %d)", cur.Version)
-		}
-		return nil, fmt.Errorf("edit %s: %w: it was changed %s after it was read; read it again and redo the edit", p, ErrStale, where)
+	if err := CheckBase(e, cur); err != nil {
+		return nil, err
 	}
 	disk, old, fi, err := d.w.readDiskAt(p, r, rel)
 	if err != nil {
@@ -245,14 +238,7 @@ func (d *DiskEditor) prepare(ctx context.Context, e FileEdit, r *root, rel strin
 		// Read by name, then by the located name: changed in between.
 		return nil, fmt.Errorf("edit %s: %w: it was changed on disk after it was read; read it again and redo the edit", p, ErrStale)
 	}
-	edits := e.Edits
-	if disk.CRLF {
-		edits = make([]TextEdit, len(e.Edits))
-		for i, te := range e.Edits {
-			te.NewText = toCRLF(te.NewText)
-			edits[i] = te
-		}
-	}
+	edits := editsFor(disk, e.Edits)
 	text, err := ApplyEdits(disk.Text, edits)
 	if err != nil {
 		return nil, fmt.Errorf("edit %s: %w", p, err)

@@ -233,3 +233,25 @@ func TestRunShowsMCPStartFailureWhole(t *testing.T) {
 		t.Errorf("stderr lacks the whole failure %q:\n%s", want, errb.String())
 	}
 }
+
+// TestRunMultiEditWrittenAsShown: on the command line an edit_file call
+// with two edits matched against the original text (a→ab, b→c on "a b")
+// writes "ab c", and the diff printed is exactly that change.
+func TestRunMultiEditWrittenAsShown(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "ab.txt"), []byte("a b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startModel(t, `[{"toolCalls":[{"name":"edit_file","arguments":{"path":"ab.txt","edits":[{"old_string":"a","new_string":"ab"},{"old_string":"b","new_string":"c"}]}}]},{"text":"Done."}]`)
+	var out, errb bytes.Buffer
+	code := mainExit([]string{"run", "--workspace", dir, "--edit", "--yes", "--validate", "off", "Edit ab.txt"}, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "ab.txt")); err != nil || string(got) != "ab c\n" {
+		t.Errorf("ab.txt = %q, %v; want %q", got, err, "ab c\n")
+	}
+	if !strings.Contains(out.String(), "-a b\n+ab c\n") {
+		t.Errorf("the diff printed is not the change written:\n%s", out.String())
+	}
+}

@@ -171,6 +171,9 @@ type State struct {
 	Answers        []AnswerPart
 	CreateRequests int        // window/workDoneProgress/create requests received
 	SaveRequests   [][]string // the uris of each agentls/saveDocuments request
+	// Loaded are the files the client opened from disk to apply a
+	// workspace/applyEdit that edits them (they were not open).
+	Loaded []string
 	// Diagnostics are the last textDocument/publishDiagnostics per uri;
 	// Publications counts them all.
 	Diagnostics  map[string]protocol.PublishDiagnosticsParams
@@ -574,6 +577,7 @@ func (c *Client) copyState() State {
 	s.MessageRequests = append([]protocol.ShowMessageRequestParams(nil), c.state.MessageRequests...)
 	s.AppliedEdits = append([]AppliedEdit(nil), c.state.AppliedEdits...)
 	s.SaveRequests = append([][]string(nil), c.state.SaveRequests...)
+	s.Loaded = append([]string(nil), c.state.Loaded...)
 	s.Answers = append([]AnswerPart(nil), c.state.Answers...)
 	s.Diagnostics = make(map[string]protocol.PublishDiagnosticsParams, len(c.state.Diagnostics))
 	for k, v := range c.state.Diagnostics {

@@ -112,3 +112,10 @@ func applyTextEdits(text string, edits []protocol.TextEdit) (string, []protocol.
 func posLess(a, b protocol.Position) bool {
 	return a.Line < b.Line || (a.Line == b.Line && a.Character < b.Character)
 }
+
+// ApplyTextEdits applies edits that are all relative to text, as an
+// editor applies one document's edits of a workspace/applyEdit.
+func ApplyTextEdits(text string, edits []protocol.TextEdit) (string, error) {
+	out, _, err := applyTextEdits(text, edits)
+	return out, err
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -334,6 +336,27 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 		version  int32
 	}
 	var results []result
+	// A file the editor does not have open is loaded from disk, as Neovim,
+	// Emacs and VS Code do: it is opened (didOpen, version 1) with what the
+	// disk holds, and the edit applies to it. A versioned edit must name an
+	// open document.
+	var loaded []string
+	for _, fe := range files {
+		if _, _, ok := c.Document(fe.filename); ok || fe.version != nil {
+			continue
+		}
+		data, err := os.ReadFile(fe.filename)
+		if err != nil {
+			return failed(fmt.Sprintf("%s cannot be loaded: %v", fe.filename, err))
+		}
+		if err := c.OpenDocument(ctx, fe.filename, languageOf(fe.filename), string(data)); err != nil {
+			return failed(fmt.Sprintf("%s cannot be opened: %v", fe.filename, err))
+		}
+		loaded = append(loaded, fe.filename)
+	}
+	if len(loaded) > 0 {
+		c.update(func(s *State) { s.Loaded = append(s.Loaded, loaded...) })
+	}
 	c.mu.Lock()
 	for _, fe := range files {
 		doc, ok := c.docs[fe.filename]
@@ -378,4 +401,21 @@ func (c *Client) applyEdit(ctx context.Context, p *protocol.ApplyWorkspaceEditPa
 
 func failed(reason string) protocol.ApplyWorkspaceEditResult {
 	return protocol.ApplyWorkspaceEditResult{Applied: false, FailureReason: &reason}
+}
+
+// languageOf is the language id an editor gives a file it loads.
+func languageOf(filename string) string {
+	switch filepath.Ext(filename) {
+	case ".go":
+		return "go"
+	case ".py":
+		return "python"
+	case ".ts":
+		return "typescript"
+	case ".js":
+		return "javascript"
+	case ".rs":
+		return "rust"
+	}
+	return "plaintext"
 }
