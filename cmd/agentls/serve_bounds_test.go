@@ -202,10 +202,11 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 			for k, v := range tc.settings {
 				settings[k] = v
 			}
-			env := append(serveEnv(t), "OPENAI_API_KEY=sk-bounds-SECRET", "OPENAI_BASE_URL="+model.URL(), "AGENTLS_MODEL=test-model")
+			// The user's own settings file: servers and approval from the
+			// client would be asked about first.
+			env := append(userSettingsEnv(t, settings), "OPENAI_API_KEY=sk-bounds-SECRET", "OPENAI_BASE_URL="+model.URL(), "AGENTLS_MODEL=test-model")
 			p := lsptest.StartProcess(t, bin, []string{"serve"}, env, lsptest.Config{
 				WorkDoneProgress: true, ApplyEdit: true, Roots: []string{root}, SaveDocuments: tc.editor != nil, LSP: tc.editor,
-				InitializationOptions: settings,
 			})
 			if _, err := p.Initialize(ctxT(t)); err != nil {
 				t.Fatal(err)
