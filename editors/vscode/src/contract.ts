@@ -265,8 +265,9 @@ export function userValue<T>(i: Inspected<T> | undefined): T | undefined {
 
 /**
  * serverSettings maps the user's settings to what the server reads. Empty
- * strings are omitted so the server keeps its own defaults; an approval
- * value outside ask|auto|deny falls back to "ask" (the safe choice). The API
+ * strings are omitted so the server keeps its own settings (the user
+ * settings file, then its defaults); an approval value outside
+ * ask|auto|deny falls back to "ask" (the safe choice). The API
  * key is never part of it: only the name of the variable that holds it.
  */
 export function serverSettings(s: Settings): ServerSettings {
@@ -274,8 +275,9 @@ export function serverSettings(s: Settings): ServerSettings {
   const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
   if (str(s.model)) out.model = str(s.model);
   if (str(s.baseURL)) out.baseURL = str(s.baseURL);
+  // Unset, the server's own (the user settings file, else "ask") stands.
   const approval = str(s.approval);
-  out.approval = approval === 'auto' || approval === 'deny' ? approval : 'ask';
+  if (approval !== '') out.approval = approval === 'auto' || approval === 'deny' ? approval : 'ask';
   if (Array.isArray(s.allowCommands)) {
     const cmds = s.allowCommands.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter((c) => c !== '');
     if (cmds.length > 0) out.allowCommands = cmds;

@@ -138,7 +138,8 @@ function readSettings() {
   return serverSettings({
     model: c.get<string>('model'),
     baseURL: userSetting<string>('baseURL'),
-    approval: userSetting<string>('approval'),
+    // Only a value the user set: the default would hide the user settings file's.
+    approval: config().inspect<string>('approval')?.globalValue,
     allowCommands: userSetting<unknown>('allowCommands'),
     safeCommands: userSetting<unknown>('safeCommands'),
     allowSecretReads: userSetting<unknown>('allowSecretReads'),

@@ -93,15 +93,15 @@ test('buildRunArgs: rejects what the server would reject', () => {
   assert.throws(() => buildRunArgs({ prompt: 'x', uri: 'file:///a', range: { start: { line: 0.5, character: 0 }, end: { line: 0, character: 0 } } }), /integers/);
 });
 
-test('serverSettings: empty values omitted, approval safe, no key', () => {
+test('serverSettings: empty values omitted (an unset approval leaves the user settings file\'s), approval safe, no key', () => {
   const cases = [
-    { in: {}, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' } },
+    { in: {}, want: { apiKeyEnv: 'OPENAI_API_KEY' } },
     { in: { model: ' gpt-4o ', baseURL: 'http://127.0.0.1:8080/v1', approval: 'auto', allowCommands: ['go test', ' ', 3, 'go build'], checkCommand: 'go vet ./...' },
       want: { apiKeyEnv: 'OPENAI_API_KEY', model: 'gpt-4o', baseURL: 'http://127.0.0.1:8080/v1', approval: 'auto', allowCommands: ['go test', 'go build'], checkCommand: 'go vet ./...' } },
     { in: { approval: 'yolo', model: '' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' } },
     { in: { approval: 'deny', allowCommands: 'go test' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'deny' } },
-    { in: { apiKeyEnv: 'DEEPSEEK_API_KEY' }, want: { apiKeyEnv: 'DEEPSEEK_API_KEY', approval: 'ask' } },
-    { in: { apiKeyEnv: 'BAD NAME; rm' }, want: { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' } },
+    { in: { apiKeyEnv: 'DEEPSEEK_API_KEY' }, want: { apiKeyEnv: 'DEEPSEEK_API_KEY' } },
+    { in: { apiKeyEnv: 'BAD NAME; rm' }, want: { apiKeyEnv: 'OPENAI_API_KEY' } },
   ];
   for (const c of cases) {
     assert.deepEqual(serverSettings(c.in), c.want, JSON.stringify(c.in));
@@ -409,15 +409,15 @@ test('serverSettings: mcpServers pass as an object, nothing else', () => {
 
 test('serverSettings: sandbox and network only widen on explicit values', () => {
   assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
-    { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
-  assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' });
+    { apiKeyEnv: 'OPENAI_API_KEY', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
+  assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY' });
 });
 
 test('serverSettings: hooks pass as an object of events, nothing else', () => {
   const hooks = { Stop: [{ hooks: [{ type: 'command', command: '~/bin/tests-pass.sh' }] }] };
-  assert.deepEqual(serverSettings({ hooks }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask', hooks });
+  assert.deepEqual(serverSettings({ hooks }), { apiKeyEnv: 'OPENAI_API_KEY', hooks });
   for (const bad of [{}, [], 'rm -rf /', null]) {
-    assert.deepEqual(serverSettings({ hooks: bad }), { apiKeyEnv: 'OPENAI_API_KEY', approval: 'ask' }, JSON.stringify(bad));
+    assert.deepEqual(serverSettings({ hooks: bad }), { apiKeyEnv: 'OPENAI_API_KEY' }, JSON.stringify(bad));
   }
 });
 
