@@ -11,10 +11,15 @@ import (
 	"github.com/agentls/agentls/agent/store"
 )
 
+// writeFiles writes files (slash paths, folders made as needed) under root.
 func writeFiles(t *testing.T, root string, files map[string]string) {
 	t.Helper()
 	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
