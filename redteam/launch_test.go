@@ -99,8 +99,12 @@ func TestConfinementBeforeForeignCode(t *testing.T) {
 		}},
 	} {
 		attempt(t, famConfinement, v.name, func(t *testing.T) outcome {
-			root := t.TempDir()
-			marks := filepath.Join(root, "loaded-by")
+			root, stateDir := t.TempDir(), t.TempDir()
+			// The mark goes where the server may write: its own folder.
+			if err := os.MkdirAll(filepath.Join(stateDir, "tools"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			marks := filepath.Join(stateDir, "tools", "loaded-by")
 			markLib(t, filepath.Join(root, v.lib), marks)
 			cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"tools": map[string]any{
 				"command": sh, "args": []string{"-c", "exit 0"}, "env": v.env(root)}}})
@@ -115,7 +119,8 @@ func TestConfinementBeforeForeignCode(t *testing.T) {
 			defer m.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			_, errs := m.Tools(ctx, servers, mcp.Launch{Dir: root, Roots: []string{root}}, nil)
+			// A workspace server starts only with a folder of its own.
+			_, errs := m.Tools(ctx, servers, mcp.Launch{Dir: root, Roots: []string{root}, StateDir: stateDir}, nil)
 			got := loadedBy(marks)
 			if len(got) == 0 {
 				t.Fatalf("the server's program did not load the library (errors %v): the attack is not live", errs)

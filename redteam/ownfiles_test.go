@@ -308,13 +308,15 @@ func ownServer(t *testing.T, prepare func(root string), line string) *server {
 	}
 	t.Cleanup(func() { _ = model.Close() })
 	settings := map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"}
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv})
+	// The user's own settings (the user settings file): from the client, a
+	// model service the user never named would be asked about first.
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: userDir(t, settings)})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),
 		lspserver.WithLogger(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}), nil),
 	)...)
-	c, _ := lsptest.Connect(t, srv, lsptest.Config{Roots: []string{root}, InitializationOptions: settings})
+	c, _ := lsptest.Connect(t, srv, lsptest.Config{Roots: []string{root}})
 	if _, err := c.Initialize(ctxFor(t)); err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
