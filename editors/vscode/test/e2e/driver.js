@@ -602,7 +602,7 @@ async function main() {
       const cliRun = () => {
         fs.writeFileSync(path.join(cliWs, 'notes.txt'), 'first: todo\nsecond: todo\n');
         const c0 = Date.now();
-        const r = spawnSync(process.env.E2E_AGENTLS_BIN, ['run', '--workspace', cliWs, '--edit', 'Latency: two edits to notes.txt'], { encoding: 'utf8', timeout: 60000 });
+        const r = spawnSync(process.env.E2E_AGENTLS_BIN, ['run', '--workspace', cliWs, '--edit', '--yes', 'Latency: two edits to notes.txt'], { encoding: 'utf8', timeout: 60000 });
         const ms = Date.now() - c0;
         return r.status === 0 && `${r.stdout}${r.stderr}`.includes('LATENCY-DONE') ? ms : undefined;
       };
