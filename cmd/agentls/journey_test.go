@@ -26,6 +26,9 @@ func TestFirstDayOnTheCommandLine(t *testing.T) {
 			t.Fatalf("%s is needed (make install installs it): %v", tool, err)
 		}
 	}
+	// Built (once per test binary) in the real user's cache folder, before
+	// HOME moves: a later test of this binary uses the same path.
+	mcpServer := lsptest.MCPTestServer(t)
 	home, cfg, ws := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", cfg)
@@ -38,7 +41,7 @@ func TestFirstDayOnTheCommandLine(t *testing.T) {
 		"approval": "auto",
 		"validate": "off",
 		"mcpServers": map[string]any{
-			"test": map[string]any{"command": lsptest.MCPTestServer(t)},
+			"test": map[string]any{"command": mcpServer},
 		},
 		// Claude Code's documented logging hook, unchanged.
 		"hooks": map[string]any{
