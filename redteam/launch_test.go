@@ -39,7 +39,8 @@ func gccBuild(t *testing.T, out, src string, args ...string) {
 	if err != nil {
 		t.Fatalf("gcc is needed to build the workspace's libraries: %v", err)
 	}
-	if b, err := exec.Command(cc, append(args, "-o", out, filepath.Join("testdata", src))...).CombinedOutput(); err != nil {
+	// The same sources as the launcher's own test (tools/testdata/loader).
+	if b, err := exec.Command(cc, append(args, "-o", out, filepath.Join("..", "tools", "testdata", "loader", src))...).CombinedOutput(); err != nil {
 		t.Fatalf("gcc %s: %v\n%s", src, err, b)
 	}
 }
