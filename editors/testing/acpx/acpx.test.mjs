@@ -65,15 +65,28 @@ function acpx(args, { timeout = 180000 } = {}) {
     return { status: r.status, ...classify(stdout), stderr: r.stderr || "", stdout };
   }
 }
-// the same, in the background
+// the same, in the background. A prompt sent while the previous queue
+// owner closes is refused the same way (nothing was sent), so it is sent
+// again; exited tells a waiting test that the prompt ended, so it fails
+// with what acpx printed instead of waiting out its time.
 function acpxBackground(args) {
-  const child = spawn(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env });
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => (out += d));
-  child.stderr.on("data", (d) => (err += d));
-  const done = new Promise((resolve) => child.on("exit", (status) => resolve({ status, ...classify(out), stderr: err, stdout: out })));
-  return { child, done, out: () => out };
+  const bg = { exited: null };
+  bg.done = new Promise((resolve) => {
+    const start = (attempt) => {
+      const child = spawn(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (err += d));
+      child.on("exit", (status) => {
+        if (status !== 0 && attempt < 5 && ownerGone.test(out)) return start(attempt + 1);
+        bg.exited = { status, ...classify(out), stderr: err, stdout: out };
+        resolve(bg.exited);
+      });
+    };
+    start(1);
+  });
+  return bg;
 }
 
 // classify tells the two directions apart: requests by method, responses
@@ -242,7 +255,10 @@ test("acpx: after the agent process ended, the session resumes with its mode and
 test("acpx: cancel stops the running command and ends the turn as cancelled", async () => {
   await waitFor("the previous agentls process to end", () => running(agentCmd).length === 0, 20000);
   const bg = acpxBackground(["--ttl", "1", "--approve-all", "prompt", "XSLOW: run a long command"]);
-  await waitFor("sleep 41 running", () => running("sleep 41").length > 0, 20000);
+  await waitFor("sleep 41 running", () => {
+    if (bg.exited) assert.fail(`the prompt ended before its command ran (exit ${bg.exited.status}): ${bg.exited.stdout.slice(-1500)} ${bg.exited.stderr.slice(-500)}`);
+    return running("sleep 41").length > 0;
+  }, 60000);
   const t0 = performance.now();
   const c = acpx(["--ttl", "1", "cancel"]);
   assert.equal(c.status, 0, c.stderr + c.stdout);
