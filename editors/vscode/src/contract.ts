@@ -180,7 +180,10 @@ export interface Settings {
   commandNetwork?: unknown;
   mcpServers?: unknown;
   hooks?: unknown;
+  languageServers?: unknown;
   review?: unknown;
+  /** The passThroughSettings the user set, by name. */
+  passThrough?: Record<string, unknown>;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -201,6 +204,9 @@ export interface ServerSettings {
   hooks?: Record<string, unknown>;
   /** Which edits wait for the user's review (docs/lsp.md, "Review before apply"). */
   review?: Review;
+  languageServers?: Record<string, unknown>;
+  /** passThroughSettings, as set. */
+  [setting: string]: unknown;
 }
 
 /** The values of agentls.review, from the least review to the most. */
@@ -243,7 +249,55 @@ export const userOnlySettings = [
   'commandNetwork',
   'mcpServers',
   'hooks',
+  'languageServers',
 ] as const;
+
+/**
+ * passThroughSettings are the server's other settings (editors/contract.json):
+ * they widen nothing, so a workspace may set them too. They are forwarded as
+ * the user set them, only when set (VS Code's type default, 0 or "", would
+ * hide the user settings file's value); the server checks each and names
+ * what it refuses.
+ */
+export const passThroughSettings = [
+  'logLevel',
+  'validate',
+  'maxTurns',
+  'maxTokens',
+  'maxTime',
+  'contextWindow',
+  'showReport',
+  'maxCompletionTokens',
+  'temperature',
+  'extraBody',
+  'azure',
+  'recordings',
+  'prices',
+  'models',
+] as const;
+
+/** setValue is the value the user set for a setting anyone may set: the folder's, the workspace's or the user's; undefined when none is set. */
+export function setValue<T>(i: Inspected<T> | undefined): T | undefined {
+  if (!i) return undefined;
+  for (const v of [i.workspaceFolderValue, i.workspaceValue, i.globalValue]) {
+    if (v !== undefined && v !== null) return v;
+  }
+  return undefined;
+}
+
+/**
+ * refusedSettings names the user-only settings a workspace or folder sets:
+ * the extension never applies them (a repository controls those files), and
+ * says so rather than drop them silently.
+ */
+export function refusedSettings(inspect: (key: string) => Inspected<unknown> | undefined): string[] {
+  const out: string[] = [];
+  for (const key of userOnlySettings) {
+    const i = inspect(key);
+    if (i && (i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined)) out.push(`agentls.${key}`);
+  }
+  return out;
+}
 
 /** What WorkspaceConfiguration.inspect returns for one setting (the fields read here). */
 export interface Inspected<T> {
@@ -303,6 +357,13 @@ export function serverSettings(s: Settings): ServerSettings {
   // server checks each entry and reports what it refuses).
   if (s.hooks && typeof s.hooks === 'object' && !Array.isArray(s.hooks) && Object.keys(s.hooks).length > 0) {
     out.hooks = s.hooks as Record<string, unknown>;
+  }
+  if (s.languageServers && typeof s.languageServers === 'object' && !Array.isArray(s.languageServers) && Object.keys(s.languageServers).length > 0) {
+    out.languageServers = s.languageServers as Record<string, unknown>;
+  }
+  for (const key of passThroughSettings) {
+    const v = s.passThrough?.[key];
+    if (v !== undefined && v !== null && v !== '') out[key] = v;
   }
   return out;
 }

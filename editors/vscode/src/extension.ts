@@ -76,6 +76,9 @@ import {
   resultView,
   serverEnv,
   serverSettings,
+  setValue,
+  passThroughSettings,
+  refusedSettings,
   strictestReview,
   settingsSection,
   statusMark,
@@ -149,7 +152,32 @@ function readSettings() {
     commandNetwork: userSetting<unknown>('commandNetwork'),
     mcpServers: userSetting<unknown>('mcpServers'),
     hooks: userSetting<unknown>('hooks'),
+    languageServers: userSetting<unknown>('languageServers'),
     review: strictestReview(c.inspect<unknown>('review')),
+    passThrough: Object.fromEntries(passThroughSettings.map((k) => [k, setValue(c.inspect<unknown>(k))])),
+  });
+}
+
+// The user-only settings a workspace sets, already reported (reported once
+// per set of names).
+let refusedShown = '';
+
+/**
+ * reportRefusedSettings tells the user which agentls settings of the
+ * workspace's .vscode/settings.json (or a folder's) are not applied: they
+ * are read from the user settings only.
+ */
+function reportRefusedSettings(): void {
+  const c = config();
+  const refused = refusedSettings((k) => c.inspect<unknown>(k));
+  const key = refused.join(',');
+  if (key === refusedShown) return;
+  refusedShown = key;
+  if (refused.length === 0) return;
+  const text = `agentls: ${refused.join(', ')} ${refused.length === 1 ? 'is' : 'are'} set in this workspace's settings and not applied: agentls reads ${refused.length === 1 ? 'it' : 'them'} from your user settings only (a repository can ship .vscode/settings.json).`;
+  log.warn(text);
+  vscode.window.showWarningMessage(text, 'Open User Settings').then((pick) => {
+    if (pick) vscode.commands.executeCommand('workbench.action.openSettingsJson');
   });
 }
 
@@ -456,7 +484,9 @@ async function forwardLsp(params: unknown): Promise<unknown> {
       case 'textDocument/rename': {
         if (!uri || !pos || typeof q.newName !== 'string') return null;
         const edit = await exec<vscode.WorkspaceEdit>('vscode.executeDocumentRenameProvider', uri, pos, q.newName);
-        if (!edit) return null;
+        // No rename provider for the file (no Go extension) gives an empty
+        // edit: that is no answer, so agentls's own server renames.
+        if (!edit || edit.size === 0) return null;
         const changes: Record<string, unknown[]> = {};
         for (const [u, edits] of edit.entries()) {
           changes[u.toString()] = edits.map((e) => ({ range: lspRange(e.range), newText: e.newText }));
@@ -526,6 +556,7 @@ async function startClient(): Promise<void> {
     // initializationOptions or the log.
     options: { env: serverEnv(process.env, apiKey, keyEnv) },
   };
+  reportRefusedSettings();
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
     outputChannel: log,
@@ -1242,6 +1273,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<{ exte
     vscode.commands.registerCommand('agentls.restartServer', guard(restartClient)),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(settingsSection)) return;
+      reportRefusedSettings();
       // A new program, key variable or model service starts a new server:
       // the server takes the settings of initialize as the user's, and asks
       // before a later change sends the key elsewhere.

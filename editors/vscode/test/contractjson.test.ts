@@ -17,6 +17,12 @@ import {
   buildRunArgs,
   executePlanArgs,
   taskArgs,
+  Inspected,
+  passThroughSettings,
+  refusedSettings,
+  serverSettings,
+  setValue,
+  userOnlySettings,
 } from '../src/contract';
 
 interface Field { name: string; required: boolean }
@@ -152,4 +158,96 @@ test('the contract check fails on a wrong copy', () => {
     const problems = contractProblems(c, change(extensionUse()));
     assert.ok(problems.includes(want), `${what}: problems ${JSON.stringify(problems)}; want ${want}`);
   }
+});
+
+// Every setting of the server's schema (editors/contract.json "settings")
+// is declared in package.json with the schema's JSON type, and forwarded:
+// user-only settings from the user's own value, the others as set. A
+// setting added to the server and not to the extension fails here.
+interface ContractSetting { name: string; type: string }
+interface Declared { type?: string; scope?: string }
+
+/** The settings the extension reads and forwards otherwise than by the two lists (model: as set; review: the strictest). */
+const forwardedApart = ['model', 'review'];
+/** The extension's own settings, never sent to the server. */
+const extensionOnly = ['path', 'openAnswer'];
+
+function settingProblems(schema: ContractSetting[], props: Record<string, Declared>): string[] {
+  const problems: string[] = [];
+  const forwarded = new Set<string>([...userOnlySettings, ...passThroughSettings, ...forwardedApart]);
+  for (const s of schema) {
+    const p = props[`agentls.${s.name}`];
+    if (!p) {
+      problems.push(`agentls.${s.name} is not declared in package.json`);
+      continue;
+    }
+    if (p.type !== s.type) problems.push(`agentls.${s.name} is declared ${p.type}; the schema says ${s.type}`);
+    if (!forwarded.has(s.name)) problems.push(`agentls.${s.name} is declared but never sent to the server`);
+  }
+  const known = new Set(schema.map((s) => s.name));
+  for (const key of Object.keys(props)) {
+    const name = key.replace(/^agentls\./, '');
+    if (!known.has(name) && !extensionOnly.includes(name)) problems.push(`${key} is not a setting of the server`);
+  }
+  for (const key of userOnlySettings) {
+    // "machine" is refused in a remote window (code-server, Remote-SSH,
+    // WSL, dev containers) when set in the user settings; "application"
+    // is read from the user settings wherever VS Code runs, and never
+    // from a workspace's.
+    const p = props[`agentls.${key}`];
+    if (p && p.scope !== 'application') problems.push(`agentls.${key} is scoped ${p.scope}; want application`);
+  }
+  for (const key of passThroughSettings) {
+    const p = props[`agentls.${key}`];
+    if (p && 'default' in p) problems.push(`agentls.${key} declares a default, which would hide the user settings file's value`);
+  }
+  return problems;
+}
+
+const schema = (JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'contract.json'), 'utf8')) as { settings: ContractSetting[] }).settings;
+const props = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { contributes: { configuration: { properties: Record<string, Declared> } } }).contributes.configuration.properties;
+
+test('package.json declares and the extension forwards every setting of the schema', () => {
+  assert.ok(schema.length >= 28, `the schema has ${schema.length} settings`);
+  assert.deepEqual(settingProblems(schema, props), []);
+});
+
+test('the settings check fails on a drift', () => {
+  const without = { ...props };
+  delete without['agentls.mcpServers'];
+  const cases: [string, ContractSetting[], Record<string, Declared>, string][] = [
+    ['a setting added to the server', [...schema, { name: 'newSetting', type: 'string' }], props, 'agentls.newSetting is not declared in package.json'],
+    ['a setting not declared', schema, without, 'agentls.mcpServers is not declared in package.json'],
+    ['a wrong type', schema, { ...props, 'agentls.maxTurns': { type: 'string' } }, 'agentls.maxTurns is declared string; the schema says number'],
+    ['a machine scope', schema, { ...props, 'agentls.mcpServers': { type: 'object', scope: 'machine' } }, 'agentls.mcpServers is scoped machine; want application'],
+    ['a declared setting the server lacks', schema, { ...props, 'agentls.maxTurn': { type: 'number' } }, 'agentls.maxTurn is not a setting of the server'],
+  ];
+  for (const [what, sch, pr, want] of cases) {
+    const problems = settingProblems(sch, pr);
+    assert.ok(problems.includes(want), `${what}: problems ${JSON.stringify(problems)}; want ${want}`);
+  }
+});
+
+test('serverSettings forwards every pass-through setting the user set, and none unset', () => {
+  const set = Object.fromEntries(passThroughSettings.map((k) => [k, k === 'showReport' || k === 'recordings' ? false : 1]));
+  const out = serverSettings({ passThrough: set });
+  for (const k of passThroughSettings) assert.equal(out[k], set[k], k);
+  assert.deepEqual(serverSettings({ passThrough: { maxTurns: undefined, maxTime: '' } }), { apiKeyEnv: 'OPENAI_API_KEY' });
+});
+
+test('setValue: the folder\'s, the workspace\'s, then the user\'s; never the default', () => {
+  assert.equal(setValue({ defaultValue: 30 }), undefined);
+  assert.equal(setValue({ defaultValue: 30, globalValue: 7 }), 7);
+  assert.equal(setValue({ globalValue: 7, workspaceValue: 9 }), 9);
+  assert.equal(setValue({ globalValue: 7, workspaceValue: 9, workspaceFolderValue: 11 }), 11);
+});
+
+test('refusedSettings names the user-only settings a workspace sets', () => {
+  const inspected: Record<string, Inspected<unknown>> = {
+    mcpServers: { globalValue: {}, workspaceValue: { x: { command: 'x' } } },
+    hooks: { workspaceFolderValue: {} },
+    approval: { globalValue: 'auto' },
+  };
+  assert.deepEqual(refusedSettings((k) => inspected[k]), ['agentls.mcpServers', 'agentls.hooks']);
+  assert.deepEqual(refusedSettings(() => undefined), []);
 });
