@@ -47,6 +47,12 @@ const MaxMessage = 8 << 20
 // is reported by name and the tool call goes on without it.
 const Timeout = 10 * time.Second
 
+// FirstTimeout bounds a server's requests until it has answered one: the
+// first request waits for the server's load of the workspace (gopls lists
+// the packages and type-checks them, 10 s and more on a cold cache or a
+// busy machine), which a user's first rename must not fail on.
+const FirstTimeout = 60 * time.Second
+
 // Config is how one language's server is started.
 type Config struct {
 	Command string   `json:"command"`
@@ -98,6 +104,7 @@ type client struct {
 	lastUse  time.Time       // the end of the last request (its start while one runs)
 	inflight int             // requests waiting for an answer: not idle
 	caps     json.RawMessage // the server's capabilities from initialize
+	answered bool            // a request was answered: Timeout bounds the next
 }
 
 type doc struct {
@@ -271,6 +278,10 @@ func (c *client) Call(ctx context.Context, method string, params, result any) er
 	c.mu.Lock()
 	c.lastUse = time.Now()
 	c.inflight++
+	limit := Timeout
+	if !c.answered {
+		limit = FirstTimeout
+	}
 	c.mu.Unlock()
 	defer func() {
 		c.mu.Lock()
@@ -278,14 +289,17 @@ func (c *client) Call(ctx context.Context, method string, params, result any) er
 		c.inflight--
 		c.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if err := c.call(ctx, method, params, result); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			err = fmt.Errorf("no answer within %s", Timeout)
+			err = fmt.Errorf("no answer within %s", limit)
 		}
 		return &Error{Server: c.cfg.Name(), Op: method, Err: err, Stderr: c.stderr.String()}
 	}
+	c.mu.Lock()
+	c.answered = true
+	c.mu.Unlock()
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,31 @@ func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
 	}
 	if r := p.Running(); len(r) != 0 {
 		t.Errorf("servers still running after Close: %v", r)
+	}
+}
+
+// TestFirstAnswerMayTakeLongerThanLaterOnes: a server still loading the
+// workspace when the first tool asks (gopls on a cold cache or a busy
+// machine) is waited for up to FirstTimeout, so a first-day rename does
+// not fail on "no answer within 10s"; later requests keep Timeout.
+func TestFirstAnswerMayTakeLongerThanLaterOnes(t *testing.T) {
+	ws, dir := goWorkspace(t, "greet")
+	src, err := os.ReadFile("testdata/slow_first_answer.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "slow_first_answer.py")
+	if err := os.WriteFile(script, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slow := Timeout + time.Second
+	ts := Tools(Env{Workspace: ws, Source: newPool(t, dir, map[string]Config{"go": {Command: "python3", Args: []string{script, strconv.FormatFloat(slow.Seconds(), 'f', -1, 64)}}})})
+	start := time.Now()
+	res := run(t, ts, "references", map[string]any{"file": "order/summary.go", "symbol": "Total"})
+	if strings.Contains(res.Text, "no answer within") {
+		t.Fatalf("the first request, answered after %s, failed: %s", slow, res.Text)
+	}
+	if took := time.Since(start); took < slow {
+		t.Fatalf("answered after %s; the server waits %s: the test did not test the slow first answer", took, slow)
 	}
 }
