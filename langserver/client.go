@@ -47,10 +47,11 @@ const MaxMessage = 8 << 20
 // is reported by name and the tool call goes on without it.
 const Timeout = 10 * time.Second
 
-// FirstTimeout bounds a server's requests until it has answered one: the
-// first request waits for the server's load of the workspace (gopls lists
-// the packages and type-checks them, 10 s and more on a cold cache or a
-// busy machine), which a user's first rename must not fail on.
+// FirstTimeout bounds a server's first request of each method: it may wait
+// for the server's load of the workspace (gopls lists the packages and
+// type-checks them for the first request that needs types, 10 s and more on
+// a cold cache or a busy machine; a documentSymbol before it is answered
+// from the syntax at once), which a user's first rename must not fail on.
 const FirstTimeout = 60 * time.Second
 
 // Config is how one language's server is started.
@@ -104,7 +105,7 @@ type client struct {
 	lastUse  time.Time       // the end of the last request (its start while one runs)
 	inflight int             // requests waiting for an answer: not idle
 	caps     json.RawMessage // the server's capabilities from initialize
-	answered bool            // a request was answered: Timeout bounds the next
+	answered map[string]bool // methods answered once: Timeout bounds the next
 }
 
 type doc struct {
@@ -279,7 +280,7 @@ func (c *client) Call(ctx context.Context, method string, params, result any) er
 	c.lastUse = time.Now()
 	c.inflight++
 	limit := Timeout
-	if !c.answered {
+	if !c.answered[method] {
 		limit = FirstTimeout
 	}
 	c.mu.Unlock()
@@ -298,7 +299,10 @@ func (c *client) Call(ctx context.Context, method string, params, result any) er
 		return &Error{Server: c.cfg.Name(), Op: method, Err: err, Stderr: c.stderr.String()}
 	}
 	c.mu.Lock()
-	c.answered = true
+	if c.answered == nil {
+		c.answered = map[string]bool{}
+	}
+	c.answered[method] = true
 	c.mu.Unlock()
 	return nil
 }

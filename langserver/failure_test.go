@@ -84,9 +84,10 @@ func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
 }
 
 // TestFirstAnswerMayTakeLongerThanLaterOnes: a server still loading the
-// workspace when the first tool asks (gopls on a cold cache or a busy
-// machine) is waited for up to FirstTimeout, so a first-day rename does
-// not fail on "no answer within 10s"; later requests keep Timeout.
+// workspace when a tool first asks it something (gopls on a cold cache or
+// a busy machine) is waited for up to FirstTimeout, so a first-day rename
+// does not fail on "no answer within 10s"; later requests of the same
+// method keep Timeout.
 func TestFirstAnswerMayTakeLongerThanLaterOnes(t *testing.T) {
 	ws, dir := goWorkspace(t, "greet")
 	src, err := os.ReadFile("testdata/slow_first_answer.py")
