@@ -37,7 +37,9 @@ const transcript = [];
 let model;
 let env;
 
-const goEnv = (k) => spawnSync("go", ["env", k], { encoding: "utf8" }).stdout.trim();
+// The user's Go caches (the runner points XDG_CACHE_HOME at a fresh folder
+// for the server's files): a first day has a warm GOCACHE.
+const goEnv = (k) => spawnSync("go", ["env", k], { encoding: "utf8", env: { ...process.env, XDG_CACHE_HOME: undefined } }).stdout.trim();
 
 // docText: a passage of the docs, or the test fails naming what drifted.
 function docText(file, re, what) {
