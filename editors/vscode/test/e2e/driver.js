@@ -754,14 +754,15 @@ async function main() {
       note(!(await tabTitles()).some((t) => t.includes('main_test.go')), 'main_test.go (the caller) is not open in the editor');
       await runPalette('agentls: Run task', 'Rename Greet to Welcome everywhere');
       const frame = await poll(() => frameWith('agentls asks for approval'), 60000);
-      if (frame) { // the rename changes a file that is not open: asked first
+      if (frame) { // asked first (the settings the editor sent, or the rename's closed file)
+        const question = (await frame.evaluate(() => document.body.innerText).catch(() => '')).replace(/\s+/g, ' ').slice(0, 200);
         const allow = await poll(async () => {
           for (const b of await frame.$$('button')) {
             if ((await b.innerText()).trim() === 'Allow once') return b;
           }
           return undefined;
         }, 5000);
-        note(Boolean(allow), 'the rename asks before changing main_test.go; the user allows it once');
+        note(Boolean(allow), `a question before the rename, the user allows it once: ${question}`);
         if (allow) await allow.click();
       }
       const toast = await toastWith('RENAME-');
