@@ -22,12 +22,13 @@ type language struct {
 	exts       []string
 	markers    []string // files at a root that say the workspace is in this language
 	defaults   []Config // tried in order; the first on PATH is used
+	needs      []string // programs the defaults run themselves (gopls runs go)
 	languageID func(ext string) string
 }
 
 var languages = []language{
 	{name: "go", exts: []string{".go"}, markers: []string{"go.mod", "go.work"},
-		defaults: []Config{{Command: "gopls"}}},
+		defaults: []Config{{Command: "gopls"}}, needs: []string{"go"}},
 	{name: "python", exts: []string{".py", ".pyi"}, markers: []string{"pyproject.toml", "setup.py", "requirements.txt"},
 		defaults: []Config{{Command: "basedpyright-langserver", Args: []string{"--stdio"}}, {Command: "pyright-langserver", Args: []string{"--stdio"}}}},
 	{name: "typescript", exts: []string{".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs"}, markers: []string{"tsconfig.json", "package.json"},
@@ -168,6 +169,13 @@ func (p *Pool) config(l *language, roots []string) (Config, error) {
 	var names []string
 	for _, c := range l.defaults {
 		if _, err := tools.LookPath(c.Command, roots); err == nil {
+			// Without the program it runs, a default starts and then
+			// answers nothing useful (gopls without go: "no views").
+			for _, need := range l.needs {
+				if _, err := tools.LookPath(need, roots); err != nil {
+					return Config{}, fmt.Errorf("%w for %s: %s is installed but the %s command it runs is not on agentls's PATH (%w)", ErrNoServer, l.name, c.Command, need, err)
+				}
+			}
 			return c, nil
 		}
 		names = append(names, c.Command)
