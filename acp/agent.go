@@ -57,6 +57,9 @@ type Options struct {
 	DBPath string
 	// Version is reported in initialize.
 	Version string
+	// Logout forgets the key `agentls login` stored (agent/settings); nil
+	// leaves logout unadvertised.
+	Logout func() error
 }
 
 // Agent is the ACP agent of one connection. Hosts are per workspace root
@@ -69,6 +72,11 @@ type Agent struct {
 	// waits for ready.
 	conn  *sdk.AgentSideConnection
 	ready chan struct{}
+	// out is the connection's writer, for the replies of ext.go.
+	out io.Writer
+	// boolOptions: the client takes boolean config options
+	// (clientCapabilities.session.configOptions.boolean).
+	boolOptions atomic.Bool
 
 	// redactor hides the secrets of opts.Settings in every update.
 	redactor session.RedactorCache
@@ -110,6 +118,9 @@ type acpSession struct {
 	lastPrompt string             // its prompt
 	running    *session.Task      // the task of the turn in progress
 	mcp        []mcp.ServerConfig // the MCP servers the client gave the session; set at creation or load
+	cost       float64            // US dollars the session's priced model calls cost, in this process
+	review     bool               // edits are reviewed before they apply (a boolean config option)
+	noNetwork  bool               // commands get no network (a boolean config option)
 }
 
 var (
@@ -138,7 +149,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	// stays closed until the logger is in place, so the reader never logs
 	// through a half-set connection (an immediate EOF used to race here).
 	logged := make(chan struct{})
-	out := &lockedWriter{w: w}
+	out := &lockedWriter{w: w, patch: patchOutgoing}
+	a.out = out
 	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log, a.arrived), open: logged})
 	a.conn.SetLogger(a.log)
 	close(logged)
@@ -258,9 +270,9 @@ func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
 	return out, true
 }
 
-// Initialize implements sdk.Agent with the capabilities agentls has: load
-// and list of stored sessions, text and embedded text resources in prompts;
-// no images, no audio, no MCP servers.
+// Initialize implements sdk.Agent with the capabilities agentls has: load,
+// list, resume, close and delete of stored sessions, text, images and
+// embedded text resources in prompts; no audio.
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.client = p.ClientCapabilities
@@ -275,10 +287,11 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: &title, Version: a.opts.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
 				Close: &sdk.SessionCloseCapabilities{}},
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
+			Auth:            a.authCapabilities(),
 		},
 		AuthMethods: a.authMethods(p.ClientCapabilities),
 	}, nil
@@ -298,11 +311,14 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("unknown auth method %q: use %q", p.MethodId, authEnv)}
 }
 
-// arrived notes a message's method as it arrives.
-func (a *Agent) arrived(method string) {
+// arrived notes a message's method as it arrives, and handles the
+// methods the SDK does not know (ext.go).
+func (a *Agent) arrived(method string, id json.RawMessage, line []byte) bool {
 	if method == sdk.AgentMethodInitialize {
 		a.initSeen.Store(true)
+		a.noteClientCapabilities(line)
 	}
+	return a.intercept(method, id, line)
 }
 
 // checkInitialized refuses a session method that arrived before
@@ -444,6 +460,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
 			"prompt too large: %d KiB, over the %d KiB limit; attach big files as resource links (agentls reads them) instead of pasting them", n>>10, maxPromptBytes>>10)}
 	}
+	if n := imageSize(p.Prompt); n > maxImageBytes {
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
+			"images too large: %d KiB of image data, over the %d MiB limit; send smaller or fewer images", n>>10, maxImageBytes>>20)}
+	}
 	in, err := readPrompt(p.Prompt, s.root)
 	if err != nil {
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: err.Error()}
@@ -486,7 +506,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	case ModePlan:
 		kind = agent.KindPlan
 	}
-	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
+	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask, Images: in.Images}
 	port := newTurnPort(a, s)
 	a.startMu.Lock()
 	s.host.SetSettings(settings)

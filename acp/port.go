@@ -128,7 +128,15 @@ func (p *turnPort) Event(e agent.Event) {
 			size = agent.ContextWindow(s.Model, 128_000)
 		}
 		used := e.Usage.InputTokens + e.Usage.OutputTokens
-		p.a.update(p.s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: used, Size: size}})
+		u := &sdk.SessionUsageUpdate{Used: used, Size: size}
+		if c, ok := s.Cost(s.Model, e.Usage); ok {
+			// The session's cost so far: every priced call of its turns.
+			p.s.mu.Lock()
+			p.s.cost += c
+			u.Cost = &sdk.Cost{Amount: p.s.cost, Currency: "USD"}
+			p.s.mu.Unlock()
+		}
+		p.a.update(p.s.id, sdk.SessionUpdate{UsageUpdate: u})
 	}
 }
 
