@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,10 +104,11 @@ type Agent struct {
 // acpSession is one ACP session: a conversation of follow-up tasks in one
 // workspace.
 type acpSession struct {
-	id   string
-	root string
-	host *session.Host
-	bufs *workspace.Buffers
+	id    string
+	root  string
+	extra []string // additional roots (additionalDirectories)
+	host  *session.Host
+	bufs  *workspace.Buffers
 
 	mu         sync.Mutex
 	mode       string
@@ -190,23 +192,43 @@ func (a *Agent) Close() {
 	wg.Wait()
 }
 
-// host returns the host of a workspace root, making it on first use.
-func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
+// host returns the host of a workspace root and its additional roots,
+// making it on first use. Sessions with other additional roots get a host
+// of their own (the same state folder and session store, those of root),
+// so a root one session was given never widens another's.
+func (a *Agent) host(root string, extra ...string) (*session.Host, *workspace.Buffers, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return nil, nil, errors.New("agentls is shutting down")
 	}
-	if h, ok := a.hosts[root]; ok {
-		return h, a.buffers[root], nil
+	key := strings.Join(append([]string{root}, extra...), "\x00")
+	if h, ok := a.hosts[key]; ok {
+		return h, a.buffers[key], nil
 	}
 	bufs := workspace.NewBuffers()
 	bufs.SetClientReader(a.readClient)
 	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath,
 		LanguageServers: langserver.NewServers()})
-	h.SetRoots([]string{root})
-	a.hosts[root], a.buffers[root] = h, bufs
+	h.SetRoots(append([]string{root}, extra...))
+	a.hosts[key], a.buffers[key] = h, bufs
 	return h, bufs, nil
+}
+
+// extraRoots checks a session's additional roots: absolute directories,
+// in the client's order, without duplicates or the session's own cwd.
+func extraRoots(root string, dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		r, err := rootOf(d)
+		if err != nil {
+			return nil, err
+		}
+		if r != root && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func (a *Agent) capabilities() sdk.ClientCapabilities {
@@ -289,7 +311,7 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
-				Close: &sdk.SessionCloseCapabilities{}},
+				Close: &sdk.SessionCloseCapabilities{}, AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{}},
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			Auth:            a.authCapabilities(),
 		},
@@ -375,7 +397,11 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	h, bufs, err := a.host(root)
+	extra, err := extraRoots(root, p.AdditionalDirectories)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	h, bufs, err := a.host(root, extra...)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -383,7 +409,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(notes) > 0 {
 		a.log.Warn("MCP servers offered by the client not used", "why", notes)
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
+	s := &acpSession{id: newSessionID(), root: root, extra: extra, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
 	// The client's MCP servers start now, in the background: a first start
 	// (npx downloading) is not paid by the first turn.
 	go h.StartMCP(context.WithoutCancel(ctx), servers)

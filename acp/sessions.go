@@ -46,6 +46,8 @@ type savedSession struct {
 	// The boolean config options (config.go).
 	Review    bool `json:"review,omitempty"`
 	NoNetwork bool `json:"noNetwork,omitempty"`
+	// Extra are the additional roots the session was last given.
+	Extra []string `json:"extra,omitempty"`
 }
 
 var sessionsMu sync.Mutex // serialises reads and writes of sessions files
@@ -93,7 +95,7 @@ func (a *Agent) save(ctx context.Context, s *acpSession) {
 	s.mu.Lock()
 	storeID := s.storeID
 	st := savedSession{Mode: s.mode, Model: s.model, Effort: s.effort, Title: s.title, Updated: time.Now().UTC().Format(time.RFC3339),
-		Review: s.review, NoNetwork: s.noNetwork}
+		Review: s.review, NoNetwork: s.noNetwork, Extra: s.extra}
 	s.mu.Unlock()
 	sessionsMu.Lock()
 	defer sessionsMu.Unlock()
@@ -227,7 +229,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if acpID, ok := toACP[ss.ID]; ok {
 			id = acpID
 		}
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root, AdditionalDirectories: saved.State[id].Extra}
 		title := ss.Title
 		if t := saved.State[id].Title; t != "" {
 			title = t
@@ -248,7 +250,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			continue
 		}
 		st := saved.State[id]
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root, AdditionalDirectories: st.Extra}
 		if st.Title != "" {
 			title := st.Title
 			info.Title = &title
@@ -316,7 +318,7 @@ func deref(s *string) string {
 // model and title are restored and announced.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	servers, notes := mcpServers(p.McpServers)
-	s, err := a.open(ctx, string(p.SessionId), p.Cwd, true, servers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, true, servers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -329,7 +331,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // the history (the client keeps its own).
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	servers, notes := mcpServers(p.McpServers)
-	s, err := a.open(ctx, string(p.SessionId), p.Cwd, false, servers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, false, servers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -340,7 +342,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 
 // open makes stored session id of cwd the connection's, replaying its
 // tasks when replay is set; servers are the MCP servers the client gave.
-func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers []mcp.ServerConfig) (*acpSession, error) {
+func (a *Agent) open(ctx context.Context, id, cwd string, dirs []string, replay bool, servers []mcp.ServerConfig) (*acpSession, error) {
 	if err := a.checkInitialized(ctx); err != nil {
 		return nil, err
 	}
@@ -348,7 +350,11 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers [
 	if err != nil {
 		return nil, err
 	}
-	h, bufs, err := a.host(root)
+	extra, err := extraRoots(root, dirs)
+	if err != nil {
+		return nil, err
+	}
+	h, bufs, err := a.host(root, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +373,7 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers [
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
 	st := saved.State[id]
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit,
+	s := &acpSession{id: id, root: root, extra: extra, host: h, bufs: bufs, mode: ModeEdit,
 		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title, mcp: servers, review: st.Review, noNetwork: st.NoNetwork}
 	// The client's MCP servers start now, in the background: a first start
 	// (npx downloading) is not paid by the first turn.

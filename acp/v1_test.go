@@ -71,7 +71,13 @@ type rawClient struct {
 // its settings, opts its options.
 func v1Agent(t *testing.T, dbPath, root string, edit func(*session.Settings), opts func(*acp.Options)) *rawClient {
 	t.Helper()
-	model, err := fakemodel.Start(v1Script)
+	return scriptedAgent(t, v1Script, dbPath, edit, opts)
+}
+
+// scriptedAgent is v1Agent with a script of its own.
+func scriptedAgent(t *testing.T, script fakemodel.Script, dbPath string, edit func(*session.Settings), opts func(*acp.Options)) *rawClient {
+	t.Helper()
+	model, err := fakemodel.Start(script)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,5 +746,56 @@ func TestWorkspaceMCPFileIsAskedAsAFormWhereTheClientHasForms(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAdditionalDirectoriesWidenOnlyTheirSession: a session given an
+// additional root reads a file in it; a session of the same cwd without it
+// cannot; session/list reports the session's roots; a relative one is
+// -32602.
+func TestAdditionalDirectoriesWidenOnlyTheirSession(t *testing.T) {
+	root, other := workspaceRoot(t), t.TempDir()
+	notes := filepath.Join(other, "notes.txt")
+	if err := os.WriteFile(notes, []byte("the other root's notes: OTHER-ROOT-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fakemodel.Script{Turns: []fakemodel.Turn{
+		{Match: &fakemodel.Match{LastToolResult: "OTHER-ROOT-42"}, Times: -1, Text: "read the other root"},
+		{Match: &fakemodel.Match{LastUser: "READOTHER"}, Times: 1, ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: fakemodel.Args(`{"path":"` + notes + `"}`)}}},
+		{Match: &fakemodel.Match{LastUser: "READOTHER"}, Times: 1, ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Arguments: fakemodel.Args(`{"path":"` + notes + `"}`)}}},
+		{Times: -1, Text: "could not read it"},
+	}}
+	c := scriptedAgent(t, script, filepath.Join(t.TempDir(), "a.db"), nil, nil)
+	init := c.initialize(`{}`)
+	if get(init, "agentCapabilities", "sessionCapabilities", "additionalDirectories") == nil {
+		t.Fatalf("additionalDirectories not advertised: %v", init)
+	}
+	var wide struct {
+		SessionID string `json:"sessionId"`
+	}
+	c.ok("session/new", map[string]any{"cwd": root, "additionalDirectories": []string{other}, "mcpServers": []any{}}, &wide)
+	narrow := c.newSession(root)
+	c.prompt(wide.SessionID, textBlock("READOTHER: the notes"))
+	c.prompt(narrow, textBlock("READOTHER: the notes"))
+	if got := c.agentText(wide.SessionID); !strings.Contains(got, "read the other root") {
+		t.Errorf("the session with the additional root answered %q", got)
+	}
+	if got := c.agentText(narrow); strings.Contains(got, "read the other root") {
+		t.Errorf("the session without it read the other root: %q", got)
+	}
+	var l struct {
+		Sessions []struct {
+			SessionID string   `json:"sessionId"`
+			Extra     []string `json:"additionalDirectories"`
+		} `json:"sessions"`
+	}
+	c.ok("session/list", map[string]any{"cwd": root}, &l)
+	for _, s := range l.Sessions {
+		if s.SessionID == wide.SessionID && (len(s.Extra) != 1 || s.Extra[0] != other) {
+			t.Errorf("listed roots %v; want %s", s.Extra, other)
+		}
+	}
+	if m := c.call("session/new", map[string]any{"cwd": root, "additionalDirectories": []string{"relative/dir"}, "mcpServers": []any{}}); m.Error == nil || m.Error.Code != -32602 {
+		t.Errorf("a relative additional root: %+v", m.Error)
 	}
 }
