@@ -122,8 +122,13 @@ func (p *turnPort) Event(e agent.Event) {
 		if checking {
 			return // the check's own small context, not the session's
 		}
+		// The context size: the model's own (the models setting), else
+		// the contextWindow setting, else the size known for its name.
 		s := p.s.host.Settings()
 		size := s.ContextWindow
+		if m, ok := s.ModelInfo(s.Model); ok && m.ContextWindow > 0 {
+			size = m.ContextWindow
+		}
 		if size <= 0 {
 			size = agent.ContextWindow(s.Model, 128_000)
 		}

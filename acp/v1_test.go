@@ -380,12 +380,14 @@ func TestImagePromptReachesTheModel(t *testing.T) {
 }
 
 // TestUsageUpdateAfterEachModelCall: every model call of a turn is
-// followed by a usage_update with the tokens used, the context size of
-// the settings and, with a price set, the session's cost so far.
+// followed by a usage_update with the tokens used, the context size the
+// models setting declares for the model (over the contextWindow setting)
+// and, with a price set, the session's cost so far.
 func TestUsageUpdateAfterEachModelCall(t *testing.T) {
 	root := workspaceRoot(t)
 	c := v1Agent(t, filepath.Join(t.TempDir(), "a.db"), root, func(s *session.Settings) {
-		s.ContextWindow = 64000
+		s.ContextWindow = 32000
+		s.Models = []session.ModelInfo{{Name: "test-model", ContextWindow: 64000}}
 		s.Prices = map[string]session.Price{"test-model": {Input: 1, Output: 2}}
 	}, nil)
 	c.initialize(`{}`)
