@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Options struct {
 	DBPath string
 	// Version is reported in initialize.
 	Version string
+	// Logout forgets the key `agentls login` stored (agent/settings); nil
+	// leaves logout unadvertised.
+	Logout func() error
 }
 
 // Agent is the ACP agent of one connection. Hosts are per workspace root
@@ -69,6 +73,11 @@ type Agent struct {
 	// waits for ready.
 	conn  *sdk.AgentSideConnection
 	ready chan struct{}
+	// out is the connection's writer, for the replies of ext.go.
+	out io.Writer
+	// boolOptions: the client takes boolean config options
+	// (clientCapabilities.session.configOptions.boolean).
+	boolOptions atomic.Bool
 
 	// redactor hides the secrets of opts.Settings in every update.
 	redactor session.RedactorCache
@@ -95,10 +104,11 @@ type Agent struct {
 // acpSession is one ACP session: a conversation of follow-up tasks in one
 // workspace.
 type acpSession struct {
-	id   string
-	root string
-	host *session.Host
-	bufs *workspace.Buffers
+	id    string
+	root  string
+	extra []string // additional roots (additionalDirectories)
+	host  *session.Host
+	bufs  *workspace.Buffers
 
 	mu         sync.Mutex
 	mode       string
@@ -110,6 +120,9 @@ type acpSession struct {
 	lastPrompt string             // its prompt
 	running    *session.Task      // the task of the turn in progress
 	mcp        []mcp.ServerConfig // the MCP servers the client gave the session; set at creation or load
+	cost       float64            // US dollars the session's priced model calls cost, in this process
+	review     bool               // edits are reviewed before they apply (a boolean config option)
+	noNetwork  bool               // commands get no network (a boolean config option)
 }
 
 var (
@@ -138,7 +151,8 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	// stays closed until the logger is in place, so the reader never logs
 	// through a half-set connection (an immediate EOF used to race here).
 	logged := make(chan struct{})
-	out := &lockedWriter{w: w}
+	out := &lockedWriter{w: w, patch: patchOutgoing}
+	a.out = out
 	a.conn = sdk.NewAgentSideConnection(a, out, heldReader{r: filterLines(r, out, a.log, a.arrived), open: logged})
 	a.conn.SetLogger(a.log)
 	close(logged)
@@ -178,23 +192,43 @@ func (a *Agent) Close() {
 	wg.Wait()
 }
 
-// host returns the host of a workspace root, making it on first use.
-func (a *Agent) host(root string) (*session.Host, *workspace.Buffers, error) {
+// host returns the host of a workspace root and its additional roots,
+// making it on first use. Sessions with other additional roots get a host
+// of their own (the same state folder and session store, those of root),
+// so a root one session was given never widens another's.
+func (a *Agent) host(root string, extra ...string) (*session.Host, *workspace.Buffers, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return nil, nil, errors.New("agentls is shutting down")
 	}
-	if h, ok := a.hosts[root]; ok {
-		return h, a.buffers[root], nil
+	key := strings.Join(append([]string{root}, extra...), "\x00")
+	if h, ok := a.hosts[key]; ok {
+		return h, a.buffers[key], nil
 	}
 	bufs := workspace.NewBuffers()
 	bufs.SetClientReader(a.readClient)
 	h := session.New(a.opts.Settings, session.Options{Getenv: a.opts.Getenv, Logger: a.log, Buffers: bufs, DBPath: a.opts.DBPath,
 		LanguageServers: langserver.NewServers()})
-	h.SetRoots([]string{root})
-	a.hosts[root], a.buffers[root] = h, bufs
+	h.SetRoots(append([]string{root}, extra...))
+	a.hosts[key], a.buffers[key] = h, bufs
 	return h, bufs, nil
+}
+
+// extraRoots checks a session's additional roots: absolute directories,
+// in the client's order, without duplicates or the session's own cwd.
+func extraRoots(root string, dirs []string) ([]string, error) {
+	var out []string
+	for _, d := range dirs {
+		r, err := rootOf(d)
+		if err != nil {
+			return nil, err
+		}
+		if r != root && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
 }
 
 func (a *Agent) capabilities() sdk.ClientCapabilities {
@@ -258,9 +292,9 @@ func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
 	return out, true
 }
 
-// Initialize implements sdk.Agent with the capabilities agentls has: load
-// and list of stored sessions, text and embedded text resources in prompts;
-// no images, no audio, no MCP servers.
+// Initialize implements sdk.Agent with the capabilities agentls has: load,
+// list, resume, close and delete of stored sessions, text, images and
+// embedded text resources in prompts; no audio.
 func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.client = p.ClientCapabilities
@@ -275,10 +309,11 @@ func (a *Agent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Init
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: &title, Version: a.opts.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			SessionCapabilities: sdk.SessionCapabilities{List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
-				Close: &sdk.SessionCloseCapabilities{}},
+				Close: &sdk.SessionCloseCapabilities{}, AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{}},
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
+			Auth:            a.authCapabilities(),
 		},
 		AuthMethods: a.authMethods(p.ClientCapabilities),
 	}, nil
@@ -298,11 +333,14 @@ func (a *Agent) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.
 	return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf("unknown auth method %q: use %q", p.MethodId, authEnv)}
 }
 
-// arrived notes a message's method as it arrives.
-func (a *Agent) arrived(method string) {
+// arrived notes a message's method as it arrives, and handles the
+// methods the SDK does not know (ext.go).
+func (a *Agent) arrived(method string, id json.RawMessage, line []byte) bool {
 	if method == sdk.AgentMethodInitialize {
 		a.initSeen.Store(true)
+		a.noteClientCapabilities(line)
 	}
+	return a.intercept(method, id, line)
 }
 
 // checkInitialized refuses a session method that arrived before
@@ -359,7 +397,11 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	h, bufs, err := a.host(root)
+	extra, err := extraRoots(root, p.AdditionalDirectories)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	h, bufs, err := a.host(root, extra...)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -367,7 +409,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if len(notes) > 0 {
 		a.log.Warn("MCP servers offered by the client not used", "why", notes)
 	}
-	s := &acpSession{id: newSessionID(), root: root, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
+	s := &acpSession{id: newSessionID(), root: root, extra: extra, host: h, bufs: bufs, mode: ModeEdit, mcp: servers}
 	// The client's MCP servers start now, in the background: a first start
 	// (npx downloading) is not paid by the first turn.
 	go h.StartMCP(context.WithoutCancel(ctx), servers)
@@ -444,6 +486,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
 			"prompt too large: %d KiB, over the %d KiB limit; attach big files as resource links (agentls reads them) instead of pasting them", n>>10, maxPromptBytes>>10)}
 	}
+	if n := imageSize(p.Prompt); n > maxImageBytes {
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: fmt.Sprintf(
+			"images too large: %d KiB of image data, over the %d MiB limit; send smaller or fewer images", n>>10, maxImageBytes>>20)}
+	}
 	in, err := readPrompt(p.Prompt, s.root)
 	if err != nil {
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32602, Message: err.Error()}
@@ -486,7 +532,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	case ModePlan:
 		kind = agent.KindPlan
 	}
-	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask}
+	spec := agent.TaskSpec{Kind: kind, Prompt: in.Text, Context: in.Context, FollowUp: s.lastTask, Images: in.Images}
 	port := newTurnPort(a, s)
 	a.startMu.Lock()
 	s.host.SetSettings(settings)

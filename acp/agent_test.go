@@ -236,15 +236,6 @@ func TestDiskEditAsksWithoutAlwaysAndShowsADiffThatUndoReverts(t *testing.T) {
 	}
 }
 
-func TestImagePromptIsRefused(t *testing.T) {
-	c := &testClient{}
-	conn, _, id := connect(t, c)
-	_, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.ImageBlock("AAAA", "image/png")}})
-	if err == nil || !strings.Contains(err.Error(), "images are not supported") {
-		t.Fatalf("image prompt: %v", err)
-	}
-}
-
 func TestAllowAlwaysRemembersTheCommandPrefixForTheWorkspace(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	c := &testClient{answer: "allow_always"}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -57,4 +58,29 @@ func (a *Agent) startError(err error) error {
 		return a.authError()
 	}
 	return &sdk.RequestError{Code: -32603, Message: "the task did not start: " + err.Error()}
+}
+
+// authCapabilities offer logout when there is a stored key to forget.
+func (a *Agent) authCapabilities() sdk.AgentAuthCapabilities {
+	if a.opts.Logout == nil {
+		return sdk.AgentAuthCapabilities{}
+	}
+	return sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}}
+}
+
+// UnstableLogout answers logout (stable in the v1 schema; the SDK names it
+// unstable): the key `agentls login` stored is forgotten, so the next task
+// needs a key again. A key in the environment is the editor's to remove.
+func (a *Agent) UnstableLogout(ctx context.Context, _ sdk.UnstableLogoutRequest) (sdk.UnstableLogoutResponse, error) {
+	if err := a.checkInitialized(ctx); err != nil {
+		return sdk.UnstableLogoutResponse{}, err
+	}
+	if a.opts.Logout == nil {
+		return sdk.UnstableLogoutResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodLogout)
+	}
+	if err := a.opts.Logout(); err != nil {
+		return sdk.UnstableLogoutResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	a.log.Info("acp logout: the stored key was forgotten")
+	return sdk.UnstableLogoutResponse{}, nil
 }

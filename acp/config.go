@@ -19,10 +19,69 @@ import (
 // both a config option and the older session mode; the two stay in step.
 
 const (
-	configModel  = "model"
-	configMode   = "mode"
-	configEffort = "reasoning_effort"
+	configModel   = "model"
+	configMode    = "mode"
+	configEffort  = "reasoning_effort"
+	configReview  = "review_edits"
+	configNetwork = "command_network"
 )
+
+// The boolean options (offered to a client that declares
+// clientCapabilities.session.configOptions.boolean) only narrow the
+// user's settings, like every change that does not come from the user's
+// own settings file: review before apply may be turned on for a session,
+// and off again only when the settings do not ask for it; commands'
+// network may be turned off for a session, and on again only when the
+// settings allow it.
+
+// sessionReview is whether the session's edits are reviewed before they apply.
+func (a *Agent) sessionReview(s *acpSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.review || (a.opts.Settings.Review != "" && a.opts.Settings.Review != session.ReviewOff)
+}
+
+// sessionNetwork is whether the session's commands may use the network.
+func (a *Agent) sessionNetwork(s *acpSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return a.opts.Settings.CommandNetwork && !s.noNetwork
+}
+
+// booleanOptions are the session's boolean config options.
+func (a *Agent) booleanOptions(s *acpSession) []sdk.SessionConfigOption {
+	review := sdk.NewSessionConfigOptionBoolean(a.sessionReview(s))
+	rdesc := "Show every edit for review before it applies"
+	review.Boolean.Id, review.Boolean.Name, review.Boolean.Description = configReview, "Review edits", &rdesc
+	network := sdk.NewSessionConfigOptionBoolean(a.sessionNetwork(s))
+	ndesc := "Let commands open network connections (only where the user's commandNetwork setting allows it)"
+	network.Boolean.Id, network.Boolean.Name, network.Boolean.Description = configNetwork, "Command network", &ndesc
+	return []sdk.SessionConfigOption{review, network}
+}
+
+// setBoolean sets a boolean option of session s.
+func (a *Agent) setBoolean(s *acpSession, id string, v bool) error {
+	st := a.opts.Settings
+	switch id {
+	case configReview:
+		if !v && st.Review != "" && st.Review != session.ReviewOff {
+			return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("review is %q in the user's settings: a session cannot turn it off", st.Review)})
+		}
+		s.mu.Lock()
+		s.review = v
+		s.mu.Unlock()
+	case configNetwork:
+		if v && !st.CommandNetwork {
+			return sdk.NewInvalidParams(map[string]any{"error": "commandNetwork is off in the user's settings: a session cannot turn it on; set it in the user settings file"})
+		}
+		s.mu.Lock()
+		s.noNetwork = !v
+		s.mu.Unlock()
+	default:
+		return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown boolean config option %q: %s or %s", id, configReview, configNetwork)})
+	}
+	return nil
+}
 
 // modelList is the models a session may choose from: the "models" setting,
 // else the service's /models list (asked once per connection), with the
@@ -128,6 +187,9 @@ func (a *Agent) configOptions(ctx context.Context, s *acpSession) []sdk.SessionC
 		effortOpt.Select.Id, effortOpt.Select.Name, effortOpt.Select.Category = configEffort, "Reasoning effort", &tcat
 		out = append(out, effortOpt)
 	}
+	if a.boolOptions.Load() {
+		out = append(out, a.booleanOptions(s)...)
+	}
 	return out
 }
 
@@ -136,8 +198,19 @@ func (a *Agent) configOptions(ctx context.Context, s *acpSession) []sdk.SessionC
 // config_option_update) carries every option, as a change of model may
 // add or remove the reasoning effort.
 func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if p.Boolean != nil {
+		s, err := a.session(p.Boolean.SessionId)
+		if err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		if err := a.setBoolean(s, string(p.Boolean.ConfigId), p.Boolean.Value); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		a.save(context.WithoutCancel(ctx), s)
+		return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(ctx, s)}, nil
+	}
 	if p.ValueId == nil {
-		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "agentls has no boolean config options"})
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"error": "a config option needs a value"})
 	}
 	s, err := a.session(p.ValueId.SessionId)
 	if err != nil {
@@ -192,6 +265,13 @@ func (a *Agent) taskSettings(ctx context.Context, s *acpSession) session.Setting
 	st := a.opts.Settings
 	model, effort := a.sessionModel(ctx, s)
 	st.Model = model.Name
+	// The boolean options narrow the settings only (setBoolean).
+	if a.sessionReview(s) && (st.Review == "" || st.Review == session.ReviewOff) {
+		st.Review = session.ReviewAlways
+	}
+	if !a.sessionNetwork(s) {
+		st.CommandNetwork = false
+	}
 	if len(model.ReasoningEfforts) > 0 {
 		if effort == "" || !slices.Contains(model.ReasoningEfforts, effort) {
 			effort = model.ReasoningEfforts[len(model.ReasoningEfforts)/2]

@@ -28,6 +28,10 @@ var errPermissionCancelled = errors.New("the client cancelled the permission req
 // computed from the change it applies (the file's text as the client
 // holds it, and the text after).
 func (p *turnPort) AskUser(ctx context.Context, q permission.Request) (tools.Decision, error) {
+	if (q.Kind == permission.KindSettings || q.Kind == permission.KindMCPFile) && p.a.capabilities().Elicitation != nil && p.a.capabilities().Elicitation.Form != nil {
+		// Not a tool call's question: a form, where the client has them.
+		return p.elicit(ctx, q)
+	}
 	opts := []sdk.PermissionOption{{OptionId: optAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce}}
 	if q.Always != "" {
 		opts = append(opts, sdk.PermissionOption{OptionId: optAllowAlways, Name: "Always allow `" + q.Always + "`", Kind: sdk.PermissionOptionKindAllowAlways})
@@ -80,4 +84,40 @@ func askContent(q permission.Request) []sdk.ToolCallContent {
 		out = append(out, sdk.ToolContent(sdk.TextBlock(q.Title)))
 	}
 	return out
+}
+
+// elicit asks a question that is no tool call's (the settings changed
+// since start-up, a workspace .mcp.json's servers) as a form
+// (elicitation/create) with one choice: the answers of a permission
+// request. Declined, the answer is no; cancelled, the turn is cancelled as
+// with a permission request.
+func (p *turnPort) elicit(ctx context.Context, q permission.Request) (tools.Decision, error) {
+	choices := []any{map[string]any{"const": optAllowOnce, "title": "Allow once"}}
+	if q.Always != "" {
+		choices = append(choices, map[string]any{"const": optAllowAlways, "title": "Always allow " + q.Always})
+	}
+	choices = append(choices, map[string]any{"const": optRejectOnce, "title": "Reject"})
+	title := "agentls asks"
+	msg := q.Title
+	if q.Command != "" {
+		msg += "\n\n" + q.Command
+	}
+	req := sdk.UnstableCreateElicitationRequest{Form: &sdk.UnstableCreateElicitationForm{
+		Mode: "form", Message: msg, Meta: elicitationScope(p.s.id),
+		RequestedSchema: sdk.UnstableElicitationSchema{Type: "object", Title: &title, Required: []string{"decision"},
+			Properties: map[string]any{"decision": map[string]any{"type": "string", "title": "Decision", "oneOf": choices}}},
+	}}
+	resp, err := p.a.peer().UnstableCreateElicitation(ctx, req)
+	if err != nil {
+		return tools.Deny, fmt.Errorf("elicitation: %w", err)
+	}
+	switch {
+	case resp.Accept != nil:
+		v, _ := resp.Accept.Content["decision"].(string)
+		return decision(v), nil
+	case resp.Cancel != nil:
+		_, _ = p.s.host.Cancel(q.TaskID)
+		return tools.Deny, errPermissionCancelled
+	}
+	return tools.Deny, nil
 }

@@ -122,13 +122,26 @@ func (p *turnPort) Event(e agent.Event) {
 		if checking {
 			return // the check's own small context, not the session's
 		}
+		// The context size: the model's own (the models setting), else
+		// the contextWindow setting, else the size known for its name.
 		s := p.s.host.Settings()
 		size := s.ContextWindow
+		if m, ok := s.ModelInfo(s.Model); ok && m.ContextWindow > 0 {
+			size = m.ContextWindow
+		}
 		if size <= 0 {
 			size = agent.ContextWindow(s.Model, 128_000)
 		}
 		used := e.Usage.InputTokens + e.Usage.OutputTokens
-		p.a.update(p.s.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: used, Size: size}})
+		u := &sdk.SessionUsageUpdate{Used: used, Size: size}
+		if c, ok := s.Cost(s.Model, e.Usage); ok {
+			// The session's cost so far: every priced call of its turns.
+			p.s.mu.Lock()
+			p.s.cost += c
+			u.Cost = &sdk.Cost{Amount: p.s.cost, Currency: "USD"}
+			p.s.mu.Unlock()
+		}
+		p.a.update(p.s.id, sdk.SessionUpdate{UsageUpdate: u})
 	}
 }
 

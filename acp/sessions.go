@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,11 @@ type savedSession struct {
 	Effort  string `json:"effort,omitempty"`
 	Title   string `json:"title,omitempty"`
 	Updated string `json:"updated,omitempty"` // RFC 3339
+	// The boolean config options (config.go).
+	Review    bool `json:"review,omitempty"`
+	NoNetwork bool `json:"noNetwork,omitempty"`
+	// Extra are the additional roots the session was last given.
+	Extra []string `json:"extra,omitempty"`
 }
 
 var sessionsMu sync.Mutex // serialises reads and writes of sessions files
@@ -88,7 +94,8 @@ func (a *Agent) save(ctx context.Context, s *acpSession) {
 	}
 	s.mu.Lock()
 	storeID := s.storeID
-	st := savedSession{Mode: s.mode, Model: s.model, Effort: s.effort, Title: s.title, Updated: time.Now().UTC().Format(time.RFC3339)}
+	st := savedSession{Mode: s.mode, Model: s.model, Effort: s.effort, Title: s.title, Updated: time.Now().UTC().Format(time.RFC3339),
+		Review: s.review, NoNetwork: s.noNetwork, Extra: s.extra}
 	s.mu.Unlock()
 	sessionsMu.Lock()
 	defer sessionsMu.Unlock()
@@ -205,7 +212,13 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if err != nil {
 		return sdk.ListSessionsResponse{}, err
 	}
-	sessions, err := h.Sessions(ctx, 50)
+	offset := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		if offset, err = parseCursor(*p.Cursor); err != nil {
+			return sdk.ListSessionsResponse{}, err
+		}
+	}
+	sessions, err := h.Sessions(ctx, offset+listPage+1)
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
@@ -216,7 +229,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		if acpID, ok := toACP[ss.ID]; ok {
 			id = acpID
 		}
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root, AdditionalDirectories: saved.State[id].Extra}
 		title := ss.Title
 		if t := saved.State[id].Title; t != "" {
 			title = t
@@ -237,7 +250,7 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 			continue
 		}
 		st := saved.State[id]
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(id), Cwd: root, AdditionalDirectories: st.Extra}
 		if st.Title != "" {
 			title := st.Title
 			info.Title = &title
@@ -248,11 +261,46 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 		}
 		fresh = append(fresh, info)
 	}
+	// Newest first; the ID breaks ties (times are in seconds), so that
+	// the pages of session/list cut one order.
 	slices.SortFunc(fresh, func(x, y sdk.SessionInfo) int {
-		return strings.Compare(deref(y.UpdatedAt), deref(x.UpdatedAt))
+		if c := strings.Compare(deref(y.UpdatedAt), deref(x.UpdatedAt)); c != 0 {
+			return c
+		}
+		return strings.Compare(string(x.SessionId), string(y.SessionId))
 	})
-	out.Sessions = append(fresh, out.Sessions...)
+	all := append(fresh, out.Sessions...)
+	out.Sessions = []sdk.SessionInfo{}
+	if offset < len(all) {
+		out.Sessions = all[offset:min(len(all), offset+listPage)]
+	}
+	if offset+listPage < len(all) {
+		next := makeCursor(offset + listPage)
+		out.NextCursor = &next
+	}
 	return out, nil
+}
+
+// listPage is how many sessions one session/list reply carries; a
+// nextCursor leads to the rest.
+const listPage = 50
+
+// makeCursor is the opaque cursor of the page that starts at offset.
+func makeCursor(offset int) string {
+	return base64.RawURLEncoding.EncodeToString(fmt.Appendf(nil, "agentls-list:%d", offset))
+}
+
+// parseCursor reads a cursor made by makeCursor.
+func parseCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	var n int
+	if err == nil {
+		_, err = fmt.Sscanf(string(b), "agentls-list:%d", &n)
+	}
+	if err != nil || n < 0 || n > 1_000_000 {
+		return 0, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("invalid cursor %q: pass the nextCursor of a previous session/list reply", c)})
+	}
+	return n, nil
 }
 
 func deref(s *string) string {
@@ -270,7 +318,7 @@ func deref(s *string) string {
 // model and title are restored and announced.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	servers, notes := mcpServers(p.McpServers)
-	s, err := a.open(ctx, string(p.SessionId), p.Cwd, true, servers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, true, servers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -283,7 +331,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 // the history (the client keeps its own).
 func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	servers, notes := mcpServers(p.McpServers)
-	s, err := a.open(ctx, string(p.SessionId), p.Cwd, false, servers)
+	s, err := a.open(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, false, servers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -294,7 +342,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 
 // open makes stored session id of cwd the connection's, replaying its
 // tasks when replay is set; servers are the MCP servers the client gave.
-func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers []mcp.ServerConfig) (*acpSession, error) {
+func (a *Agent) open(ctx context.Context, id, cwd string, dirs []string, replay bool, servers []mcp.ServerConfig) (*acpSession, error) {
 	if err := a.checkInitialized(ctx); err != nil {
 		return nil, err
 	}
@@ -302,7 +350,11 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers [
 	if err != nil {
 		return nil, err
 	}
-	h, bufs, err := a.host(root)
+	extra, err := extraRoots(root, dirs)
+	if err != nil {
+		return nil, err
+	}
+	h, bufs, err := a.host(root, extra...)
 	if err != nil {
 		return nil, err
 	}
@@ -321,8 +373,8 @@ func (a *Agent) open(ctx context.Context, id, cwd string, replay bool, servers [
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no stored session %q in %s", id, root)})
 	}
 	st := saved.State[id]
-	s := &acpSession{id: id, root: root, host: h, bufs: bufs, mode: ModeEdit,
-		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title, mcp: servers}
+	s := &acpSession{id: id, root: root, extra: extra, host: h, bufs: bufs, mode: ModeEdit,
+		storeID: storeID, model: st.Model, effort: st.Effort, title: st.Title, mcp: servers, review: st.Review, noNetwork: st.NoNetwork}
 	// The client's MCP servers start now, in the background: a first start
 	// (npx downloading) is not paid by the first turn.
 	go h.StartMCP(context.WithoutCancel(ctx), servers)
@@ -443,4 +495,102 @@ func (a *Agent) replay(s *acpSession, t session.ReplayTask) {
 	if answer != "" {
 		a.update(s.id, sdk.UpdateAgentMessageText(answer))
 	}
+}
+
+// DeleteSession answers session/delete: the session leaves session/list
+// and the session store (its tasks, their conversations, tool calls and
+// edits), and a turn it is running is cancelled. The session is looked
+// for in the workspaces this connection has opened (a client lists, with
+// a cwd, before it deletes) and in the process's working directory.
+func (a *Agent) DeleteSession(ctx context.Context, id string) error {
+	if err := a.checkInitialized(ctx); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	s := a.sessions[id]
+	var hosts []*session.Host
+	if s != nil {
+		hosts = append(hosts, s.host)
+	} else {
+		for _, h := range a.hosts {
+			hosts = append(hosts, h)
+		}
+	}
+	a.mu.Unlock()
+	if s == nil {
+		if wd, err := os.Getwd(); err == nil {
+			if root, err := rootOf(wd); err == nil {
+				if h, _, err := a.host(root); err == nil && !slices.Contains(hosts, h) {
+					hosts = append(hosts, h)
+				}
+			}
+		}
+	}
+	for _, h := range hosts {
+		storeID, found := a.storedAs(ctx, h, id)
+		if !found {
+			continue
+		}
+		if s != nil {
+			_ = a.Cancel(ctx, sdk.CancelNotification{SessionId: sdk.SessionId(id)})
+			s.mu.Lock()
+			t := s.running
+			s.mu.Unlock()
+			if t != nil {
+				select {
+				case <-t.Done():
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+		}
+		a.mu.Lock()
+		delete(a.sessions, id)
+		a.mu.Unlock()
+		if err := a.unsave(ctx, h, id); err != nil {
+			return sdk.NewInternalError(map[string]any{"error": err.Error()})
+		}
+		if storeID != "" {
+			if err := h.DeleteSession(ctx, storeID); err != nil {
+				return sdk.NewInternalError(map[string]any{"error": err.Error()})
+			}
+		}
+		a.log.Info("acp session deleted", "session", id, "store", storeID)
+		return nil
+	}
+	return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: list the sessions of its cwd with session/list first", id)})
+}
+
+// storedAs finds session id in the workspace of h: its store ID ("" for an
+// ACP session that ran no task), and whether it is there at all.
+func (a *Agent) storedAs(ctx context.Context, h *session.Host, id string) (string, bool) {
+	saved, _ := a.savedSessions(ctx, h)
+	if storeID, ok := saved.Sessions[id]; ok {
+		return storeID, true
+	}
+	// A session of another face is listed by its store ID.
+	if tasks, err := h.Replay(ctx, id); err == nil && len(tasks) > 0 {
+		return id, true
+	}
+	return "", false
+}
+
+// unsave drops session id from the sessions file of h's workspace.
+func (a *Agent) unsave(ctx context.Context, h *session.Host, id string) error {
+	ws, err := h.Workspace(ctx)
+	if err != nil {
+		return err
+	}
+	sessionsMu.Lock()
+	defer sessionsMu.Unlock()
+	f, err := readSessions(ws)
+	if err != nil {
+		return err
+	}
+	if _, ok := f.Sessions[id]; !ok {
+		return nil
+	}
+	delete(f.Sessions, id)
+	delete(f.State, id)
+	return writeSessions(ws, f)
 }

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -168,13 +170,15 @@ type promptInput struct {
 	Context  agent.EditorContext
 	Files    []string          // files named by resource links and embedded resources
 	Embedded map[string]string // absolute path -> text the client sent with the prompt
+	Images   []llm.Image       // image blocks, for the model's request as image parts
 }
 
 // readPrompt turns ACP content blocks into a prompt. Text blocks are the
 // request; a resource link names a file ("see main.go"); an embedded
 // resource carries the editor's text of a file or selection, which goes
-// into the prompt as a fenced block. Images and audio are not offered in
-// the capabilities and are refused.
+// into the prompt as a fenced block. An image block becomes an image of
+// the task message (checked: a media type of imageTypes, base64 data);
+// audio is not offered in the capabilities and is refused.
 func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 	in := promptInput{Embedded: map[string]string{}}
 	var text []string
@@ -222,12 +226,19 @@ func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 			}
 			refs = append(refs, fmt.Sprintf("- %s:\n```\n%s\n```", name, strings.TrimRight(res.Text, "\n")))
 		case b.Image != nil:
-			return in, fmt.Errorf("images are not supported by agentls: its model connection sends text only; describe the image, or attach the file it shows as a resource link")
+			img, err := readImage(b.Image)
+			if err != nil {
+				return in, err
+			}
+			in.Images = append(in.Images, img)
 		case b.Audio != nil:
 			return in, fmt.Errorf("audio is not supported by agentls")
 		}
 	}
 	in.Text = strings.TrimSpace(strings.Join(text, "\n"))
+	if in.Text == "" && len(in.Images) > 0 {
+		in.Text = "Look at the attached image."
+	}
 	if len(refs) > 0 {
 		in.Text += "\n\nFiles attached in the editor:\n" + strings.Join(refs, "\n")
 		in.Text = strings.TrimSpace(in.Text)
@@ -236,10 +247,44 @@ func readPrompt(blocks []sdk.ContentBlock, root string) (promptInput, error) {
 }
 
 // maxPromptBytes bounds one prompt's content (its text, embedded resources
-// and any binary data): a bigger prompt is refused with -32602.
+// and any binary data but images): a bigger prompt is refused with -32602.
 const maxPromptBytes = 256 << 10
 
-// promptSize is the size of a prompt's content in bytes.
+// maxImageBytes bounds the base64 data of a prompt's images together (the
+// line limit, 10 MiB, bounds the whole message).
+const maxImageBytes = 8 << 20
+
+// imageTypes are the media types an image block may have: those OpenAI's
+// image inputs take.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// readImage checks an image block: an allowed media type and base64 data.
+func readImage(b *sdk.ContentBlockImage) (llm.Image, error) {
+	mime := strings.ToLower(strings.TrimSpace(b.MimeType))
+	if !imageTypes[mime] {
+		return llm.Image{}, fmt.Errorf("image of type %q not supported: send PNG, JPEG, GIF or WebP", b.MimeType)
+	}
+	if b.Data == "" {
+		return llm.Image{}, fmt.Errorf("image without data: agentls takes images inline (base64 data), not by URI")
+	}
+	if _, err := base64.StdEncoding.DecodeString(b.Data); err != nil {
+		return llm.Image{}, fmt.Errorf("image data is not base64: %v", err)
+	}
+	return llm.Image{MIMEType: mime, Data: b.Data}, nil
+}
+
+// imageSize is the size of a prompt's image data in bytes.
+func imageSize(blocks []sdk.ContentBlock) int {
+	n := 0
+	for _, b := range blocks {
+		if b.Image != nil {
+			n += len(b.Image.Data)
+		}
+	}
+	return n
+}
+
+// promptSize is the size of a prompt's content but its images in bytes.
 func promptSize(blocks []sdk.ContentBlock) int {
 	n := 0
 	for _, b := range blocks {
@@ -255,8 +300,6 @@ func promptSize(blocks []sdk.ContentBlock) int {
 			if bl := b.Resource.Resource.BlobResourceContents; bl != nil {
 				n += len(bl.Blob)
 			}
-		case b.Image != nil:
-			n += len(b.Image.Data)
 		case b.Audio != nil:
 			n += len(b.Audio.Data)
 		}

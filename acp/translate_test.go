@@ -126,9 +126,10 @@ func TestReadPromptJoinsTextLinksAndEmbeddedText(t *testing.T) {
 func TestReadPromptRefusesWhatIsNotOffered(t *testing.T) {
 	blob := sdk.BlobResourceContents{Uri: "file:///ws/x.bin", Blob: "AAAA"}
 	for name, b := range map[string]sdk.ContentBlock{
-		"image": sdk.ImageBlock("AAAA", "image/png"),
-		"audio": sdk.AudioBlock("AAAA", "audio/wav"),
-		"blob":  sdk.ResourceBlock(sdk.EmbeddedResourceResource{BlobResourceContents: &blob}),
+		"svg image":     sdk.ImageBlock("AAAA", "image/svg+xml"),
+		"image not b64": sdk.ImageBlock("not base64!", "image/png"),
+		"audio":         sdk.AudioBlock("AAAA", "audio/wav"),
+		"blob":          sdk.ResourceBlock(sdk.EmbeddedResourceResource{BlobResourceContents: &blob}),
 	} {
 		if _, err := readPrompt([]sdk.ContentBlock{sdk.TextBlock("x"), b}, "/ws"); err == nil {
 			t.Errorf("a prompt with %s was accepted", name)

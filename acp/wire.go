@@ -22,12 +22,22 @@ const maxLine = 10 << 20
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// patch, when set, may rewrite each message before it is written
+	// (ext.go: what the SDK's types cannot carry).
+	patch func([]byte) []byte
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if l.patch != nil {
+		p = l.patch(p)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // errorReply is a JSON-RPC error response to a request whose id is
@@ -42,10 +52,11 @@ func errorReply(code int, message string) []byte {
 // not JSON, -32600 for JSON that is not a request object, or a line over
 // maxLine) and dropped.
 //
-// seen is called with the method of each request or notification passed
-// on, before the SDK reads it: the order messages arrived in, which the
-// SDK's concurrent handlers do not keep.
-func filterLines(r io.Reader, w io.Writer, log *slog.Logger, seen func(method string)) io.Reader {
+// seen is called with the method, the id and the line of each request or
+// notification, before the SDK reads it: the order messages arrived in,
+// which the SDK's concurrent handlers do not keep. When it returns true it
+// has handled the message itself (ext.go), which the SDK then never sees.
+func filterLines(r io.Reader, w io.Writer, log *slog.Logger, seen func(method string, id json.RawMessage, line []byte) bool) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReaderSize(r, 64<<10)
@@ -63,10 +74,11 @@ func filterLines(r io.Reader, w io.Writer, log *slog.Logger, seen func(method st
 					_, _ = w.Write(errorReply(-32600, "Invalid Request: a message must be a JSON object (batches are not supported)"))
 				default:
 					var m struct {
-						Method string `json:"method"`
+						Method string          `json:"method"`
+						ID     json.RawMessage `json:"id"`
 					}
-					if json.Unmarshal(t, &m) == nil && m.Method != "" && seen != nil {
-						seen(m.Method)
+					if json.Unmarshal(t, &m) == nil && m.Method != "" && seen != nil && seen(m.Method, m.ID, t) {
+						break
 					}
 					if _, werr := pw.Write(append(t, '\n')); werr != nil {
 						return

@@ -379,7 +379,7 @@ func (x *run) main(ctx context.Context) {
 		if x.prev != nil && x.prev.Kind == KindPlan && x.t.spec.Kind == KindEdit {
 			task = x.startFromPlan(x.prev.Plan) + "\n" + task
 		}
-		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: task}, msgMeta{}, nil)
+		x.appendMsg(llm.Message{Role: llm.RoleUser, Content: task, Images: x.t.spec.Images}, msgMeta{}, nil)
 		for _, m := range x.t.spec.Resume {
 			x.appendMsg(m, msgMeta{}, nil)
 		}

@@ -48,6 +48,9 @@ type TaskSpec struct {
 	Kind    Kind
 	Prompt  string
 	Context EditorContext
+	// Images are pictures the user attached to the prompt (the ACP face):
+	// the task message carries them as image parts. The LSP face sends none.
+	Images []llm.Image
 	// FollowUp is the ID of an earlier task (of the registry, or of an
 	// earlier run: Config.Earlier) that this one continues: its prompt and
 	// result are shown to the model.

@@ -171,6 +171,9 @@ func (c *Client) complete(ctx context.Context, req Request, onEvent func(Event),
 		rec := Failure{Attempt: attempt, Status: f.status, Code: f.code, Error: f.hint + ": " + f.err.Error()}
 		if !f.transient {
 			x.Failures = append(x.Failures, rec)
+			if f.kind == KindInvalid && req.HasImages() {
+				f.kind, f.hint = KindImages, fmt.Sprintf("model %q refused the request with an image (%d): it may not take images; send the prompt without the image, or pick a model that takes images", c.cfg.Model, f.status)
+			}
 			return nil, c.failed(x, extra, start, &Error{Kind: f.kind, Status: f.status, Code: f.code, Attempts: attempt, Hint: f.hint, Err: f.err})
 		}
 		retryAfter := retryAfterOf(info)
@@ -345,6 +348,17 @@ func (c *Client) buildRequest(req Request) openai.ChatCompletionRequest {
 	}
 	for _, m := range req.Messages {
 		om := openai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
+		if m.Role == RoleUser && len(m.Images) > 0 {
+			// The text, then each image as an image_url part with a data URL.
+			om.Content = ""
+			if m.Content != "" {
+				om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: m.Content})
+			}
+			for _, img := range m.Images {
+				om.MultiContent = append(om.MultiContent, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL,
+					ImageURL: &openai.ChatMessageImageURL{URL: img.DataURL()}})
+			}
+		}
 		switch m.Role {
 		case RoleTool:
 			om.ToolCallID = m.ToolCallID

@@ -28,6 +28,7 @@ const (
 	KindDeadline      ErrorKind = "deadline"       // the total deadline passed
 	KindProtocol      ErrorKind = "protocol"       // an answer the client cannot use
 	KindTooLarge      ErrorKind = "too_large"      // the answer exceeded one of agentls's size limits
+	KindImages        ErrorKind = "images"         // a request with an image was refused: the model may not take images
 )
 
 // Error is a failed model call. Its message says what failed and what to do.

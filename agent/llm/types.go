@@ -39,6 +39,28 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // for RoleTool
 	Name       string     `json:"name,omitempty"`         // tool name, for RoleTool
+	// Images are pictures the user attached (RoleUser only): sent as the
+	// message's image parts, after its text.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one picture of a user message: base64 data and its media type.
+type Image struct {
+	MIMEType string `json:"mimeType"`
+	Data     string `json:"data"` // base64, standard encoding
+}
+
+// DataURL is the image as a data: URL, the form OpenAI's image_url part takes.
+func (i Image) DataURL() string { return "data:" + i.MIMEType + ";base64," + i.Data }
+
+// HasImages reports whether a message of req carries an image.
+func (r Request) HasImages() bool {
+	for _, m := range r.Messages {
+		if len(m.Images) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ToolDef describes a tool to the model.

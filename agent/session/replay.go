@@ -104,3 +104,16 @@ func (h *Host) Replay(ctx context.Context, sessionID string) ([]ReplayTask, erro
 	}
 	return out, nil
 }
+
+// DeleteSession removes stored session id and all of its tasks from the
+// session store, and waits until that is written.
+func (h *Host) DeleteSession(ctx context.Context, id string) error {
+	st, err := h.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.DeleteSession(id); err != nil {
+		return err
+	}
+	return st.Flush(ctx)
+}

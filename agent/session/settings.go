@@ -115,6 +115,9 @@ type ModelInfo struct {
 	// ReasoningEfforts are the values the model takes as reasoning_effort
 	// ("low", "medium", "high"); empty: it takes none.
 	ReasoningEfforts []string `json:"reasoningEfforts,omitempty"`
+	// ContextWindow is the model's context window in tokens (the size a
+	// face reports with its usage); 0: the contextWindow setting's.
+	ContextWindow int `json:"contextWindow,omitempty"`
 }
 
 // ModelInfo is the declared model named name, if the models setting has it.
@@ -497,11 +500,14 @@ var table = []field{
 			}
 			return nil
 		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Prices)) }),
-	withShow(setting("models", `a list of {"name": string, "reasoningEfforts"?: [string]}`,
+	withShow(setting("models", `a list of {"name": string, "reasoningEfforts"?: [string], "contextWindow"?: integer}`,
 		func(c *Settings) *[]ModelInfo { return &c.Models }, func(v *[]ModelInfo) error {
 			for i, m := range *v {
 				if (*v)[i].Name = strings.TrimSpace(m.Name); (*v)[i].Name == "" {
 					return fmt.Errorf("entry %d has no name", i)
+				}
+				if m.ContextWindow < 0 || m.ContextWindow > 100_000_000 {
+					return fmt.Errorf("entry %d: contextWindow %d is not between 0 and 100000000", i, m.ContextWindow)
 				}
 			}
 			return nil

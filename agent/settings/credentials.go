@@ -123,3 +123,13 @@ func withStoredKey(getenv func(string) string, dir string, keyEnv func() string)
 		return key
 	}
 }
+
+// ForgetLogin removes what `agentls login` stored in dir (a link at the
+// file's name is removed, never followed); nothing stored is no error.
+func ForgetLogin(dir string) error {
+	err := os.Remove(filepath.Join(dir, CredentialsFileName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("credentials: %w", err)
+	}
+	return nil
+}

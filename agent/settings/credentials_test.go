@@ -65,3 +65,21 @@ func TestStoredLoginIsTheUsersOnly(t *testing.T) {
 		t.Errorf("a world-readable file gave %q, %v; want it refused", l.APIKey, err)
 	}
 }
+
+// TestForgetLoginRemovesTheStoredKey: after ForgetLogin the stored key is
+// gone (ReadLogin finds nothing), and forgetting again is no error.
+func TestForgetLoginRemovesTheStoredKey(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := StoreLogin(dir, Login{APIKey: "sk-stored-0001"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ForgetLogin(dir); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := ReadLogin(dir); err != nil || l.APIKey != "" {
+		t.Fatalf("after ForgetLogin: %+v, %v", l, err)
+	}
+	if err := ForgetLogin(dir); err != nil {
+		t.Errorf("forgetting twice: %v", err)
+	}
+}

@@ -346,3 +346,36 @@ func TestHeadTail(t *testing.T) {
 		t.Error("headTail changed a short text")
 	}
 }
+
+// TestDeleteSessionRemovesItsTasksAndTheirRecords: a deleted session is
+// gone from Sessions with its tasks and their messages; the other session
+// and its tasks stay.
+func TestDeleteSessionRemovesItsTasksAndTheirRecords(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, filepath.Join(t.TempDir(), "agentls.db"))
+	for _, id := range []string{"S1", "S2"} {
+		must(t, s.CreateSession(Session{ID: id, Title: "title " + id}))
+		must(t, s.CreateTask(Task{ID: "task-" + id, SessionID: id, Prompt: "prompt " + id}))
+		must(t, s.AppendMessage("task-"+id, Message{Seq: 1, Role: "user", Content: "prompt " + id}))
+	}
+	flushTest(t, s)
+	must(t, s.DeleteSession("S1"))
+	must(t, s.DeleteSession("no-such-session"))
+	flushTest(t, s)
+	ss, err := s.Sessions(ctx, 0)
+	must(t, err)
+	if len(ss) != 1 || ss[0].ID != "S2" {
+		t.Fatalf("Sessions after delete = %+v; want only S2", ss)
+	}
+	if ts, err := s.SessionTasks(ctx, "S1"); err != nil || len(ts) != 0 {
+		t.Errorf("tasks of the deleted session: %+v, %v", ts, err)
+	}
+	var n int
+	must(t, s.r.QueryRowContext(ctx, `SELECT count(*) FROM messages WHERE task_id = 'task-S1'`).Scan(&n))
+	if n != 0 {
+		t.Errorf("%d messages of the deleted session's task are left", n)
+	}
+	if ts, err := s.SessionTasks(ctx, "S2"); err != nil || len(ts) != 1 {
+		t.Errorf("tasks of the other session: %+v, %v", ts, err)
+	}
+}

@@ -284,3 +284,17 @@ func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
 func usageOf(in, out, cached, reasoning int) Usage {
 	return Usage{InputTokens: in, OutputTokens: out, CachedTokens: cached, ReasoningTokens: reasoning}
 }
+
+// DeleteSession removes a session and everything recorded of it: its
+// tasks with their messages, plans, tool calls, edits and approvals
+// (ON DELETE CASCADE), and the lessons learnt from its tasks. Deleting a
+// session that is not there is no error.
+func (s *Store) DeleteSession(id string) error {
+	return s.enqueue("delete session "+id, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM lessons WHERE task_id IN (SELECT id FROM tasks WHERE session_id = ?)`, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
+		return err
+	})
+}

@@ -53,5 +53,12 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 		logger.Warn("setting ignored", "problem", p.String())
 	}
 	logger.Info("settings", "sources", loaded.User.String())
-	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: loaded.User.Settings, Getenv: loaded.Getenv, Logger: logger, Version: version})
+	logout := func() error {
+		dir, err := settings.UserDir()
+		if err != nil {
+			return err
+		}
+		return settings.ForgetLogin(dir)
+	}
+	return acp.Serve(ctx, io.in, io.out, acp.Options{Settings: loaded.User.Settings, Getenv: loaded.Getenv, Logger: logger, Version: version, Logout: logout})
 }

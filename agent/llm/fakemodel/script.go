@@ -123,6 +123,9 @@ type Match struct {
 	AnyMessage     string `json:"anyMessage,omitempty"`     // some message contains it
 	System         string `json:"system,omitempty"`         // a system message contains it
 	Request        int    `json:"request,omitempty"`        // the 1-based request number
+	// Image: the last user message has an image_url part whose URL contains
+	// it ("data:image/png;base64," matches any PNG sent inline).
+	Image string `json:"image,omitempty"`
 }
 
 // Duration is a time.Duration written as "150ms" or as milliseconds.

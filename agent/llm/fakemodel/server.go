@@ -239,6 +239,9 @@ func (m *Match) matches(n int, req openai.ChatCompletionRequest) bool {
 	if !check(m.LastUser, "user") || !check(m.LastToolResult, "tool") {
 		return false
 	}
+	if m.Image != "" && !lastUserImage(req, m.Image) {
+		return false
+	}
 	if m.LastMessage != "" && (len(req.Messages) == 0 || !strings.Contains(contentOf(req.Messages[len(req.Messages)-1]), m.LastMessage)) {
 		return false
 	}
@@ -257,6 +260,23 @@ func (m *Match) matches(n int, req openai.ChatCompletionRequest) bool {
 		return false
 	}
 	return true
+}
+
+// lastUserImage reports whether the last user message has an image part
+// whose URL contains want.
+func lastUserImage(req openai.ChatCompletionRequest, want string) bool {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role != "user" {
+			continue
+		}
+		for _, p := range req.Messages[i].MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL && p.ImageURL != nil && strings.Contains(p.ImageURL.URL, want) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
 }
 
 func contentOf(m openai.ChatCompletionMessage) string {

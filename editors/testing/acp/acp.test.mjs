@@ -37,7 +37,7 @@ const responseResult = {
   initialize: "InitializeResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
   "session/list": "ListSessionsResponse", "session/prompt": "PromptResponse", "session/set_mode": "SetSessionModeResponse",
   "session/resume": "ResumeSessionResponse", "session/close": "CloseSessionResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
-  authenticate: "AuthenticateResponse",
+  "session/delete": "DeleteSessionResponse", authenticate: "AuthenticateResponse",
 };
 const validation = { checked: 0, invalid: [] };
 function validateFromServer(msg, sentMethods) {
@@ -264,8 +264,10 @@ test("initialize states what agentls can do", async () => {
   assert.equal(r.protocolVersion, 1);
   assert.equal(r.agentCapabilities.loadSession, true);
   assert.equal(r.agentCapabilities.promptCapabilities.embeddedContext, true);
-  assert.ok(!r.agentCapabilities.promptCapabilities.image && !r.agentCapabilities.promptCapabilities.audio, "no image or audio");
+  assert.equal(r.agentCapabilities.promptCapabilities.image, true, "images taken");
+  assert.ok(!r.agentCapabilities.promptCapabilities.audio, "no audio");
   assert.ok(r.agentCapabilities.sessionCapabilities.list, "session/list offered");
+  assert.deepEqual(r.agentCapabilities.sessionCapabilities.delete, {}, "session/delete offered");
 });
 
 test("a question in ask mode is answered, reading the file through the client", async () => {
@@ -435,6 +437,23 @@ test("a session loaded after the server restarted replays its history and contin
   const res = await prompt(server.agent, session1, "ACPFOLLOW: what did I ask you last?");
   assert.equal(res.stopReason, "end_turn");
   assert.match(textOf(session1, "agent_message_chunk", mark), /You last asked me to add a package comment/);
+});
+
+test("history: session/list titles the sessions; session/delete removes one from the list and the store", async () => {
+  const made = await server.agent.request(acp.methods.agent.session.new, { cwd: WS, mcpServers: [] });
+  const doomed = made.sessionId;
+  const res = await prompt(server.agent, doomed, "ACPDELETE: a session to delete");
+  assert.equal(res.stopReason, "end_turn");
+  const list = await server.agent.request(acp.methods.agent.session.list, { cwd: WS });
+  const titles = Object.fromEntries(list.sessions.map((s) => [s.sessionId, s.title]));
+  assert.equal(titles[doomed], "ACPDELETE: a session to delete", "titled by its first prompt");
+  assert.equal(titles[session1], "ACPQ1: What does Greet return?", "the first session is titled by its first prompt");
+  assert.ok(list.sessions.every((s) => s.updatedAt && !Number.isNaN(Date.parse(s.updatedAt))), "every session has an update time");
+  assert.deepEqual(await server.agent.request(acp.methods.agent.session.delete, { sessionId: doomed }), {});
+  const after = await server.agent.request(acp.methods.agent.session.list, { cwd: WS });
+  assert.ok(!after.sessions.some((s) => s.sessionId === doomed), "the deleted session is not listed");
+  assert.ok(after.sessions.some((s) => s.sessionId === session1), "the other session still is");
+  await assert.rejects(server.agent.request(acp.methods.agent.session.load, { sessionId: doomed, cwd: WS, mcpServers: [] }), "a deleted session does not load");
 });
 
 test("every message the server sent validates against the ACP schema", () => {

@@ -39,11 +39,16 @@ ajv.addFormat("double", { type: "number", validate: () => true });
 ajv.addFormat("uri", { type: "string", validate: (s) => /^[a-z][a-z0-9+.-]*:/i.test(s) });
 ajv.addSchema(schema, "acp");
 const def = (name) => ajv.getSchema(`acp#/$defs/${name}`) || assert.fail(`no $defs/${name} in the schema`);
-const agentRequests = { "session/request_permission": "RequestPermissionRequest", "fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest" };
+const agentRequests = {
+  "session/request_permission": "RequestPermissionRequest", "fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
+  "elicitation/create": "CreateElicitationRequest",
+};
+const agentNotifications = { "session/update": "SessionNotification", "$/cancel_request": "CancelRequestNotification" };
 const agentResults = {
   initialize: "InitializeResponse", authenticate: "AuthenticateResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
   "session/resume": "ResumeSessionResponse", "session/close": "CloseSessionResponse", "session/list": "ListSessionsResponse",
   "session/prompt": "PromptResponse", "session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
+  "session/delete": "DeleteSessionResponse", logout: "LogoutResponse",
 };
 const validation = { checked: 0, invalid: [] };
 const transcript = [];
@@ -134,7 +139,9 @@ function validate(m) {
     v = def(agentRequests[m.method]);
     if (!v(m.params)) fail(m.method, v.errors);
   } else if (m.method) {
-    v = def("SessionNotification");
+    const name = agentNotifications[m.method];
+    if (!name) return fail(`notification ${m.method}`, []);
+    v = def(name);
     if (!v(m.params)) fail(m.method, v.errors);
   } else if (m.error) {
     v = def("Error");
@@ -181,8 +188,10 @@ after(() => {
   fs.rmSync(HOME, { recursive: true, force: true });
 });
 
+let firstAsk; // the messages of the first question: two model calls (the read, the answer)
 test("acpx: ask, answered after reading the file through fs/read_text_file", () => {
   const r = acpx(["--approve-all", "exec", "XQ: What does Greet return?"]);
+  firstAsk = r;
   assert.equal(r.status, 0, r.stderr);
   assert.equal(result(r.sent, "session/prompt")?.stopReason, "end_turn");
   assert.match(text(r.sent), /Greet returns "Hello, "/);
@@ -227,7 +236,7 @@ test("acpx: sessions new, mode and model switched, an edit with the diff in the 
   assert.equal(s.status, 0, s.stderr + s.stdout);
   const before = fs.readFileSync(MAIN, "utf8");
   const e = acpx(["--ttl", "1", "--approve-all", "prompt", "XEDIT: add a package comment to main.go"]);
-  assert.equal(e.status, 0, e.stderr);
+  assert.equal(e.status, 0, e.stderr + e.stdout.slice(-1500));
   const ask = e.sent.find((x) => x.method === "session/request_permission");
   const diff = ask?.params.toolCall.content?.find((c) => c.type === "diff");
   assert.ok(diff, "the permission carries a diff");
@@ -268,6 +277,136 @@ test("acpx: cancel stops the running command and ends the turn as cancelled", as
   assert.equal(result(r.sent, "session/prompt")?.stopReason, "cancelled", r.stdout.slice(-2000));
   await waitFor("no sleep 41 left", () => running("sleep 41").length === 0, 5000);
   assert.doesNotMatch(text(r.sent), /the sleep ended/);
+});
+
+// rawAgent speaks JSON-RPC lines to `agentls acp` directly, for the v1
+// methods acpx has no command for (session/delete, $/cancel_request). Every
+// message agentls sends is validated like acpx's, and recorded.
+function rawAgent() {
+  const child = spawn(BIN, ["acp"], { cwd: WS, env, stdio: ["pipe", "pipe", "pipe"] });
+  const pending = new Map(); // id -> { method, resolve }
+  const seen = [];
+  const waiters = [];
+  let next = 0;
+  let buf = "";
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (!line.trim()) continue;
+      const m = JSON.parse(line);
+      const p = m.method === undefined ? pending.get(JSON.stringify(m.id)) : undefined;
+      if (p) m._method = p.method;
+      transcript.push({ from: "agent", m });
+      validate(m);
+      seen.push(m);
+      if (p) {
+        pending.delete(JSON.stringify(m.id));
+        p.resolve(m);
+      }
+      for (const w of [...waiters]) if (w.cond(m)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(m); }
+    }
+  });
+  const write = (m) => {
+    transcript.push({ from: "client", m });
+    child.stdin.write(JSON.stringify(m) + "\n");
+  };
+  return {
+    seen,
+    write,
+    start(method, params) {
+      const id = ++next;
+      const done = new Promise((resolve) => pending.set(JSON.stringify(id), { method, resolve }));
+      write({ jsonrpc: "2.0", id, method, params });
+      return { id, done };
+    },
+    call(method, params) {
+      return this.start(method, params).done;
+    },
+    waitFor(what, cond, ms = 60000) {
+      const found = seen.find(cond);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
+        waiters.push({ cond, resolve: (m) => { clearTimeout(t); resolve(m); } });
+      });
+    },
+    close() {
+      child.stdin.end();
+      return new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on("exit", resolve)));
+    },
+  };
+}
+
+test("acpx: an image in the prompt reaches the model", () => {
+  // A 1x1 PNG; the scripted model answers XIMAGE only when the request's
+  // last user message has an image_url part with its data URL.
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+  const file = path.join(HOME, "image-prompt.json");
+  fs.writeFileSync(file, JSON.stringify([{ type: "text", text: "XIMAGE: what is in this picture?" }, { type: "image", mimeType: "image/png", data: png }]));
+  const r = acpx(["--approve-all", "exec", "--file", file]);
+  assert.equal(r.status, 0, r.stderr + r.stdout.slice(-1500));
+  assert.equal(result(r.sent, "initialize").agentCapabilities.promptCapabilities.image, true, "promptCapabilities.image");
+  assert.match(text(r.sent), /I see a one-pixel PNG image/, "the model saw the image");
+});
+
+test("acpx: usage_update after each model call", () => {
+  assert.ok(firstAsk, "the first question ran");
+  const usage = updates(firstAsk.sent).filter((u) => u.sessionUpdate === "usage_update");
+  // The first XQ: a read, then the answer (the independent check's calls are not the session's context).
+  assert.equal(usage.length, 2, `usage_update after each model call: ${JSON.stringify(usage)}`);
+  for (const u of usage) assert.ok(u.used > 0 && u.size >= u.used, `usage_update ${JSON.stringify(u)}`);
+});
+
+test("session/list pages and shows titles; session/delete removes a session from it (raw client, then acpx sessions list)", async () => {
+  const c = rawAgent();
+  try {
+    const init = await c.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    assert.deepEqual(init.result.agentCapabilities.sessionCapabilities.delete, {}, "sessionCapabilities.delete");
+    const made = await c.call("session/new", { cwd: WS, mcpServers: [] });
+    const id = made.result.sessionId;
+    const p = await c.call("session/prompt", { sessionId: id, prompt: [{ type: "text", text: "XDELETEME: hello" }] });
+    assert.equal(p.result?.stopReason, "end_turn", JSON.stringify(p));
+    const listed = await c.call("session/list", { cwd: WS });
+    const mine = listed.result.sessions.find((s) => s.sessionId === id);
+    assert.equal(mine?.title, "XDELETEME: hello", "the first prompt is the title");
+    assert.ok(mine.updatedAt && !Number.isNaN(Date.parse(mine.updatedAt)), "updatedAt");
+    const del = await c.call("session/delete", { sessionId: id });
+    assert.deepEqual(del.result, {}, JSON.stringify(del));
+    const after = await c.call("session/list", { cwd: WS });
+    assert.ok(!after.result.sessions.some((s) => s.sessionId === id), "gone from session/list");
+    const load = await c.call("session/load", { sessionId: id, cwd: WS, mcpServers: [] });
+    assert.ok(load.error, "a deleted session does not load");
+  } finally {
+    await c.close();
+  }
+  const l = acpx(["sessions", "list"]);
+  assert.equal(l.status, 0, l.stderr + l.stdout);
+  // acpx prints its own summary of the agent's session/list reply.
+  const list = l.stdout.split("\n").filter((x) => x.startsWith("{")).map((x) => JSON.parse(x)).find((x) => x.source === "agent" && Array.isArray(x.sessions));
+  assert.ok(list && list.sessions.length > 0, `acpx sessions list: ${l.stdout.slice(-1500)}`);
+  assert.ok(!list.sessions.some((s) => s.title === "XDELETEME: hello"), "acpx's session/list does not show the deleted session");
+  assert.ok(list.sessions.some((s) => s.sessionId === sessionId), "acpx's own session is still listed");
+});
+
+test("$/cancel_request ends a pending prompt; the agent cancels its own pending permission request", async () => {
+  const c = rawAgent();
+  try {
+    await c.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const made = await c.call("session/new", { cwd: WS, mcpServers: [] });
+    const id = made.result.sessionId;
+    const turn = c.start("session/prompt", { sessionId: id, prompt: [{ type: "text", text: "XASK: run a command" }] });
+    const ask = await c.waitFor("the permission question", (m) => m.method === "session/request_permission");
+    c.write({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: turn.id } });
+    const r = await turn.done;
+    assert.ok(r.result?.stopReason === "cancelled" || r.error?.code === -32800, `the cancelled prompt: ${JSON.stringify(r)}`);
+    await c.waitFor("$/cancel_request of the permission question", (m) => m.method === "$/cancel_request" && JSON.stringify(m.params.requestId) === JSON.stringify(ask.id));
+    assert.ok(!fs.existsSync(path.join(WS, "xask-ran")), "the command did not run");
+  } finally {
+    await c.close();
+  }
 });
 
 test("acpx: every message agentls sent validates against the v1 schema", () => {
