@@ -11,7 +11,7 @@ import (
 
 func TestHolesAreCutAtTokenBoundaries(t *testing.T) {
 	files := map[string][]byte{
-		"a.go": []byte("package a\n\n// a comment line that is long\nfunc f() {\n\tx := compute(1, 2)\n\ty := compute(3, 4)\n\tz := strings.Repeat(\"ab\", 3)\n\tif x > y && y > z {\n\t\treturn\n\t}\n\tw := total(x, y, z) + 1\n}\n"),
+		"a.go":     []byte("package a\n\n// a comment line that is long\nfunc f() {\n\tx := compute(1, 2)\n\ty := compute(3, 4)\n\tz := strings.Repeat(\"ab\", 3)\n\tif x > y && y > z {\n\t\treturn\n\t}\n\tw := total(x, y, z) + 1\n}\n"),
 		"notes.md": []byte("not a source file, never cut, however long its lines are\n"),
 	}
 	holes := eval.Holes("fx", files)
