@@ -225,7 +225,7 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	run, startErr := Run(ctx, RunSpec{
 		Argv: argv, Dir: dir, Env: r.env.Environ, SecretEnv: r.env.SecretEnv,
 		Stdout: stdout, Stderr: stderr, Timeout: timeout,
-		Sandbox:  SandboxOptions{Mode: r.env.Sandbox, Network: r.env.Network, Roots: roots},
+		Sandbox:  SandboxOptions{Mode: r.env.Sandbox, Network: r.env.Network, Proxy: r.env.Proxy, Roots: roots},
 		Commands: r.env.Commands,
 	})
 	r.env.Index.Suspect() // it may have changed files the watcher has not reported yet
