@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -304,8 +306,20 @@ func TestNetworkByAllowlist(t *testing.T) {
 			{Text: "Done.", FinishReason: "stop"},
 		}
 		s := newServer(t, turns, nil, serverOpts{settings: map[string]any{"commandNetwork": []string{"localhost:" + port}}})
-		if _, err := s.run(t, map[string]any{"prompt": "fetch it", "mode": "edit"}); err != nil {
+		reply, err := s.run(t, map[string]any{"prompt": "fetch it", "mode": "edit"})
+		if err != nil {
 			t.Fatal(err)
+		}
+		u, err := url.Parse(reply.Report)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, err := os.ReadFile(u.Path)
+		if err != nil {
+			t.Fatalf("the task report: %v", err)
+		}
+		if !strings.Contains(string(report), "## Network") || !strings.Contains(string(report), "refused localhost:"+port) {
+			return escaped("the task report does not list the refusal:\n%s", report)
 		}
 		result := lastToolResult(s)
 		t.Logf("command result:\n%s", result)
@@ -315,7 +329,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		if !strings.Contains(result, "network: refused localhost:"+port) || !strings.Contains(result, "proxy") {
 			return escaped("the result does not say what was refused or that the proxy was the network: %q", result)
 		}
-		return held("refused, and the command's result names it%s", heldLive(t, got, line))
+		return held("refused, and the command's result and the task report name it%s", heldLive(t, got, line))
 	})
 }
 

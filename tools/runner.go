@@ -112,8 +112,11 @@ type RunResult struct {
 	Leftovers int
 	// Notes are lines for the model and the report about what the
 	// sandbox did: "file size limit (1024 MiB) hit", a .git the command
-	// created and that was removed.
+	// created and that was removed, what its network reached.
 	Notes []string
+	// Network is what the command asked the allowlist proxy for, and the
+	// verdicts (SandboxOptions.Proxy).
+	Network []netproxy.Event
 }
 
 // Run runs one command the way agentls runs every command (run_command and
@@ -213,7 +216,8 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	var bridgeEnd *os.File
 	defer func() {
 		if netSess != nil {
-			res.Notes = append(res.Notes, netproxy.Summary(netSess.Close())...)
+			res.Network = netSess.Close()
+			res.Notes = append(res.Notes, netproxy.Summary(res.Network)...)
 		}
 	}()
 	build := func(ns bool) (*exec.Cmd, error) {

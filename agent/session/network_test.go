@@ -1,9 +1,12 @@
 package session
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/tools"
 )
 
 func TestCommandNetworkTakesTrueFalseOrAListOfDomains(t *testing.T) {
@@ -58,5 +61,27 @@ func TestCommandNetworkWideningsAreNamed(t *testing.T) {
 		if got := c.s.narrowed(c.base); got.All != c.kept.All || !slices.Equal(got.Allow, c.kept.Allow) {
 			t.Errorf("%v over %v: narrowed to %v, want %v", c.s, c.base, got, c.kept)
 		}
+	}
+}
+
+// TestClientListWideningAsksAndIsSetBack: a value that arrives after start
+// and adds a domain to the user's list asks, names the domain, and without
+// a yes the user's list applies.
+func TestClientListWideningAsksAndIsSetBack(t *testing.T) {
+	start := Defaults()
+	start.CommandNetwork = Network{Allow: []string{"proxy.golang.org"}}
+	h := New(start, Options{Getenv: func(string) string { return "" }})
+	wider := start
+	wider.CommandNetwork = Network{Allow: []string{"proxy.golang.org", "evil.example"}}
+	port := &askPort{answer: tools.Deny}
+	got, err := h.confirmSettings(context.Background(), wider, "p", port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.CommandNetwork.Allow, []string{"proxy.golang.org"}) || got.CommandNetwork.All {
+		t.Errorf("denied: %v, want the user's list", got.CommandNetwork)
+	}
+	if q := port.asked(); len(q) != 1 || !strings.Contains(q[0].Title, `commandNetwork "evil.example"`) {
+		t.Errorf("questions %+v; want one naming the new domain", q)
 	}
 }
