@@ -11,6 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Bounds of one session: connections open at once, and the lines Summary
+// gives (a command that asks for thousands of hosts gets a count).
+const (
+	MaxConns        = 256
+	MaxSummaryLines = 50
+)
+
 // Session serves the connections of one confined run: the supervisor, in
 // the run's network namespace, sends each connection it accepts on its
 // loopback port as one end of a new socket pair, over the unix socket
@@ -88,8 +95,12 @@ func (s *Session) serveFD(fd int) {
 		return
 	}
 	s.mu.Lock()
-	if s.closed {
+	if s.closed || len(s.conns) >= MaxConns {
+		full := !s.closed
 		s.mu.Unlock()
+		if full {
+			s.record(Event{Reason: fmt.Sprintf("more than %d connections at once", MaxConns)})
+		}
 		c.Close()
 		return
 	}
@@ -105,10 +116,15 @@ func (s *Session) serveFD(fd int) {
 	}()
 }
 
+// maxEvents bounds the events a session keeps (the log has every one).
+const maxEvents = 10000
+
 func (s *Session) record(ev Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events = append(s.events, ev)
+	if len(s.events) < maxEvents {
+		s.events = append(s.events, ev)
+	}
 }
 
 // Events are the connections asked for so far, in order.
@@ -146,12 +162,19 @@ func Summary(events []Event) []string {
 		}
 		count[l]++
 	}
-	out := make([]string, 0, len(order))
+	more := len(order) - MaxSummaryLines
+	if more > 0 {
+		order = order[:MaxSummaryLines]
+	}
+	out := make([]string, 0, len(order)+1)
 	for _, l := range order {
 		if n := count[l]; n > 1 {
 			l = fmt.Sprintf("%s (%d times)", l, n)
 		}
 		out = append(out, "network: "+l)
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("network: and %d more hosts and verdicts (the log has them all)", more))
 	}
 	return out
 }

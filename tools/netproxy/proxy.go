@@ -79,6 +79,9 @@ type Event struct {
 }
 
 func (e Event) String() string {
+	if e.Host == "" {
+		return "refused: " + e.Reason
+	}
 	hp := net.JoinHostPort(e.Host, strconv.Itoa(e.Port))
 	if e.Reached {
 		return "reached " + hp

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // resolver answers from a map; a name with several answers gives the next
@@ -217,5 +220,48 @@ func TestProxyDialsTheAddressItChecked(t *testing.T) {
 	defer dl.mu.Unlock()
 	if len(dl.dialed) != 1 || dl.dialed[0] != "93.184.215.14:443" || res.lookups["rebind.test"] != 1 {
 		t.Fatalf("dialed %q after %d lookups", dl.dialed, res.lookups["rebind.test"])
+	}
+}
+
+// TestBridgeCarriesConnectionsAndBoundsTheSummary drives a session as the
+// supervisor does (a socket pair per connection, sent over the control
+// socket) and checks the events and the summary's bound.
+func TestBridgeCarriesConnectionsAndBoundsTheSummary(t *testing.T) {
+	allow, _ := ParseAllowlist([]string{"allowed.test"})
+	px := New(allow, Options{Resolver: &resolver{lookups: map[string]int{}, answers: map[string][][]netip.Addr{}}})
+	s, theirs, err := px.Bridge()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer theirs.Close()
+	ctrl := int(theirs.Fd())
+	const n = 60
+	for i := range n {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Sendmsg(ctrl, []byte{0}, unix.UnixRights(fds[1]), nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(fds[1])
+		f := os.NewFile(uintptr(fds[0]), "client")
+		fmt.Fprintf(f, "CONNECT host%d.test:443 HTTP/1.1\r\n\r\n", i)
+		resp, err := http.ReadResponse(bufio.NewReader(f), nil)
+		if err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("connection %d: %v %v", i, resp, err)
+		}
+		f.Close()
+	}
+	ev := s.Close()
+	if len(ev) != n || ev[0].Host != "host0.test" || ev[0].Reached {
+		t.Fatalf("%d events, first %+v", len(ev), ev[0])
+	}
+	sum := Summary(ev)
+	if len(sum) != MaxSummaryLines+1 || !strings.Contains(sum[MaxSummaryLines], "and 10 more") {
+		t.Fatalf("summary of %d lines, last %q", len(sum), sum[len(sum)-1])
+	}
+	if got := Summary([]Event{{Host: "a.test", Port: 443, Reached: true}, {Host: "a.test", Port: 443, Reached: true}}); len(got) != 1 || got[0] != "network: reached a.test:443 (2 times)" {
+		t.Fatalf("summary %q", got)
 	}
 }
