@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,7 +41,15 @@ type Session struct {
 // control socket: pass that to the supervisor (and close it here once the
 // supervisor started).
 func (p *Proxy) Bridge() (*Session, *os.File, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	// Close-on-exec before any other goroutine can fork (SOCK_CLOEXEC is
+	// Linux's; this builds everywhere).
+	syscall.ForkLock.RLock()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET, 0)
+	if err == nil {
+		unix.CloseOnExec(fds[0])
+		unix.CloseOnExec(fds[1])
+	}
+	syscall.ForkLock.RUnlock()
 	if err != nil {
 		return nil, nil, fmt.Errorf("proxy bridge: %w", err)
 	}

@@ -237,7 +237,7 @@ func TestBridgeCarriesConnectionsAndBoundsTheSummary(t *testing.T) {
 	ctrl := int(theirs.Fd())
 	const n = 60
 	for i := range n {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
