@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/netproxy"
 )
 
 // ValidateMode says when the validator model call runs.
@@ -309,7 +310,10 @@ type ShellCheck struct {
 	// (nil: Dir).
 	Sandbox string
 	Network bool
-	Roots   []string
+	// Proxy is the allowlist proxy when the network is a list of domains
+	// (tools.SandboxOptions.Proxy); nil: none.
+	Proxy *netproxy.Proxy
+	Roots []string
 }
 
 // Check runs the command; ok is false on a non-zero exit, output holds
@@ -327,7 +331,7 @@ func (c ShellCheck) Check(ctx context.Context) (bool, string, error) {
 	res, err := tools.Run(ctx, tools.RunSpec{
 		Argv: []string{"sh", "-c", c.Command}, Dir: c.Dir, SecretEnv: c.SecretEnv,
 		Stdout: &out, Stderr: &out, Timeout: to,
-		Sandbox: tools.SandboxOptions{Mode: c.Sandbox, Network: c.Network, Roots: roots},
+		Sandbox: tools.SandboxOptions{Mode: c.Sandbox, Network: c.Network, Proxy: c.Proxy, Roots: roots},
 	})
 	if err != nil {
 		return false, "", fmt.Errorf("check %q: %w", c.Command, err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/tools/grep"
+	"github.com/agentls/agentls/tools/netproxy"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -53,6 +54,9 @@ type Env struct {
 	// TCP connections (off by default where Landlock can forbid them).
 	Sandbox string
 	Network bool
+	// Proxy, when Network is false, gives commands the network of an
+	// allowlist through agentls's proxy (SandboxOptions.Proxy); nil: none.
+	Proxy *netproxy.Proxy
 }
 
 // Registry holds the tools of one Env in a fixed order (stable tool

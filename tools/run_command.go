@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/tools/netproxy"
 	"github.com/agentls/agentls/workspace"
 	"github.com/agentls/agentls/workspace/ownfs"
 )
@@ -47,6 +48,9 @@ type CommandOutput struct {
 	// Leftovers is how many processes it left running that were killed
 	// when it ended.
 	Leftovers int
+	// Network lists what it reached and what was refused through the
+	// allowlist proxy ("network: reached proxy.golang.org:443").
+	Network []string `json:",omitempty"`
 }
 
 // Output limits: what the model sees of each stream.
@@ -225,7 +229,7 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	run, startErr := Run(ctx, RunSpec{
 		Argv: argv, Dir: dir, Env: r.env.Environ, SecretEnv: r.env.SecretEnv,
 		Stdout: stdout, Stderr: stderr, Timeout: timeout,
-		Sandbox:  SandboxOptions{Mode: r.env.Sandbox, Network: r.env.Network, Roots: roots},
+		Sandbox:  SandboxOptions{Mode: r.env.Sandbox, Network: r.env.Network, Proxy: r.env.Proxy, Roots: roots},
 		Commands: r.env.Commands,
 	})
 	r.env.Index.Suspect() // it may have changed files the watcher has not reported yet
@@ -242,6 +246,7 @@ func (r *Registry) runCommand(ctx context.Context, a *runCommandArgs) (Result, e
 	}
 	out.Cancelled, out.TimedOut = run.Cancelled, run.TimedOut
 	out.ExitCode, out.Signal, out.Sandbox, out.Leftovers = run.ExitCode, run.Signal, run.Sandbox, run.Leftovers
+	out.Network = netproxy.Summary(run.Network)
 	notes = append(notes, run.Notes...) // limits hit, a .git the command created and that was removed
 	for _, n := range run.Notes {
 		lw.printf("# %s\n", n)

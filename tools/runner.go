@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/tools/netproxy"
 	"github.com/agentls/agentls/tools/sandbox"
 )
 
@@ -26,6 +27,12 @@ type SandboxOptions struct {
 	// Network allows TCP (with Landlock ABI 4 and later it is off
 	// otherwise).
 	Network bool
+	// Proxy, when Network is false, is the command's network: the
+	// allowlist proxy (package netproxy), reached through a bridge into
+	// the command's network namespace, the only route out of it. Without
+	// namespaces the command gets no network at all (Landlock's TCP rule
+	// knows ports, not hosts). Ignored for ReadOnly runs.
+	Proxy *netproxy.Proxy
 	// Roots are the workspace roots: writable, with .agentls, .git/hooks and
 	// .git/config read-only.
 	Roots []string
@@ -105,8 +112,11 @@ type RunResult struct {
 	Leftovers int
 	// Notes are lines for the model and the report about what the
 	// sandbox did: "file size limit (1024 MiB) hit", a .git the command
-	// created and that was removed.
+	// created and that was removed, what its network reached.
 	Notes []string
+	// Network is what the command asked the allowlist proxy for, and the
+	// verdicts (SandboxOptions.Proxy).
+	Network []netproxy.Event
 }
 
 // Run runs one command the way agentls runs every command (run_command and
@@ -165,6 +175,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		policy.Writable, policy.Network = nil, false
 		policy.WritableFiles = []string{"/dev/null"}
 	}
+	if spec.Sandbox.Proxy != nil && !spec.Sandbox.ReadOnly && policy.Landlock && !policy.Network {
+		policy.Proxy = true
+	}
 	if spec.Sandbox.RootsReadOnly && policy.Landlock {
 		policy.Writable = slices.DeleteFunc(slices.Clone(policy.Writable), func(d string) bool {
 			return slices.Contains(spec.Sandbox.Roots, d)
@@ -197,12 +210,23 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 	// handW is the runner's end of the pipe that hands the command its
 	// folder and environment to a supervisor (sandbox.Handover).
 	var handW *os.File
+	// netSess is the proxy session of the run (Sandbox.Proxy), bridgeEnd the
+	// supervisor's end of its socket.
+	var netSess *netproxy.Session
+	var bridgeEnd *os.File
+	defer func() {
+		if netSess != nil {
+			res.Network = netSess.Close()
+			res.Notes = append(res.Notes, netproxy.Summary(res.Network)...)
+		}
+	}()
 	build := func(ns bool) (*exec.Cmd, error) {
 		var cmd *exec.Cmd
 		if supervised {
 			// Re-executed from the server's own image (sandbox.Self),
 			// never from a path a command can write.
-			sargv, err := sandbox.Command(sandbox.Self, policyFor(policy, ns), argv)
+			sp := policyFor(policy, ns)
+			sargv, err := sandbox.Command(sandbox.Self, sp, argv)
 			if err != nil {
 				return nil, err
 			}
@@ -213,6 +237,18 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 			handW = w
 			cmd = exec.Command(sargv[0], sargv[1:]...)
 			cmd.ExtraFiles = []*os.File{statusW, handR}
+			if netSess != nil { // a start retried without namespaces
+				netSess.Close()
+				netSess = nil
+			}
+			if sp.Proxy {
+				if netSess, bridgeEnd, err = spec.Sandbox.Proxy.Bridge(); err != nil {
+					handR.Close()
+					w.Close()
+					return nil, err
+				}
+				cmd.ExtraFiles = append(cmd.ExtraFiles, bridgeEnd)
+			}
 			// Outside the workspace, with nothing of the command's
 			// environment: no loader variable (LD_PRELOAD, an
 			// LD_LIBRARY_PATH with an empty entry) and no library in the
@@ -266,6 +302,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		err = cmd.Start()
 		if supervised {
 			cmd.ExtraFiles[1].Close() // the supervisor's end of the handover
+			if len(cmd.ExtraFiles) > 2 {
+				cmd.ExtraFiles[2].Close() // and of the proxy bridge
+			}
 			if err != nil {
 				handW.Close()
 			} else {
@@ -294,6 +333,9 @@ func Run(ctx context.Context, spec RunSpec) (res RunResult, err error) {
 		if len(spec.Sandbox.WritableOnly) > 0 {
 			label = fmt.Sprintf("landlock (writes only %s; ABI %d)", strings.Join(spec.Sandbox.WritableOnly, ", "), policy.ABI)
 		}
+	}
+	if policy.Proxy && !ns {
+		res.Notes = append(res.Notes, "network: the allowlist needs a network namespace, which the kernel refused here: no network")
 	}
 	if spec.UserProgram {
 		label = "off: the user's own program"
@@ -475,6 +517,7 @@ func policyFor(policy sandbox.Policy, ns bool) sandbox.Policy {
 	p.Namespaces = ns && p.Landlock
 	if !ns {
 		p.ReadOnly, p.Visible, p.Hide = nil, nil, nil
+		p.Proxy = false // no namespace to bridge into: no network
 	} else if p.Landlock && len(p.Writable) > 0 {
 		// Private in the mount namespace: POSIX shared memory and
 		// semaphores (Python's multiprocessing) work.

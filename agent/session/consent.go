@@ -77,9 +77,7 @@ func widenings(base, s Settings) []string {
 	if s.Sandbox == "off" && base.Sandbox != "off" {
 		out = append(out, `sandbox "off"`)
 	}
-	if s.CommandNetwork && !base.CommandNetwork {
-		out = append(out, "commandNetwork true")
-	}
+	out = append(out, s.CommandNetwork.widenings(base.CommandNetwork)...)
 	if reviewRank[s.Review] < reviewRank[base.Review] {
 		out = append(out, fmt.Sprintf("review %q", s.Review))
 	}
@@ -125,9 +123,7 @@ func narrowed(base, s Settings) Settings {
 	if s.Sandbox == "off" && base.Sandbox != "off" {
 		s.Sandbox = base.Sandbox
 	}
-	if s.CommandNetwork && !base.CommandNetwork {
-		s.CommandNetwork = false
-	}
+	s.CommandNetwork = s.CommandNetwork.narrowed(base.CommandNetwork)
 	if reviewRank[s.Review] < reviewRank[base.Review] {
 		s.Review = base.Review
 	}

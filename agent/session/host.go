@@ -278,7 +278,7 @@ func (h *Host) reportSandbox(roots []string) {
 	s := h.Settings()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	status, err := tools.SandboxStatus(ctx, tools.SandboxOptions{Mode: s.Sandbox, Network: s.CommandNetwork, Roots: roots})
+	status, err := tools.SandboxStatus(ctx, tools.SandboxOptions{Mode: s.Sandbox, Network: s.CommandNetwork.All, Proxy: s.CommandNetwork.Proxy(h.logger()), Roots: roots})
 	switch {
 	case err != nil:
 		h.logger().Warn("commands: the sandbox could not be checked", "error", err)

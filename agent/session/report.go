@@ -16,8 +16,8 @@ const ReportDir = "tasks"
 
 // Report is the markdown report of a task: the agent's report (answer,
 // figures, plan, tools, notes, diffs), the changed files that make tools
-// run programs, then the commands it ran with their exit codes, and when it
-// started and ended.
+// run programs, then the commands it ran with their exit codes and what
+// their network reached, and when it started and ended.
 func Report(res *agent.Result, started time.Time) string {
 	var b strings.Builder
 	b.WriteString(res.Report())
@@ -28,8 +28,24 @@ func Report(res *agent.Result, started time.Time) string {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(c.Command), mdCell(orDot(c.Cwd)), commandStatus(c), c.Duration.Round(time.Millisecond))
 		}
 	}
+	b.WriteString(networkSection(res.Commands))
 	fmt.Fprintf(&b, "\n## Timing\n\nstarted %s, ended %s (%s)\n",
 		started.Format(time.RFC3339), started.Add(res.Duration).Format(time.RFC3339), res.Duration.Round(time.Millisecond))
+	return b.String()
+}
+
+// networkSection lists what each command reached and what was refused
+// through the allowlist proxy, or is "" when no command used it.
+func networkSection(cmds []tools.CommandOutput) string {
+	var b strings.Builder
+	for _, c := range cmds {
+		for _, l := range c.Network {
+			if b.Len() == 0 {
+				b.WriteString("\n## Network\n\n| command | what |\n|---|---|\n")
+			}
+			fmt.Fprintf(&b, "| `%s` | %s |\n", mdCell(c.Command), mdCell(strings.TrimPrefix(l, "network: ")))
+		}
+	}
 	return b.String()
 }
 

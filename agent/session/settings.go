@@ -71,9 +71,11 @@ type Settings struct {
 	ContextWindow    int      `json:"contextWindow"` // tokens; 0: known from the model name
 	ShowReport       bool     `json:"showReport"`    // open the task report when the task ends
 	Sandbox          string   `json:"sandbox"`       // workspace-write | off
-	// CommandNetwork lets commands open network connections; off by
-	// default, enforced by the sandbox where the kernel can.
-	CommandNetwork bool `json:"commandNetwork"`
+	// CommandNetwork is the network of commands and of the workspace's
+	// sandboxed MCP servers: none by default, every host (true), or a list
+	// of domains through agentls's proxy (Network); enforced by the
+	// sandbox where the kernel can.
+	CommandNetwork Network `json:"commandNetwork"`
 	// Review is which edits the user reviews before they apply: "off"
 	// (none), "always" (every edit), "outside-open" (edits to files not
 	// open in the editor). It narrows what the agent may do: a later
@@ -475,7 +477,19 @@ var table = []field{
 	setting("contextWindow", "an integer", func(c *Settings) *int { return &c.ContextWindow }, between(0, 100_000_000)),
 	setting("showReport", "true or false", func(c *Settings) *bool { return &c.ShowReport }, nil),
 	setting("sandbox", "a string", func(c *Settings) *string { return &c.Sandbox }, trimmed(oneOf("workspace-write", "off"))),
-	setting("commandNetwork", "true or false", func(c *Settings) *bool { return &c.CommandNetwork }, nil),
+	{
+		name: "commandNetwork",
+		set: func(c *Settings, raw json.RawMessage) error {
+			var v Network
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return err
+			}
+			c.CommandNetwork = v
+			return nil
+		},
+		value: func(c Settings) any { return c.CommandNetwork },
+		show:  func(c Settings) any { return c.CommandNetwork.String() },
+	},
 	setting("review", "a string", func(c *Settings) *string { return &c.Review }, trimmed(oneOf(ReviewOff, ReviewAlways, ReviewOutsideOpen))),
 	setting("maxCompletionTokens", "an integer", func(c *Settings) *int { return &c.MaxCompletionTokens }, between(0, 10_000_000)),
 	withShow(setting("temperature", "a number", func(c *Settings) **float64 { return &c.Temperature }, func(v **float64) error {

@@ -294,7 +294,7 @@ func (h *Host) agentConfig(ctx context.Context, ws *workspace.Workspace, s Setti
 	}
 	if s.CheckCommand != "" {
 		cfg.Check = agent.ShellCheck{Dir: root, Command: s.CheckCommand, SecretEnv: []string{s.APIKeyEnv},
-			Sandbox: s.Sandbox, Network: s.CommandNetwork, Roots: ws.Roots()}
+			Sandbox: s.Sandbox, Network: s.CommandNetwork.All, Proxy: s.CommandNetwork.Proxy(h.logger()), Roots: ws.Roots()}
 	}
 	st, err := h.Store(ctx)
 	if err != nil {
@@ -395,7 +395,8 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 		SecretEnv: []string{s.APIKeyEnv},
 		Shown:     func(text string) string { return h.Redactor().String(text) },
 		Sandbox:   s.Sandbox,
-		Network:   s.CommandNetwork,
+		Network:   s.CommandNetwork.All,
+		Proxy:     s.CommandNetwork.Proxy(h.logger()),
 	})
 	g.OnDone(closeTools)
 	// The MCP servers' tools, after the built-in ones (a stable order),

@@ -75,7 +75,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	idx := h.index
 	h.syncMu.Unlock()
 	list, closeTools := h.taskTools(s, nil, tools.Env{Workspace: ws, Index: idx, Commands: h.commands,
-		SecretEnv: []string{s.APIKeyEnv}, Sandbox: s.Sandbox, Network: s.CommandNetwork})
+		SecretEnv: []string{s.APIKeyEnv}, Sandbox: s.Sandbox, Network: s.CommandNetwork.All})
 	defer closeTools()
 	list = append(list, h.listedMCPTools(ctx, ws, s)...)
 	out := &ToolList{Tools: []ToolInfo{}, Hooks: []HookInfo{}}

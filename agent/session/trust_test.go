@@ -186,13 +186,13 @@ func TestSettingsWidenedAtRunTimeNeedConsent(t *testing.T) {
 	wider.AllowCommands = []string{"go test"}
 	wider.CheckCommand = "touch pwned"
 	wider.Sandbox = "off"
-	wider.CommandNetwork = true
+	wider.CommandNetwork = Network{All: true}
 	wider.Model = "other-model"
 	got, err := h.confirmSettings(ctx, wider, "p", port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Approval != "ask" || len(got.AllowCommands) != 0 || got.CheckCommand != "go vet ./..." || got.Sandbox != "workspace-write" || got.CommandNetwork {
+	if got.Approval != "ask" || len(got.AllowCommands) != 0 || got.CheckCommand != "go vet ./..." || got.Sandbox != "workspace-write" || got.CommandNetwork.All {
 		t.Errorf("denied: %+v; want every widening set back", got)
 	}
 	if got.Model != "other-model" {

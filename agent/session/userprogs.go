@@ -87,7 +87,7 @@ func MCPStateDir(root string, getenv func(string) string) (string, error) {
 // mcpLaunch is how the servers of ws start under s.
 func (h *Host) mcpLaunch(ws *workspace.Workspace, s Settings) mcp.Launch {
 	l := mcp.Launch{Dir: ws.Roots()[0], Roots: ws.Roots(), Sandbox: s.Sandbox, SecretEnv: []string{s.APIKeyEnv},
-		Commands: h.commands, Getenv: h.opts.Getenv}
+		Commands: h.commands, Getenv: h.opts.Getenv, Proxy: s.CommandNetwork.Proxy(h.logger())}
 	if dir, err := MCPStateDir(ws.Roots()[0], h.opts.Getenv); err == nil {
 		l.StateDir = dir
 	} else {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/netproxy"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -49,6 +50,10 @@ type Launch struct {
 	// workspace, under agentls's state. Such a server does not start
 	// without it.
 	StateDir string
+	// Proxy is the allowlist proxy (the user's commandNetwork list): a
+	// sandboxed server without network of its own gets the network through
+	// it (tools.SandboxOptions.Proxy); nil: none.
+	Proxy *netproxy.Proxy
 	// Progress shows the user a start under way ("starting MCP server
 	// github: npx may be downloading it") and a wait for one; nil: none.
 	Progress func(string)
@@ -281,6 +286,9 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	var env []string
 	user := UserProgram(s.cfg)
 	sb := tools.SandboxOptions{Mode: s.launch.Sandbox, Network: cfg.NetworkAllowed(), Roots: s.launch.Roots}
+	if !sb.Network {
+		sb.Proxy = s.launch.Proxy
+	}
 	if !user {
 		// The repository's server: sandboxed, writing only its own folder
 		// (its temporary and cache folders inside it).

@@ -68,8 +68,12 @@ type Policy struct {
 	Network bool     `json:"network,omitempty"`
 	// Namespaces: the supervisor is process 1 of new PID and mount
 	// namespaces, and of a new network namespace unless Network.
-	Namespaces bool   `json:"namespaces,omitempty"`
-	Limits     Limits `json:"limits,omitzero"`
+	Namespaces bool `json:"namespaces,omitempty"`
+	// Proxy: the command's network is agentls's proxy (package netproxy)
+	// alone, through the bridge on ProxyFD; it needs Namespaces and
+	// Landlock, and Network false (its network namespace holds only lo).
+	Proxy  bool   `json:"proxy,omitempty"`
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // Limits bound the command's processes (setrlimit in the supervisor, so
@@ -143,6 +147,11 @@ func Command(exe string, p Policy, argv []string) ([]string, error) {
 // HandoverFD is the supervisor's file descriptor the runner writes the
 // Handover to (a pipe, closed after it).
 const HandoverFD = 4
+
+// ProxyFD is the supervisor's file descriptor of the proxy bridge (a unix
+// socket whose other end is agentls's proxy, outside the sandbox), when
+// Policy.Proxy.
+const ProxyFD = 5
 
 // MaxHandover bounds what the supervisor reads from the handover pipe.
 const MaxHandover = 8 << 20
@@ -229,6 +238,8 @@ func (p Policy) Describe(mode string) string {
 	switch {
 	case p.Network:
 		extra = append(extra, "network allowed")
+	case p.Proxy && p.Namespaces:
+		extra = append(extra, "network: the allowlist, through agentls's proxy")
 	case p.Namespaces || len(p.ReadOnly) > 0:
 		extra = append(extra, "no network")
 	default:

@@ -62,6 +62,19 @@ func supervise(args []string) int {
 	if err != nil {
 		return report(Status{ExitCode: -1, Error: err.Error()})
 	}
+	// The proxy bridge: taken off the command's inheritance at once.
+	var proxyCtrl *os.File
+	if p.Proxy {
+		syscall.CloseOnExec(ProxyFD)
+		if proxyCtrl = os.NewFile(ProxyFD, "proxy"); proxyCtrl == nil {
+			return report(Status{ExitCode: -1, Error: "sandbox: proxy bridge: no socket"})
+		}
+		if !p.Namespaces || !p.Landlock || p.Network {
+			// Only a network namespace of its own keeps the command from
+			// going around the proxy.
+			return report(Status{ExitCode: -1, Error: "sandbox: the network allowlist needs a network namespace"})
+		}
+	}
 	// Processes whose parent dies are re-parented here, not to init, so
 	// nothing escapes the sweep below (outside a PID namespace).
 	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -76,6 +89,13 @@ func supervise(args []string) int {
 		if p.Landlock && !p.Network {
 			if err := loopbackUp(); err != nil {
 				return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error(), Refused: refused(err)})
+			}
+			if proxyCtrl != nil {
+				url, err := startBridge(proxyCtrl)
+				if err != nil {
+					return report(Status{ExitCode: -1, Error: "sandbox: " + err.Error()})
+				}
+				h.Env = withProxy(h.Env, url)
 			}
 		}
 	}
