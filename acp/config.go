@@ -45,7 +45,8 @@ func (a *Agent) sessionReview(s *acpSession) bool {
 func (a *Agent) sessionNetwork(s *acpSession) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return a.opts.Settings.CommandNetwork && !s.noNetwork
+	n := a.opts.Settings.CommandNetwork
+	return (n.All || len(n.Allow) > 0) && !s.noNetwork
 }
 
 // booleanOptions are the session's boolean config options.
@@ -54,7 +55,7 @@ func (a *Agent) booleanOptions(s *acpSession) []sdk.SessionConfigOption {
 	rdesc := "Show every edit for review before it applies"
 	review.Boolean.Id, review.Boolean.Name, review.Boolean.Description = configReview, "Review edits", &rdesc
 	network := sdk.NewSessionConfigOptionBoolean(a.sessionNetwork(s))
-	ndesc := "Let commands open network connections (only where the user's commandNetwork setting allows it)"
+	ndesc := "Let commands open network connections (to the hosts the user's commandNetwork setting allows)"
 	network.Boolean.Id, network.Boolean.Name, network.Boolean.Description = configNetwork, "Command network", &ndesc
 	return []sdk.SessionConfigOption{review, network}
 }
@@ -71,7 +72,7 @@ func (a *Agent) setBoolean(s *acpSession, id string, v bool) error {
 		s.review = v
 		s.mu.Unlock()
 	case configNetwork:
-		if v && !st.CommandNetwork {
+		if v && !st.CommandNetwork.All && len(st.CommandNetwork.Allow) == 0 {
 			return sdk.NewInvalidParams(map[string]any{"error": "commandNetwork is off in the user's settings: a session cannot turn it on; set it in the user settings file"})
 		}
 		s.mu.Lock()
@@ -270,7 +271,7 @@ func (a *Agent) taskSettings(ctx context.Context, s *acpSession) session.Setting
 		st.Review = session.ReviewAlways
 	}
 	if !a.sessionNetwork(s) {
-		st.CommandNetwork = false
+		st.CommandNetwork = session.Network{}
 	}
 	if len(model.ReasoningEfforts) > 0 {
 		if effort == "" || !slices.Contains(model.ReasoningEfforts, effort) {
