@@ -181,6 +181,7 @@ export interface Settings {
   mcpServers?: unknown;
   hooks?: unknown;
   review?: unknown;
+  completion?: unknown;
 }
 
 /** The server-facing settings object (initializationOptions and the agentls section). */
@@ -201,6 +202,8 @@ export interface ServerSettings {
   hooks?: Record<string, unknown>;
   /** Which edits wait for the user's review (docs/lsp.md, "Review before apply"). */
   review?: Review;
+  /** Completion as you type: {enabled, model, timeoutMs, maxTokens, debounceMs} (docs/completion.md). */
+  completion?: Record<string, unknown>;
 }
 
 /** The values of agentls.review, from the least review to the most. */
@@ -303,6 +306,10 @@ export function serverSettings(s: Settings): ServerSettings {
   // server checks each entry and reports what it refuses).
   if (s.hooks && typeof s.hooks === 'object' && !Array.isArray(s.hooks) && Object.keys(s.hooks).length > 0) {
     out.hooks = s.hooks as Record<string, unknown>;
+  }
+  // Completion as you type (ghost text): passed on whole for the server to check.
+  if (s.completion && typeof s.completion === 'object' && !Array.isArray(s.completion) && Object.keys(s.completion).length > 0) {
+    out.completion = s.completion as Record<string, unknown>;
   }
   return out;
 }

@@ -150,6 +150,9 @@ function readSettings() {
     mcpServers: userSetting<unknown>('mcpServers'),
     hooks: userSetting<unknown>('hooks'),
     review: strictestReview(c.inspect<unknown>('review')),
+    // Ghost text comes from vscode-languageclient's own inline completion
+    // provider (textDocument/inlineCompletion) once the server offers it.
+    completion: c.get<unknown>('completion'),
   });
 }
 
