@@ -46,7 +46,12 @@ local timer = nil
 
 local function agentls() return require('agentls') end
 
-local function in_insert() return vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' end
+-- _in_insert(): whether Neovim is in Insert mode (replaced by the
+-- headless test, which cannot be).
+function M._in_insert() return vim.api.nvim_get_mode().mode:sub(1, 1) == 'i' end
+
+-- What became of the answers: shown, or dropped (stale, empty).
+M.stats = { shown = 0, dropped = 0 }
 
 -- col_to_lsp / lsp_to_col: a byte column of line in the client's offset
 -- encoding, and back.
@@ -190,7 +195,7 @@ end
 -- Automatic). The answer is shown only if the buffer, the cursor and the
 -- mode are still those of the request.
 function M.request(kind)
-  if not M.config.enabled or not in_insert() then return end
+  if not M.config.enabled or not M._in_insert() then return end
   local bufnr = vim.api.nvim_get_current_buf()
   local client = client_of(bufnr)
   if not client then return end
@@ -205,22 +210,42 @@ function M.request(kind)
     context = { triggerKind = kind or 2 },
   }
   seq = seq + 1
-  local my = seq
-  local tick = vim.api.nvim_buf_get_changedtick(bufnr)
-  local ok, id = client.request(method, params, function(err, result)
-    if pending and pending.seq == my then pending = nil end
-    if my ~= seq or err or result == nil then return end
-    if vim.api.nvim_get_current_buf() ~= bufnr or not in_insert() then return end
-    if vim.api.nvim_buf_get_changedtick(bufnr) ~= tick then return end
+  local req = { seq = seq, bufnr = bufnr, tick = vim.api.nvim_buf_get_changedtick(bufnr), row = row, col = col,
+    line = line, enc = enc }
+  local ok, id = client.request(method, params, function(err, result) M._answer(req, err, result) end, bufnr)
+  if ok and id then pending = { client = client, id = id, seq = req.seq } end
+end
+
+-- _answer(req, err, result): the answer to the request req ({ seq, bufnr,
+-- tick, row, col, line, enc }) is shown only when it is the last request
+-- and the buffer (its changedtick), the cursor and the mode are still
+-- those it asked at. Returns what became of it ('shown' or why not).
+function M._answer(req, err, result)
+  if pending and pending.seq == req.seq then pending = nil end
+  local why
+  if req.seq ~= seq then
+    why = 'a newer request'
+  elseif err or result == nil then
+    why = 'no answer'
+  elseif vim.api.nvim_get_current_buf() ~= req.bufnr or not M._in_insert() then
+    why = 'left the buffer or Insert mode'
+  elseif vim.api.nvim_buf_get_changedtick(req.bufnr) ~= req.tick then
+    why = 'the buffer changed'
+  else
     local now = vim.api.nvim_win_get_cursor(0)
-    if now[1] - 1 ~= row or now[2] ~= col then return end
-    local items = items_of(result, line, col, enc, row)
-    if #items == 0 then return end
-    M.clear()
-    cur = { bufnr = bufnr, row = row, col = col, tick = tick, items = items, index = 1 }
-    render()
-  end, bufnr)
-  if ok and id then pending = { client = client, id = id, seq = my } end
+    if now[1] - 1 ~= req.row or now[2] ~= req.col then why = 'the cursor moved' end
+  end
+  local items = why == nil and items_of(result, req.line, req.col, req.enc, req.row) or {}
+  if why == nil and #items == 0 then why = 'nothing to show' end
+  if why then
+    M.stats.dropped = M.stats.dropped + 1
+    return why
+  end
+  M.clear()
+  cur = { bufnr = req.bufnr, row = req.row, col = req.col, tick = req.tick, items = items, index = 1 }
+  render()
+  M.stats.shown = M.stats.shown + 1
+  return 'shown'
 end
 
 -- schedule(): the user typed: ask once they pause.
