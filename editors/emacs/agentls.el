@@ -1469,7 +1469,11 @@ a pause; point moved away from it clears it."
   :lighter nil
   (if agentls-ghost-mode
       (progn
-        (when buffer-file-name (agentls--did-open (agentls--connection)))
+        ;; A server that cannot start leaves the buffer as it is (no ghost
+        ;; text), never the file unopened (the mode may run from a hook).
+        (when buffer-file-name
+          (condition-case err (agentls--did-open (agentls--connection))
+            (error (message "agentls: no ghost text: %s" (error-message-string err)))))
         (setq agentls--ghost-tick (buffer-chars-modified-tick))
         (add-hook 'post-command-hook #'agentls--ghost-post-command nil t))
     (remove-hook 'post-command-hook #'agentls--ghost-post-command t)
