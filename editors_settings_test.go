@@ -50,6 +50,7 @@ var everySetting = map[string]any{
 	"mcpServers":          map[string]any{"echo": map[string]any{"command": "true"}},
 	"prices":              map[string]any{"model-all-keys": map[string]any{"input": 1, "output": 2}},
 	"models":              []any{map[string]any{"name": "model-all-keys"}},
+	"completion":          map[string]any{"enabled": true, "model": "fim-all-keys", "timeoutMs": 3000, "maxTokens": 64, "debounceMs": 50},
 	"hooks":               map[string]any{"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "true"}}}}},
 }
 

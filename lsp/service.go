@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/agent/completion"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/session"
 	"github.com/agentls/agentls/agent/settings"
@@ -75,6 +76,8 @@ type Service struct {
 	// hints are the instruction comments' diagnostics and answers shown
 	// to a client with standard LSP only (commenthints.go).
 	hints commentHints
+	// completions answers textDocument/inlineCompletion (inline.go).
+	completions *completion.Engine
 }
 
 // NewService returns a service; pass its Options to server.New.
@@ -94,7 +97,7 @@ func NewService(opts ServiceOptions) *Service {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	s := &Service{opts: opts}
+	s := &Service{opts: opts, completions: completion.New()}
 	s.user = settings.Load(settings.Options{Getenv: opts.Getenv, Dir: opts.UserDir})
 	var cache session.RedactorCache
 	r := cache.Get(s.user.User.Settings, s.user.Getenv)
@@ -112,6 +115,7 @@ func (s *Service) Options() []server.Option {
 		server.WithCommands(s.Commands()...),
 		server.WithCodeActions(s.codeActions),
 		server.WithHover(s.hover, offerHover),
+		server.WithInlineCompletion(s.inlineCompletion, s.completionEnabled),
 		server.WithDocumentHandler(s.documentChanged),
 		server.WithRootsHandler(s.rootsChanged),
 		server.WithSettingsHandler(s.settings),

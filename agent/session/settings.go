@@ -107,7 +107,37 @@ type Settings struct {
 	// Models a face offers to choose from (the ACP model picker), with
 	// what each accepts; empty: the service's /models list.
 	Models []ModelInfo `json:"models"`
+	// Completion is inline completion as the user types (LSP
+	// textDocument/inlineCompletion; docs/completion.md). Off unless
+	// enabled.
+	Completion CompletionSettings `json:"completion"`
 }
+
+// CompletionSettings configure inline completion (setting "completion").
+// A partial object changes only the fields it names.
+type CompletionSettings struct {
+	// Enabled offers inline completion to the editor. Default false.
+	Enabled bool `json:"enabled"`
+	// Model is a fill-in-the-middle model served at {baseURL}/completions
+	// (prompt and suffix); "" asks the chat model with a fill-in
+	// instruction instead.
+	Model string `json:"model"`
+	// TimeoutMs bounds one model call; the editor then gets nothing.
+	TimeoutMs int `json:"timeoutMs"`
+	// MaxTokens bounds one completion's answer.
+	MaxTokens int `json:"maxTokens"`
+	// DebounceMs is how long the user must pause before an automatic
+	// completion asks the model (a completion the user invoked does not
+	// wait).
+	DebounceMs int `json:"debounceMs"`
+}
+
+// The defaults of the completion setting.
+const (
+	DefaultCompletionTimeoutMs  = 5000
+	DefaultCompletionMaxTokens  = 128
+	DefaultCompletionDebounceMs = 75
+)
 
 // ModelInfo declares one model of the "models" setting.
 type ModelInfo struct {
@@ -172,6 +202,11 @@ func Defaults() Settings {
 		Sandbox:    "workspace-write",
 		Review:     ReviewOff,
 		Recordings: true,
+		Completion: CompletionSettings{
+			TimeoutMs:  DefaultCompletionTimeoutMs,
+			MaxTokens:  DefaultCompletionMaxTokens,
+			DebounceMs: DefaultCompletionDebounceMs,
+		},
 	}
 }
 
@@ -506,6 +541,30 @@ var table = []field{
 			}
 			return nil
 		}), func(c Settings) any { return fmt.Sprintf("%d model(s)", len(c.Models)) }),
+	{
+		name: "completion",
+		set: func(c *Settings, raw json.RawMessage) error {
+			v := c.Completion
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&v); err != nil {
+				return fmt.Errorf(`must be {"enabled"?: boolean, "model"?: string, "timeoutMs"?: number, "maxTokens"?: number, "debounceMs"?: number}`)
+			}
+			v.Model = strings.TrimSpace(v.Model)
+			switch {
+			case v.TimeoutMs < 100 || v.TimeoutMs > 120_000:
+				return fmt.Errorf("timeoutMs must be between 100 and 120000, got %d", v.TimeoutMs)
+			case v.MaxTokens < 1 || v.MaxTokens > 4096:
+				return fmt.Errorf("maxTokens must be between 1 and 4096, got %d", v.MaxTokens)
+			case v.DebounceMs < 0 || v.DebounceMs > 5000:
+				return fmt.Errorf("debounceMs must be between 0 and 5000, got %d", v.DebounceMs)
+			}
+			c.Completion = v
+			return nil
+		},
+		value: func(c Settings) any { return c.Completion },
+		show:  func(c Settings) any { return c.Completion },
+	},
 	{
 		name: "hooks",
 		set: func(c *Settings, raw json.RawMessage) error {

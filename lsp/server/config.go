@@ -74,6 +74,9 @@ func (s *Server) settings(ctx context.Context, from SettingsFrom, raw json.RawMe
 	for _, f := range s.onSettings {
 		f(ctx, from, raw)
 	}
+	if from == FromDidChangeConfiguration {
+		s.syncInlineRegistration(ctx)
+	}
 }
 
 func (s *Server) didChangeConfiguration(ctx context.Context, p *protocol.DidChangeConfigurationParams) error {

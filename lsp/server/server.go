@@ -129,6 +129,7 @@ type Server struct {
 	onSettings    []SettingsHandler
 	redactor      func() Redactor
 	onEnd         []func()
+	inline        inlineState // textDocument/inlineCompletion (inline.go)
 
 	log      *slog.Logger // baseLog plus the client mirror
 	mirror   *clientLogHandler
@@ -327,8 +328,7 @@ func notification[P any](method string, fn func(context.Context, *P) error) rout
 }
 
 func (s *Server) buildRoutes() map[string]route {
-	init := request(protocol.MethodInitialize, s.initialize)
-	init.sync = true
+	init := s.initializeRoute()
 	shutdown := route{sync: true, handle: func(ctx context.Context, _ jsonrpc2.RawMessage) (any, error) {
 		return nil, s.shutdown(ctx)
 	}}
@@ -352,6 +352,7 @@ func (s *Server) buildRoutes() map[string]route {
 		protocol.MethodWorkspaceExecuteCommand:            request(protocol.MethodWorkspaceExecuteCommand, s.executeCommand),
 		protocol.MethodTextDocumentCodeAction:             request(protocol.MethodTextDocumentCodeAction, s.codeAction),
 		protocol.MethodTextDocumentHover:                  request(protocol.MethodTextDocumentHover, s.hoverRequest),
+		MethodTextDocumentInlineCompletion:                request(MethodTextDocumentInlineCompletion, s.inlineCompletion),
 	}
 }
 

@@ -26,7 +26,8 @@ func TestParseScriptForms(t *testing.T) {
 		{"bad index mode", `[{"toolCalls":[{"name":"x"}],"toolCallIndex":"one"}]`, 0, "toolCallIndex"},
 		{"status not an error", `[{"status":200}]`, 0, "status 200"},
 		{"empty", ``, 0, "empty script"},
-		{"gate without a hold", `[{"text":"a","gate":"g"}]`, 0, "go together"},
+		{"hold without a gate", `[{"text":"a","holdAfterChunks":2}]`, 0, "needs a gate"},
+		{"gate held before a whole answer", `[{"text":"a","gate":"g"}]`, 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -72,7 +72,8 @@ type Turn struct {
 	BreakAfterChunks int  `json:"breakAfterChunks,omitempty"`
 	BreakInArguments bool `json:"breakInArguments,omitempty"`
 	// Gate holds the stream after HoldAfterChunks chunks (the role chunk
-	// counts as the first) until the gate of that name is opened: a POST to
+	// counts as the first; an answer sent whole, to a completions request
+	// or a chat request without stream, is held before it is sent) until the gate of that name is opened: a POST to
 	// BASE/gates/NAME (Server.OpenGate), or the request ends. A test
 	// opens it once it has seen what the first chunks produce (an editor
 	// showing the first part of a streamed answer), so the rest is held
@@ -123,6 +124,11 @@ type Match struct {
 	AnyMessage     string `json:"anyMessage,omitempty"`     // some message contains it
 	System         string `json:"system,omitempty"`         // a system message contains it
 	Request        int    `json:"request,omitempty"`        // the 1-based request number
+	// Prompt and Suffix match a completions request (fill in the middle)
+	// whose prompt, and suffix, contain them; a turn with either set
+	// answers no chat request.
+	Prompt string `json:"prompt,omitempty"`
+	Suffix string `json:"suffix,omitempty"`
 }
 
 // Duration is a time.Duration written as "150ms" or as milliseconds.
@@ -241,8 +247,8 @@ func (s Script) check() error {
 		if t.Status != 0 && (t.Status < 400 || t.Status > 599) {
 			return fmt.Errorf("turn %d: status %d: want an error status 400-599", i+1, t.Status)
 		}
-		if (t.Gate == "") != (t.HoldAfterChunks <= 0) {
-			return fmt.Errorf("turn %d: gate and holdAfterChunks go together", i+1)
+		if t.HoldAfterChunks > 0 && t.Gate == "" {
+			return fmt.Errorf("turn %d: holdAfterChunks needs a gate", i+1)
 		}
 		if t.BreakInArguments && len(t.ToolCalls) == 0 {
 			return fmt.Errorf("turn %d: breakInArguments needs toolCalls", i+1)

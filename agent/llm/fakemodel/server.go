@@ -18,7 +18,7 @@ import (
 
 // RecordedRequest is one request the server received.
 type RecordedRequest struct {
-	N        int         // 1-based number among chat-completion requests
+	N        int         // 1-based number among chat and completions requests
 	Turn     int         // 0-based index of the turn that answered, -1 for none
 	Time     time.Time   // arrival
 	Method   string      //
@@ -29,7 +29,10 @@ type RecordedRequest struct {
 	// check the client sent it. It is never logged.
 	APIKey string
 	Body   []byte                       // the raw body
-	Chat   openai.ChatCompletionRequest // the body decoded
+	Chat   openai.ChatCompletionRequest // the body decoded (a chat request)
+	// Completion is the body decoded when the request went to the
+	// completions endpoint (fill in the middle), nil for a chat request.
+	Completion *openai.CompletionRequest
 }
 
 // Server is a running scripted model server.
@@ -82,7 +85,8 @@ func (s *Server) Requests() []RecordedRequest {
 }
 
 // ServeHTTP answers /v1/chat/completions (and the Azure and unprefixed
-// forms) from the script, /v1/models with one model, and a POST to
+// forms) and /v1/completions (fill in the middle: prompt and suffix) from
+// the script, /v1/models with one model, and a POST to
 // /v1/gates/NAME by opening that gate (Turn.Gate).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, gate, isGate := strings.Cut(r.URL.Path, "/gates/")
@@ -91,6 +95,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.OpenGate(gate)
 		w.WriteHeader(http.StatusNoContent)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+		s.chat(w, r)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/completions"):
 		s.chat(w, r)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		w.Header().Set("Content-Type", "application/json")
@@ -116,11 +122,18 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		rec.APIKey = a
 		rec.Header.Set("Api-Key", "[redacted]")
 	}
-	decodeErr := json.Unmarshal(body, &rec.Chat)
+	var decodeErr error
+	if strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		decodeErr = json.Unmarshal(body, &rec.Chat)
+	} else {
+		rec.Completion = new(openai.CompletionRequest)
+		decodeErr = json.Unmarshal(body, rec.Completion)
+		rec.Chat.Model = rec.Completion.Model
+	}
 
 	s.mu.Lock()
 	rec.N = len(s.requests) + 1
-	turn := s.pick(rec.N, rec.Chat)
+	turn := s.pick(rec.N, rec)
 	rec.Turn = turn
 	prev := s.prevBody
 	s.prevBody = body
@@ -129,7 +142,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 
 	if decodeErr != nil {
 		s.log.Info("request", "n", rec.N, "error", decodeErr.Error())
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("fakemodel: request %d: body is not a chat request: %v", rec.N, decodeErr), "invalid_request_error")
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("fakemodel: request %d: body is not a chat or completion request: %v", rec.N, decodeErr), "invalid_request_error")
 		return
 	}
 	if turn < 0 {
@@ -159,10 +172,31 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	case t.Garbage != "":
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, t.Garbage)
+	case rec.Completion != nil:
+		if s.hold(ctx, rec, t) {
+			s.text(w, rec, t, prev)
+		}
 	case rec.Chat.Stream:
 		s.stream(ctx, w, rec, t, prev)
 	default:
-		s.whole(w, rec, t, prev)
+		if s.hold(ctx, rec, t) {
+			s.whole(w, rec, t, prev)
+		}
+	}
+}
+
+// hold waits, for an answer sent whole (not streamed), at the turn's gate
+// until it is opened; it reports false when the request ended first.
+func (s *Server) hold(ctx context.Context, rec RecordedRequest, t Turn) bool {
+	if t.Gate == "" {
+		return true
+	}
+	s.log.Info("holding at gate", "n", rec.N, "gate", t.Gate)
+	select {
+	case <-s.gate(t.Gate):
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -197,7 +231,7 @@ func (s *Server) OpenGate(name string) {
 }
 
 // pick returns the turn answering request n and counts it used, or -1.
-func (s *Server) pick(n int, req openai.ChatCompletionRequest) int {
+func (s *Server) pick(n int, req RecordedRequest) int {
 	avail := func(i int) bool {
 		t := s.script.Turns[i]
 		return t.Times < 0 || s.used[i] < max(t.Times, 1)
@@ -217,10 +251,15 @@ func (s *Server) pick(n int, req openai.ChatCompletionRequest) int {
 	return -1
 }
 
-func (m *Match) matches(n int, req openai.ChatCompletionRequest) bool {
+func (m *Match) matches(n int, rec RecordedRequest) bool {
 	if m.Request != 0 && m.Request != n {
 		return false
 	}
+	if m.Prompt != "" || m.Suffix != "" {
+		c := rec.Completion
+		return c != nil && strings.Contains(promptOf(c.Prompt), m.Prompt) && strings.Contains(c.Suffix, m.Suffix)
+	}
+	req := rec.Chat
 	last := func(role string) (string, bool) {
 		for i := len(req.Messages) - 1; i >= 0; i-- {
 			if req.Messages[i].Role == role {
@@ -257,6 +296,21 @@ func (m *Match) matches(n int, req openai.ChatCompletionRequest) bool {
 		return false
 	}
 	return true
+}
+
+// promptOf is a completion request's prompt as text (a string, or the
+// first of a list).
+func promptOf(p any) string {
+	switch p := p.(type) {
+	case string:
+		return p
+	case []any:
+		if len(p) > 0 {
+			s, _ := p[0].(string)
+			return s
+		}
+	}
+	return ""
 }
 
 func contentOf(m openai.ChatCompletionMessage) string {
@@ -492,6 +546,27 @@ func (s *Server) whole(w http.ResponseWriter, rec RecordedRequest, t Turn, prev 
 	fr := t.finish()
 	resp := wireChunk{ID: fmt.Sprintf("chatcmpl-fake-%d", rec.N), Object: "chat.completion", Created: rec.Time.Unix(),
 		Model: rec.Chat.Model, Choices: []wireChoice{{Message: msg, FinishReason: &fr}}, Usage: t.usage(rec.Body, prev)}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
+}
+
+// text answers a completions request (fill in the middle) whole.
+func (s *Server) text(w http.ResponseWriter, rec RecordedRequest, t Turn, prev []byte) {
+	type choice struct {
+		Text         string  `json:"text"`
+		Index        int     `json:"index"`
+		FinishReason *string `json:"finish_reason"`
+	}
+	fr := t.finish()
+	resp := struct {
+		ID      string     `json:"id"`
+		Object  string     `json:"object"`
+		Created int64      `json:"created"`
+		Model   string     `json:"model"`
+		Choices []choice   `json:"choices"`
+		Usage   *wireUsage `json:"usage,omitempty"`
+	}{fmt.Sprintf("cmpl-fake-%d", rec.N), "text_completion", rec.Time.Unix(), rec.Completion.Model,
+		[]choice{{Text: t.Text, FinishReason: &fr}}, t.usage(rec.Body, prev)}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(resp)
 }

@@ -1,0 +1,448 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/agent/llm/fakemodel"
+)
+
+// Inline completion through the built binary, driven by a plain LSP
+// client written here (Content-Length framing over the process's stdin
+// and stdout, nothing of the project's test client), against a scripted
+// model over real HTTP.
+
+// rawLSP is a minimal LSP client over a process's pipes.
+type rawLSP struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	mu    sync.Mutex
+	next  int
+	wait  map[int]chan rawReply
+	reqs  []rawMessage // requests the server sent
+	wmu   sync.Mutex
+	ended chan struct{}
+}
+
+type rawMessage struct {
+	ID     json.RawMessage `json:"id,omitempty"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+type rawReply struct {
+	msg rawMessage
+	at  time.Time
+}
+
+func startRawLSP(t *testing.T, bin string, env []string) *rawLSP {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--log-level", "debug")
+	cmd.Env = env
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	var emu sync.Mutex
+	cmd.Stderr = writerFunc(func(p []byte) (int, error) { emu.Lock(); defer emu.Unlock(); return stderr.Write(p) })
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &rawLSP{t: t, cmd: cmd, in: in, wait: map[int]chan rawReply{}, ended: make(chan struct{})}
+	go c.read(bufio.NewReader(out))
+	t.Cleanup(func() {
+		_ = in.Close()
+		select {
+		case <-c.ended:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			emu.Lock()
+			t.Logf("server stderr:\n%s", stderr.String())
+			emu.Unlock()
+		}
+	})
+	return c
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func (c *rawLSP) read(r *bufio.Reader) {
+	defer close(c.ended)
+	for {
+		n := -1
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimRight(line, "\r\n")
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				n, _ = strconv.Atoi(v)
+			}
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		at := time.Now()
+		var m rawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			c.t.Errorf("server sent malformed JSON: %s", body)
+			return
+		}
+		switch {
+		case m.Method != "" && len(m.ID) > 0: // a request to the client
+			c.mu.Lock()
+			c.reqs = append(c.reqs, m)
+			c.mu.Unlock()
+			c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": nil})
+		case m.Method != "":
+		default:
+			id, _ := strconv.Atoi(string(m.ID))
+			c.mu.Lock()
+			ch := c.wait[id]
+			delete(c.wait, id)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- rawReply{m, at}
+			}
+		}
+	}
+}
+
+func (c *rawLSP) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(b), b); err != nil {
+		c.t.Errorf("write to server: %v", err)
+	}
+}
+
+// start sends a request and returns its id and the channel its reply
+// comes on.
+func (c *rawLSP) start(method string, params any) (int, <-chan rawReply) {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	ch := make(chan rawReply, 1)
+	c.wait[id] = ch
+	c.mu.Unlock()
+	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return id, ch
+}
+
+func (c *rawLSP) call(method string, params any) rawMessage {
+	c.t.Helper()
+	_, ch := c.start(method, params)
+	select {
+	case r := <-ch:
+		return r.msg
+	case <-time.After(30 * time.Second):
+		c.t.Fatalf("%s: no reply in 30 s", method)
+	case <-c.ended:
+		c.t.Fatalf("%s: the server ended", method)
+	}
+	return rawMessage{}
+}
+
+func (c *rawLSP) notify(method string, params any) {
+	c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+func (c *rawLSP) serverRequests(method string) []rawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []rawMessage
+	for _, m := range c.reqs {
+		if m.Method == method {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func fileURI(p string) string { return (&url.URL{Scheme: "file", Path: p}).String() }
+
+// inlineWorkspace writes the files into a new workspace folder.
+func inlineWorkspace(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// initialize sends initialize and initialized, with the client's
+// inlineCompletion capability (dynamic registration when dynamic), and
+// returns the server's capabilities.
+func (c *rawLSP) initialize(root string, dynamic bool) map[string]json.RawMessage {
+	c.t.Helper()
+	res := c.call("initialize", map[string]any{
+		"processId":        nil,
+		"rootUri":          fileURI(root),
+		"workspaceFolders": []any{map[string]any{"uri": fileURI(root), "name": "w"}},
+		"capabilities": map[string]any{
+			"textDocument": map[string]any{"inlineCompletion": map[string]any{"dynamicRegistration": dynamic}},
+		},
+	})
+	if res.Error != nil {
+		c.t.Fatalf("initialize: %s", res.Error.Message)
+	}
+	var r struct {
+		Capabilities map[string]json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(res.Result, &r); err != nil {
+		c.t.Fatal(err)
+	}
+	c.notify("initialized", map[string]any{})
+	return r.Capabilities
+}
+
+func (c *rawLSP) open(path, lang, text string) {
+	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+		"uri": fileURI(path), "languageId": lang, "version": 1, "text": text}})
+}
+
+func inlineParams(path string, line, char int, kind int) map[string]any {
+	return map[string]any{
+		"textDocument": map[string]any{"uri": fileURI(path)},
+		"position":     map[string]any{"line": line, "character": char},
+		"context":      map[string]any{"triggerKind": kind},
+	}
+}
+
+type inlineList struct {
+	Items []struct {
+		InsertText string `json:"insertText"`
+		Range      *struct {
+			Start struct{ Line, Character int } `json:"start"`
+		} `json:"range"`
+	} `json:"items"`
+}
+
+func decodeInline(t *testing.T, m rawMessage) inlineList {
+	t.Helper()
+	if m.Error != nil {
+		t.Fatalf("inlineCompletion failed: %d %s", m.Error.Code, m.Error.Message)
+	}
+	var l inlineList
+	if err := json.Unmarshal(m.Result, &l); err != nil {
+		t.Fatalf("inlineCompletion result %s: %v", m.Result, err)
+	}
+	return l
+}
+
+// waitUntil waits for cond, checking it each millisecond, at most 20 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+const inlineMain = `package main
+
+import "fmt"
+
+func main() {
+	total := Add(1, 2)
+	fmt.Println(
+}
+`
+
+func TestServeInlineCompletion(t *testing.T) {
+	bin := buildAgentls(t, t.TempDir())
+	settings := func(model *fakemodel.Server, completion map[string]any) []string {
+		return userSettingsEnv(t, map[string]any{"baseURL": model.URL(), "model": "chat-model", "completion": completion})
+	}
+
+	t.Run("off by default: no capability, and a request gets nothing", func(t *testing.T) {
+		model, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "x", Times: -1}}})
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+		c := startRawLSP(t, bin, userSettingsEnv(t, map[string]any{"baseURL": model.URL(), "model": "m"}))
+		caps := c.initialize(root, false)
+		if _, ok := caps["inlineCompletionProvider"]; ok {
+			t.Errorf("inlineCompletionProvider declared while completion is off: %s", caps["inlineCompletionProvider"])
+		}
+		c.open(filepath.Join(root, "main.go"), "go", inlineMain)
+		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "main.go"), 6, 13, 1)))
+		if len(l.Items) != 0 || len(model.Requests()) != 0 {
+			t.Errorf("completion off: items %+v, model requests %d; want none", l.Items, len(model.Requests()))
+		}
+	})
+
+	t.Run("a request at the cursor returns the FIM model's text", func(t *testing.T) {
+		model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+			{Match: &fakemodel.Match{Prompt: "fmt.Println(", Suffix: "}"}, Text: "total)", Times: -1},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+		c := startRawLSP(t, bin, settings(model, map[string]any{"enabled": true, "model": "fim-model"}))
+		caps := c.initialize(root, false)
+		if string(caps["inlineCompletionProvider"]) != "true" {
+			t.Fatalf("inlineCompletionProvider = %s; want true (capabilities %v)", caps["inlineCompletionProvider"], caps)
+		}
+		path := filepath.Join(root, "main.go")
+		c.open(path, "go", inlineMain)
+		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
+			t.Fatalf("items = %+v; want one item inserting %q", l.Items, "total)")
+		}
+		if r := l.Items[0].Range; r == nil || r.Start.Line != 6 || r.Start.Character != 13 {
+			t.Errorf("range = %+v; want the cursor 6:13", r)
+		}
+		reqs := model.Requests()
+		if len(reqs) != 1 || reqs[0].Completion == nil {
+			t.Fatalf("model requests = %d (completion %v); want one request to the completions endpoint", len(reqs), len(reqs) == 1 && reqs[0].Completion != nil)
+		}
+		got := reqs[0].Completion
+		if got.Model != "fim-model" || !strings.HasSuffix(fmt.Sprint(got.Prompt), "\tfmt.Println(") || !strings.HasPrefix(got.Suffix, "\n}") {
+			t.Errorf("FIM request model %q prompt %q suffix %q; want fim-model, the text before the cursor, the text after", got.Model, got.Prompt, got.Suffix)
+		}
+		if len(got.Stop) == 0 || got.Stop[0] != "\n" {
+			t.Errorf("stop = %q; want a single line (stop at the newline) in the middle of a line", got.Stop)
+		}
+		// The same place again: the cache answers, the model is not asked.
+		l = decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 2)))
+		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" || len(model.Requests()) != 1 {
+			t.Errorf("re-request: items %+v, model requests %d; want the cached item and no new request", l.Items, len(model.Requests()))
+		}
+	})
+
+	t.Run("without a FIM model the chat model fills in", func(t *testing.T) {
+		model, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+			{Match: &fakemodel.Match{LastUser: "fmt.Println(<CURSOR>"}, Text: "```go\ntotal)\n```", Times: -1},
+		}})
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+		c := startRawLSP(t, bin, settings(model, map[string]any{"enabled": true}))
+		c.initialize(root, false)
+		path := filepath.Join(root, "main.go")
+		c.open(path, "go", inlineMain)
+		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
+			t.Fatalf("items = %+v; want %q from the chat answer, fence removed", l.Items, "total)")
+		}
+		if reqs := model.Requests(); len(reqs) != 1 || reqs[0].Completion != nil || reqs[0].Chat.Model != "chat-model" {
+			t.Errorf("want one chat request to chat-model; got %d", len(reqs))
+		}
+	})
+
+	t.Run("a cancelled request answers within 100 ms while the model still works", func(t *testing.T) {
+		model, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "late", Gate: "never", Times: -1}}})
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+		c := startRawLSP(t, bin, settings(model, map[string]any{"enabled": true, "model": "fim"}))
+		c.initialize(root, false)
+		path := filepath.Join(root, "main.go")
+		c.open(path, "go", inlineMain)
+		id, reply := c.start("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1))
+		waitUntil(t, "the model to receive the request", func() bool { return len(model.Requests()) == 1 })
+		sent := time.Now()
+		c.notify("$/cancelRequest", map[string]any{"id": id})
+		select {
+		case r := <-reply:
+			took := r.at.Sub(sent)
+			if r.msg.Error == nil || r.msg.Error.Code != -32800 {
+				t.Errorf("reply = %s %+v; want the RequestCancelled error -32800", r.msg.Result, r.msg.Error)
+			}
+			if took > 100*time.Millisecond {
+				t.Errorf("the cancelled request answered after %v; want within 100 ms", took)
+			}
+			t.Logf("cancelled request answered %v after $/cancelRequest", took)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the cancelled request did not answer while the model held its answer")
+		}
+		// The server remains responsive.
+		if r := c.call("shutdown", nil); r.Error != nil {
+			t.Errorf("shutdown: %s", r.Error.Message)
+		}
+	})
+
+	t.Run("a .env file never reaches the model", func(t *testing.T) {
+		const secret = "hunter2-do-not-send"
+		env := "DB_PASSWORD=" + secret + "\nfunc Add(a, b int) int // " + secret + "\n"
+		model, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "total)", Times: -1}}})
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain, ".env": env})
+		c := startRawLSP(t, bin, settings(model, map[string]any{"enabled": true, "model": "fim"}))
+		c.initialize(root, false)
+		envPath, mainPath := filepath.Join(root, ".env"), filepath.Join(root, "main.go")
+		c.open(envPath, "dotenv", env)
+		c.open(mainPath, "go", inlineMain)
+		// In the .env file itself: nothing is sent, nothing comes back.
+		for _, kind := range []int{1, 2} {
+			l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(envPath, 0, 3, kind)))
+			if len(l.Items) != 0 {
+				t.Errorf("completion in .env returned %+v; want nothing", l.Items)
+			}
+		}
+		if n := len(model.Requests()); n != 0 {
+			t.Fatalf("a completion in .env sent %d model requests; want none", n)
+		}
+		// In main.go, with the .env open beside it (its line declares the
+		// Add the cursor's lines call): its text is not in the context.
+		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(mainPath, 6, 13, 1)))
+		if len(l.Items) != 1 {
+			t.Fatalf("completion in main.go: items %+v; want one", l.Items)
+		}
+		reqs := model.Requests()
+		if len(reqs) != 1 {
+			t.Fatalf("model requests = %d; want 1", len(reqs))
+		}
+		for _, r := range reqs {
+			if strings.Contains(string(r.Body), secret) || strings.Contains(string(r.Body), "DB_PASSWORD") {
+				t.Errorf("the .env file's text reached the model: %s", r.Body)
+			}
+		}
+	})
+}
