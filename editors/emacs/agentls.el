@@ -281,7 +281,9 @@ not loaded); t asks; nil not."
 ;;; Text synchronisation (our own, beside eglot's)
 
 (defun agentls--did-open (conn)
-  (unless agentls--conn
+  ;; Again on a new server when the buffer's server has stopped (a restart
+  ;; opens the project's buffers on the new one).
+  (unless (and agentls--conn (jsonrpc-running-p agentls--conn))
     (setq agentls--conn conn agentls--version 0)
     (add-hook 'after-change-functions #'agentls--after-change nil t)
     (add-hook 'after-save-hook #'agentls--did-save nil t)
