@@ -59,10 +59,12 @@ fuzz:
 # task's scripted model, which tests the harness: every task must be solved
 # at its minimum calls. EVAL_FLAGS adds flags (e.g. --run go-); without
 # --scripted, `bin/agentls eval` runs the suite against the model the
-# environment configures.
+# environment configures. The completion eval (docs/completion.md) runs
+# scripted too: its scores must be those its script makes.
 EVAL_FLAGS ?=
 eval: build
 	$(BIN) eval --scripted --parallel 2 --out bin/eval-scripted.json $(EVAL_FLAGS)
+	$(BIN) eval --completion --scripted --out bin/eval-completion-scripted.json
 
 # bench: speed and memory figures (see README "Performance").
 bench:

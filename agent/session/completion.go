@@ -6,7 +6,22 @@ import (
 
 	"github.com/agentls/agentls/agent/completion"
 	"github.com/agentls/agentls/agent/ctxgate"
+	"github.com/agentls/agentls/agent/permission"
 )
+
+// trustedEndpoint reports whether the model endpoint of s is one the user
+// set or consented to: the user's own settings' (trusted at start), one
+// confirmed in a task's question, or remembered from an earlier one.
+// Completion sends the open document as the user types, key or no key, so
+// it never goes to an endpoint only the client's settings (which a
+// repository may write) name.
+func (h *Host) trustedEndpoint(s Settings) bool {
+	ep := endpointOf(s)
+	if ok, _, _ := h.perm.Store.Answer(permission.Session, "", permission.NSEndpoint, ep); ok {
+		return true
+	}
+	return h.opts.Endpoints != nil && h.opts.Endpoints.Confirmed(ep)
+}
 
 // Completion is what inline completion needs from the host for one
 // request: the model client of the current settings (the tasks' endpoint
@@ -21,6 +36,10 @@ func (h *Host) Completion(ctx context.Context) (cfg completion.Config, env compl
 	ws, err := h.Workspace(ctx)
 	if err != nil {
 		return cfg, env, false, err
+	}
+	if !h.trustedEndpoint(s) {
+		return cfg, env, false, &ErrModelNotTrusted{URL: RedactURL(s.BaseURL), Env: s.APIKeyEnv,
+			Reason: "completion never asks: a task asks once, and completion follows"}
 	}
 	client, err := h.modelClient(s)
 	if err != nil {

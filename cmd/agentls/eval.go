@@ -43,9 +43,10 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	fs.IntVar(&settings.MaxTurns, "max-turns", settings.MaxTurns, "model calls per task")
 	maxTime := fs.Duration("max-time", 10*time.Minute, "wall time per task")
 	fs.StringVar(&settings.APIKeyEnv, "api-key-env", settings.APIKeyEnv, "environment `VARIABLE` that holds the API key")
+	completionEval := fs.Bool("completion", false, "run the completion eval instead: holes cut from the fixtures, completed by inline completion (the completion setting's model), scored by exact and prefix match")
 	settingsJSON := fs.String("settings", "", "settings `JSON` as for agentls run, e.g. '{\"prices\": {\"gpt-4.1-mini\": {\"input\": 0.4, \"output\": 1.6, \"cached\": 0.1}}}'")
 	fs.Usage = func() {
-		fmt.Fprintf(io.err, "Usage: agentls eval [--scripted] [--out FILE.json] [--run REGEXP] [--repeat N] [--parallel N] [-v]\n       agentls eval --compare OLD.json NEW.json\n       agentls eval --list\n\n")
+		fmt.Fprintf(io.err, "Usage: agentls eval [--scripted] [--out FILE.json] [--run REGEXP] [--repeat N] [--parallel N] [-v]\n       agentls eval --completion [--scripted] [--out FILE.json] [--run REGEXP]\n       agentls eval --compare OLD.json NEW.json\n       agentls eval --list\n\n")
 		fs.PrintDefaults()
 		fmt.Fprint(io.err, envHelp)
 	}
@@ -117,6 +118,10 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 	if !*scripted && settings.APIKey(loaded.Getenv) == "" && !session.IsLoopback(settings.BaseURL) {
 		return &exitError{code: 2, err: &session.ErrNoAPIKey{Env: settings.APIKeyEnv}}
 	}
+	if *completionEval {
+		return runCompletionEval(ctx, io, eval.CompletionOptions{Suite: opts.Suite, Settings: settings, Getenv: loaded.Getenv,
+			Scripted: *scripted, Only: opts.Only, Progress: io.err}, *out)
+	}
 	protect(io)
 	rep, err := eval.Run(ctx, opts)
 	if rep != nil && rep.Partial && len(rep.Tasks) > 0 {
@@ -145,6 +150,32 @@ func runEval(ctx context.Context, io stdio, args []string) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d tasks unsolved", s.Tasks-s.Solved, s.Tasks)}
 	case *scripted && s.AtMinCalls < s.Tasks:
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d scripted tasks took more than their minimum calls", s.Tasks-s.AtMinCalls, s.Tasks)}
+	}
+	return nil
+}
+
+// runCompletionEval runs the completion eval and writes its table (and
+// report). Exit 1 when a hole failed, or, scripted, when the scores are
+// not those the script makes.
+func runCompletionEval(ctx context.Context, io stdio, opts eval.CompletionOptions, out string) error {
+	rep, err := eval.RunCompletion(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteTable(io.out); err != nil {
+		return err
+	}
+	if out != "" {
+		if err := rep.WriteJSON(out); err != nil {
+			return err
+		}
+		fmt.Fprintf(io.err, "eval: report written to %s\n", out)
+	}
+	switch {
+	case rep.Failed > 0:
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d completions failed", rep.Failed, rep.Holes)}
+	case opts.Scripted && (rep.Exact != rep.WantExact || rep.Prefix != rep.WantPrefix):
+		return &exitError{code: 1, err: fmt.Errorf("scripted completion scores exact %d prefix %d; the script makes exact %d prefix %d", rep.Exact, rep.Prefix, rep.WantExact, rep.WantPrefix)}
 	}
 	return nil
 }

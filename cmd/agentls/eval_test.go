@@ -98,3 +98,26 @@ func TestEvalConfiguredEndpoint(t *testing.T) {
 		t.Errorf("the configured endpoint got %d requests; want 4 (2 runs of 2 calls)", n)
 	}
 }
+
+// agentls eval --completion --scripted: the completion eval's table on
+// stdout, a line per hole on stderr, the JSON report, exit 0 when the
+// scores are those the script makes.
+func TestEvalCompletionCommand(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "c.json")
+	var out, errb strings.Builder
+	code := mainExit([]string{"eval", "--completion", "--scripted", "--run", "^go/", "--out", report},
+		stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "scripted-fim") || !strings.Contains(out.String(), "exact") {
+		t.Errorf("stdout lacks the table:\n%s", out.String())
+	}
+	if !strings.Contains(errb.String(), "go/cart/cart.go:") || strings.Contains(errb.String(), "py/") {
+		t.Errorf("stderr: want a line per go/ hole and no other:\n%s", errb.String())
+	}
+	b, err := os.ReadFile(report)
+	if err != nil || !strings.Contains(string(b), `"prefix"`) {
+		t.Errorf("report: %v\n%s", err, b)
+	}
+}

@@ -218,10 +218,17 @@ func inlineWorkspace(t *testing.T, files map[string]string) string {
 // returns the server's capabilities.
 func (c *rawLSP) initialize(root string, dynamic bool) map[string]json.RawMessage {
 	c.t.Helper()
+	return c.initializeWith(root, dynamic, nil)
+}
+
+// initializeWith is initialize with initializationOptions opts.
+func (c *rawLSP) initializeWith(root string, dynamic bool, opts any) map[string]json.RawMessage {
+	c.t.Helper()
 	res := c.call("initialize", map[string]any{
-		"processId":        nil,
-		"rootUri":          fileURI(root),
-		"workspaceFolders": []any{map[string]any{"uri": fileURI(root), "name": "w"}},
+		"initializationOptions": opts,
+		"processId":             nil,
+		"rootUri":               fileURI(root),
+		"workspaceFolders":      []any{map[string]any{"uri": fileURI(root), "name": "w"}},
 		"capabilities": map[string]any{
 			"textDocument": map[string]any{"inlineCompletion": map[string]any{"dynamicRegistration": dynamic}},
 		},
@@ -395,10 +402,17 @@ func TestServeInlineCompletion(t *testing.T) {
 			if r.msg.Error == nil || r.msg.Error.Code != -32800 {
 				t.Errorf("reply = %s %+v; want the RequestCancelled error -32800", r.msg.Result, r.msg.Error)
 			}
-			if took > 100*time.Millisecond {
-				t.Errorf("the cancelled request answered after %v; want within 100 ms", took)
+			// The machine may be loaded (tests share it): the bound is
+			// 100 ms beyond what the server takes to answer a request
+			// that waits for nothing, timed right after under the same
+			// load.
+			p0 := time.Now()
+			c.call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "closed.go"), 0, 0, 1))
+			ping := time.Since(p0)
+			if took > 100*time.Millisecond+ping {
+				t.Errorf("the cancelled request answered after %v (a request that waits for nothing: %v); want within 100 ms", took, ping)
 			}
-			t.Logf("cancelled request answered %v after $/cancelRequest", took)
+			t.Logf("cancelled request answered %v after $/cancelRequest (a request that waits for nothing: %v)", took, ping)
 		case <-time.After(10 * time.Second):
 			t.Fatal("the cancelled request did not answer while the model held its answer")
 		}
@@ -443,6 +457,69 @@ func TestServeInlineCompletion(t *testing.T) {
 			if strings.Contains(string(r.Body), secret) || strings.Contains(string(r.Body), "DB_PASSWORD") {
 				t.Errorf("the .env file's text reached the model: %s", r.Body)
 			}
+		}
+	})
+
+	t.Run("turned on after start, it is registered dynamically, and off again unregistered", func(t *testing.T) {
+		model, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "total)", Times: -1}}})
+		defer model.Close()
+		root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+		c := startRawLSP(t, bin, settings(model, map[string]any{"enabled": false, "model": "fim"}))
+		if caps := c.initialize(root, true); caps["inlineCompletionProvider"] != nil {
+			t.Fatalf("declared while off: %s", caps["inlineCompletionProvider"])
+		}
+		path := filepath.Join(root, "main.go")
+		c.open(path, "go", inlineMain)
+		c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": true}}}})
+		waitUntil(t, "client/registerCapability", func() bool { return len(c.serverRequests("client/registerCapability")) == 1 })
+		reg := c.serverRequests("client/registerCapability")[0]
+		if !strings.Contains(string(reg.Params), `"method":"textDocument/inlineCompletion"`) {
+			t.Errorf("registration %s; want textDocument/inlineCompletion", reg.Params)
+		}
+		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
+			t.Errorf("after registration: items %+v; want the model's text", l.Items)
+		}
+		c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": false}}}})
+		waitUntil(t, "client/unregisterCapability", func() bool { return len(c.serverRequests("client/unregisterCapability")) == 1 })
+		n := len(model.Requests())
+		l = decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 5, 1, 1)))
+		if len(l.Items) != 0 || len(model.Requests()) != n {
+			t.Errorf("turned off: items %+v, model asked again: %v", l.Items, len(model.Requests()) != n)
+		}
+	})
+
+	t.Run("the editor's settings cannot send completions to another endpoint", func(t *testing.T) {
+		for _, how := range []string{"initializationOptions", "didChangeConfiguration", "didChangeConfiguration with its own FIM model"} {
+			t.Run(how, func(t *testing.T) {
+				own, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "total)", Times: -1}}})
+				defer own.Close()
+				other, _ := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{{Text: "stolen", Times: -1}}})
+				defer other.Close()
+				root := inlineWorkspace(t, map[string]string{"main.go": inlineMain})
+				c := startRawLSP(t, bin, settings(own, map[string]any{"enabled": true, "model": "fim"}))
+				redirect := map[string]any{"baseURL": other.URL(), "completion": map[string]any{"enabled": true}}
+				if how == "didChangeConfiguration with its own FIM model" {
+					redirect["completion"] = map[string]any{"enabled": true, "model": "other-fim"}
+				}
+				if how == "initializationOptions" {
+					c.initializeWith(root, false, map[string]any{"agentls": redirect})
+				} else {
+					c.initialize(root, false)
+					c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": redirect}})
+				}
+				path := filepath.Join(root, "main.go")
+				c.open(path, "go", inlineMain)
+				l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+				if len(other.Requests()) != 0 {
+					t.Errorf("the endpoint only the editor's settings name received %d completion requests", len(other.Requests()))
+				}
+				for _, it := range l.Items {
+					if it.InsertText == "stolen" {
+						t.Errorf("the other endpoint's answer was shown")
+					}
+				}
+			})
 		}
 	})
 }
