@@ -179,7 +179,9 @@ not loaded); t asks; nil not."
                          ;; Review before apply (agentls--review).
                          :workspaceEdit (list :documentChanges t
                                               :changeAnnotationSupport (list :groupsOnLabel :json-false)))
-        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false))
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false)
+                            ;; `agentls-ghost-mode' asks textDocument/inlineCompletion.
+                            :inlineCompletion (list :dynamicRegistration :json-false))
         ;; The agentls/* requests `agentls--handle-request' answers: the
         ;; server sends them only to a client that lists them.
         :experimental (list :agentls (list :requests ["agentls/saveDocuments" "agentls/diagnostics" "agentls/lsp"]
@@ -279,7 +281,9 @@ not loaded); t asks; nil not."
 ;;; Text synchronisation (our own, beside eglot's)
 
 (defun agentls--did-open (conn)
-  (unless agentls--conn
+  ;; Again on a new server when the buffer's server has stopped (a restart
+  ;; opens the project's buffers on the new one).
+  (unless (and agentls--conn (jsonrpc-running-p agentls--conn))
     (setq agentls--conn conn agentls--version 0)
     (add-hook 'after-change-functions #'agentls--after-change nil t)
     (add-hook 'after-save-hook #'agentls--did-save nil t)
@@ -355,9 +359,15 @@ not loaded); t asks; nil not."
 \(:result X), (:error E) or nil (answer nothing)."
   fn)
 
+(defvar agentls--sent-id nil "The id of the last request sent to a server.")
+
 (cl-defmethod jsonrpc-connection-send :around ((conn agentls-connection) &rest args)
   "Send ARGS; a reply whose result is an `agentls--later' is answered later."
   (let ((later (plist-get args :result)))
+    ;; The id of a request this Emacs sends (jsonrpc-async-request returns
+    ;; none): the ghost text cancels its request by it.
+    (when (and (plist-get args :method) (plist-get args :id))
+      (setq agentls--sent-id (plist-get args :id)))
     (if (not (agentls--later-p later))
         (cl-call-next-method)
       (let ((id (plist-get args :id)))
@@ -1270,6 +1280,206 @@ applied, and the server hears that the user rejected every hunk."
       (when st
         (funcall (plist-get st :reply) (list :error (list :code -32800 :message "withdrawn: the task ended")))
         (message "agentls: review withdrawn: the task ended")))))
+
+;;; Ghost text (inline completion)
+
+;; `agentls-ghost-mode' shows the server's inline completion
+;; (textDocument/inlineCompletion, LSP 3.18) as an overlay after point once
+;; the user pauses typing, like copilot.el.  TAB accepts, M-n / M-p show the
+;; next / previous one, C-g dismisses (`agentls-ghost-active-map': these
+;; keys are taken only while ghost text shows); any other keystroke that
+;; changes the buffer or moves point clears it.  One request at a time: a
+;; new one cancels the one before ($/cancelRequest), and an answer is shown
+;; only when the buffer's version and point are still those it asked at.
+;; It needs the server's completion setting on:
+;; (setq agentls-initialization-options \='(:completion (:enabled t))).
+
+(defcustom agentls-ghost-delay 0.15
+  "Seconds the user pauses typing before the server is asked for ghost text."
+  :type 'number)
+
+(defface agentls-ghost-face '((t :inherit shadow))
+  "Face of the ghost text.")
+
+(defvar agentls-ghost-active-map
+  (let ((m (make-sparse-keymap)))
+    (define-key m (kbd "TAB") #'agentls-ghost-accept)
+    (define-key m (kbd "<tab>") #'agentls-ghost-accept)
+    (define-key m (kbd "M-n") #'agentls-ghost-next)
+    (define-key m (kbd "M-p") #'agentls-ghost-previous)
+    (define-key m (kbd "C-g") #'agentls-ghost-dismiss)
+    m)
+  "Keys that act on the ghost text while it shows (and only then).")
+
+(defvar-local agentls--ghost nil
+  "The ghost text shown: plist (:overlay :items :index :version :point).
+Each item: (:text :start :end), START-END the region it replaces.")
+(defvar-local agentls--ghost-pending nil "(ID . CONN) of the request in flight.")
+(defvar-local agentls--ghost-seq 0)
+(defvar-local agentls--ghost-tick nil)
+(defvar agentls--ghost-timer nil)
+
+(defvar agentls--ghost-map-alist `((agentls--ghost . ,agentls-ghost-active-map)))
+(add-to-list 'emulation-mode-map-alists 'agentls--ghost-map-alist)
+
+(defun agentls--ghost-supported-p (conn)
+  "Whether CONN's server offers inline completion (true or an options
+object; `{}' reads as nil, so the key's presence counts)."
+  (let ((caps (agentls--capabilities-of conn)))
+    (and (plist-member caps :inlineCompletionProvider)
+         (not (eq (plist-get caps :inlineCompletionProvider) :json-false)))))
+
+(defun agentls--ghost-clear ()
+  "Remove the ghost text shown (not the request in flight)."
+  (when agentls--ghost
+    (delete-overlay (plist-get agentls--ghost :overlay))
+    (setq agentls--ghost nil)))
+
+(defun agentls--ghost-cancel ()
+  "Cancel the request in flight and the pending timer."
+  (when agentls--ghost-timer (cancel-timer agentls--ghost-timer) (setq agentls--ghost-timer nil))
+  (when agentls--ghost-pending
+    (let ((conn (cdr agentls--ghost-pending)))
+      (when (jsonrpc-running-p conn)
+        (jsonrpc-notify conn :$/cancelRequest (list :id (car agentls--ghost-pending)))))
+    (setq agentls--ghost-pending nil)))
+
+(defun agentls--ghost-items (result pt)
+  "The items of RESULT (an InlineCompletionList or a vector of items) as
+ghost texts at PT: (:text :shown :start :end).  An item whose range does
+not end at or after PT, or whose text does not begin with what its range
+holds before PT (the user typed past it), is left out."
+  (let* ((list (if (and (listp result) (plist-member result :items)) (plist-get result :items) result))
+         out)
+    (dolist (it (append list nil))
+      (let* ((text (plist-get it :insertText))
+             (text (if (stringp text) text (plist-get text :value)))
+             (r (plist-get it :range))
+             (start (if r (agentls--lsp-position-to-point (plist-get r :start)) pt))
+             (end (if r (max pt (agentls--lsp-position-to-point (plist-get r :end))) pt)))
+        (when (and (stringp text) (not (string-empty-p text)) (<= start pt))
+          (let ((typed (buffer-substring-no-properties start pt)))
+            (when (and (string-prefix-p typed text) (> (length text) (length typed))
+                       (not (cl-find text out :key (lambda (i) (plist-get i :text)) :test #'equal)))
+              (push (list :text text :shown (substring text (length typed)) :start start :end end) out))))))
+    (nreverse out)))
+
+(defun agentls--ghost-render ()
+  (let* ((g agentls--ghost)
+         (item (nth (plist-get g :index) (plist-get g :items)))
+         (shown (copy-sequence (plist-get item :shown)))
+         (ov (or (plist-get g :overlay) (make-overlay (point) (point) nil nil t))))
+    (add-face-text-property 0 (length shown) 'agentls-ghost-face nil shown)
+    ;; The cursor stays before the ghost text.
+    (put-text-property 0 1 'cursor t shown)
+    (move-overlay ov (plist-get g :point) (max (plist-get g :point) (plist-get item :end)))
+    (overlay-put ov 'agentls-ghost t)
+    ;; Text the item replaces after point is hidden behind the ghost.
+    (overlay-put ov 'invisible (< (plist-get g :point) (plist-get item :end)))
+    (overlay-put ov 'before-string shown)
+    (setq agentls--ghost (plist-put g :overlay ov))))
+
+(defun agentls--ghost-answer (result seq version pt)
+  "Show RESULT when the request SEQ is the last one and the buffer is still
+at VERSION with point at PT."
+  (when (and (= seq agentls--ghost-seq) (= version agentls--version) (= pt (point))
+             (eq (current-buffer) (window-buffer (selected-window))))
+    (setq agentls--ghost-pending nil)
+    (let ((items (agentls--ghost-items result pt)))
+      (when items
+        (agentls--ghost-clear)
+        (setq agentls--ghost (list :items items :index 0 :version version :point pt))
+        (agentls--ghost-render)))))
+
+(defun agentls-ghost-complete (&optional kind)
+  "Ask the server for ghost text at point now (KIND 1: invoked)."
+  (interactive (list 1))
+  (let ((conn agentls--conn))
+    (when (and conn (jsonrpc-running-p conn) (agentls--ghost-supported-p conn) buffer-file-name)
+      (agentls--ghost-cancel)
+      (agentls--flush)
+      (let* ((buf (current-buffer)) (version agentls--version) (pt (point))
+             (seq (cl-incf agentls--ghost-seq)))
+        (setq agentls--sent-id nil)
+        (jsonrpc-async-request
+         conn :textDocument/inlineCompletion
+         (list :textDocument (list :uri (agentls--uri buffer-file-name))
+               :position (agentls--lsp-position)
+               :context (list :triggerKind (or kind 1)))
+         :success-fn (lambda (r) (when (buffer-live-p buf)
+                                   (with-current-buffer buf (agentls--ghost-answer r seq version pt))))
+         :error-fn #'ignore :timeout-fn #'ignore :timeout 30)
+        (when agentls--sent-id (setq agentls--ghost-pending (cons agentls--sent-id conn)))))))
+
+(defun agentls--ghost-schedule ()
+  (let ((buf (current-buffer)))
+    (when agentls--ghost-timer (cancel-timer agentls--ghost-timer))
+    (setq agentls--ghost-timer
+          (run-at-time agentls-ghost-delay nil
+                       (lambda ()
+                         (setq agentls--ghost-timer nil)
+                         (when (and (buffer-live-p buf) (eq buf (window-buffer (selected-window))))
+                           (with-current-buffer buf (agentls-ghost-complete 2))))))))
+
+(defconst agentls--ghost-commands
+  '(agentls-ghost-accept agentls-ghost-next agentls-ghost-previous agentls-ghost-dismiss agentls-ghost-complete))
+
+(defun agentls--ghost-post-command ()
+  "After each command: a change clears the ghost text and asks again after
+a pause; point moved away from it clears it."
+  (let ((tick (buffer-chars-modified-tick)))
+    (unless (memq this-command agentls--ghost-commands)
+      (cond ((not (eql tick agentls--ghost-tick))
+             (agentls--ghost-clear)
+             (agentls--ghost-cancel)
+             (when (and agentls--conn (not buffer-read-only)) (agentls--ghost-schedule)))
+            ((and agentls--ghost (/= (point) (plist-get agentls--ghost :point)))
+             (agentls--ghost-clear))))
+    (setq agentls--ghost-tick tick)))
+
+(defun agentls-ghost-accept ()
+  "Insert the ghost text shown."
+  (interactive)
+  (let* ((g agentls--ghost)
+         (item (and g (nth (plist-get g :index) (plist-get g :items)))))
+    (agentls--ghost-clear)
+    (agentls--ghost-cancel)
+    (when (and item (= (plist-get g :version) agentls--version))
+      (delete-region (plist-get item :start) (plist-get item :end))
+      (goto-char (plist-get item :start))
+      (insert (plist-get item :text)))))
+
+(defun agentls--ghost-cycle (step)
+  (if (not agentls--ghost)
+      (agentls-ghost-complete 1)
+    (let* ((g agentls--ghost) (n (length (plist-get g :items))))
+      (setq agentls--ghost (plist-put g :index (mod (+ (plist-get g :index) step) n)))
+      (agentls--ghost-render))))
+
+(defun agentls-ghost-next () "Show the next ghost text." (interactive) (agentls--ghost-cycle 1))
+(defun agentls-ghost-previous () "Show the previous ghost text." (interactive) (agentls--ghost-cycle -1))
+
+(defun agentls-ghost-dismiss ()
+  "Remove the ghost text; nothing is asked until the next change."
+  (interactive)
+  (agentls--ghost-clear)
+  (agentls--ghost-cancel))
+
+;;;###autoload
+(define-minor-mode agentls-ghost-mode
+  "Ghost text: the agentls server's inline completion after point while typing."
+  :lighter nil
+  (if agentls-ghost-mode
+      (progn
+        ;; A server that cannot start leaves the buffer as it is (no ghost
+        ;; text), never the file unopened (the mode may run from a hook).
+        (when buffer-file-name
+          (condition-case err (agentls--did-open (agentls--connection))
+            (error (message "agentls: no ghost text: %s" (error-message-string err)))))
+        (setq agentls--ghost-tick (buffer-chars-modified-tick))
+        (add-hook 'post-command-hook #'agentls--ghost-post-command nil t))
+    (remove-hook 'post-command-hook #'agentls--ghost-post-command t)
+    (agentls-ghost-dismiss)))
 
 (provide 'agentls)
 ;;; agentls.el ends here

@@ -274,6 +274,7 @@ export const passThroughSettings = [
   'recordings',
   'prices',
   'models',
+  'completion',
 ] as const;
 
 /** setValue is the value the user set for a setting anyone may set: the folder's, the workspace's or the user's; undefined when none is set. */

@@ -421,6 +421,14 @@ test('serverSettings: hooks pass as an object of events, nothing else', () => {
   }
 });
 
+test('serverSettings: completion passes whole as the user set it, and not at all when unset', () => {
+  const completion = { enabled: true, model: 'codestral', timeoutMs: 2000, maxTokens: 64, debounceMs: 100 };
+  assert.deepEqual(serverSettings({ passThrough: { completion } }), { apiKeyEnv: 'OPENAI_API_KEY', completion });
+  for (const unset of [undefined, null, '']) {
+    assert.deepEqual(serverSettings({ passThrough: { completion: unset } }), { apiKeyEnv: 'OPENAI_API_KEY' }, JSON.stringify(unset));
+  }
+});
+
 // The answer preview's guard, on tokens as markdown-it makes them.
 function tok(type: string, content = '', attrs: [string, string][] | null = null, children: MdToken[] | null = null): MdToken {
   return { type, content, attrs, children };

@@ -4,6 +4,7 @@ local M = {}
 local ui = require('agentls.ui')
 local review = require('agentls.review')
 local stream = require('agentls.stream')
+local ghost = require('agentls.ghost')
 
 -- Server commands of the agentls contract (docs/editors.md).
 M.commands = {
@@ -51,6 +52,10 @@ local defaults = {
   view = 'float',
   -- Open the answer of an ask or plan task when it ends.
   show_answer = true,
+  -- Ghost text (inline completion) in Insert mode, from a server that
+  -- offers it (settings.completion.enabled = true): { enabled, debounce_ms,
+  -- keys = { accept, next, prev, dismiss, trigger } }. :help agentls-ghost.
+  ghost = ghost.defaults,
 }
 
 M.config = vim.deepcopy(defaults)
@@ -671,6 +676,11 @@ local function capabilities()
   caps.workspace.workspaceEdit = caps.workspace.workspaceEdit or {}
   caps.workspace.workspaceEdit.documentChanges = true
   caps.workspace.workspaceEdit.changeAnnotationSupport = { groupsOnLabel = false }
+  -- Ghost text (agentls.ghost) asks textDocument/inlineCompletion.
+  if M.config.ghost and M.config.ghost.enabled ~= false then
+    caps.textDocument = caps.textDocument or {}
+    caps.textDocument.inlineCompletion = caps.textDocument.inlineCompletion or { dynamicRegistration = false }
+  end
   -- The agentls/* requests this plugin answers (handlers()): the server
   -- sends them only to a client that lists them; agentls/answer: the
   -- answer streamed into the answer float (shown while config.show_answer
@@ -1267,6 +1277,7 @@ function M.setup(opts)
   track_published_versions()
   M.ensure_helptags()
   register_client_commands()
+  ghost.setup(M.config.ghost)
   local lspconfig = M.register_lspconfig()
   local group = vim.api.nvim_create_augroup('agentls', { clear = true })
   if M.config.autostart and not (lspconfig and opts and opts.use_lspconfig) then

@@ -9,7 +9,7 @@
 //   E2E_WORKSPACE     folder to open (holds main.go)
 //   E2E_ARTIFACTS     where screenshots and findings.txt go
 //   PLAYWRIGHT_CORE   path of the playwright-core package
-//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,stream,approval,diagnostics,latency,plan,cancel,review
+//   E2E_SCENARIOS     comma list: nokey,palette,run,undo,quickfix,ask,answer,stream,approval,diagnostics,latency,plan,cancel,ghost,review
 //                     or the journeys: rename,mcp,hook,command,renamego (run-vscode-e2e journeys)
 //   E2E_HOOK_LOG      the logging hook's file (~/.claude/bash-command-log.txt of code-server's HOME)
 //   E2E_GO_LOG        where the Go stand-in extension logs its answers
@@ -33,7 +33,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE || 'playwright-core');
 const url = process.env.CS_URL;
 const ws = process.env.E2E_WORKSPACE;
 const art = process.env.E2E_ARTIFACTS || '/tmp/agentls-e2e-vscode';
-const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel,review').split(','));
+const want = new Set((process.env.E2E_SCENARIOS || 'nokey,palette,run,undo,quickfix,ask,answer,stream,approval,plan,diagnostics,latency,cancel,ghost,review').split(','));
 fs.mkdirSync(art, { recursive: true });
 
 const findings = [];
@@ -665,6 +665,57 @@ async function main() {
         await shot('07-cancelled');
         note(Boolean(toast), `Cancel ends the task "cancelled" (${Date.now() - c0} ms): ${(toast || 'none').replace(/\s+/g, ' ')}`);
       }
+    }
+    if (want.has('ghost')) {
+      // Ghost text: vscode-languageclient's own inline completion provider
+      // asks the server (textDocument/inlineCompletion, on by the user's
+      // agentls.completion), the server the fake model's /v1/completions
+      // (editors/testing/models/ghost.json: each marker answered once).
+      await clearToasts();
+      await openMain();
+      const docText = () => page.$eval('.monaco-editor .view-lines', (e) => {
+        const c = e.cloneNode(true);
+        c.querySelectorAll('[class*="ghost-text"]').forEach((g) => g.remove());
+        return c.innerText.replace(/\u00a0/g, ' ');
+      });
+      const ghostText = () => page.$$eval('.monaco-editor [class*="ghost-text"]', (els) => els.map((e) => e.innerText.replace(/\u00a0/g, ' ')).join(' ')).catch(() => '');
+      await page.keyboard.press('Control+G');
+      await page.waitForSelector('.quick-input-widget input', { timeout: 10000 });
+      await page.keyboard.type('11', { delay: 10 });
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type('// ghost one:', { delay: 20 });
+      const shown = await poll(async () => (await ghostText()).includes('GHOST-ACCEPTED'), 30000);
+      const before = await docText();
+      await shot('vscode-ghost');
+      note(Boolean(shown) && !before.includes('GHOST-ACCEPTED'), 'ghost text shows the model\'s completion after the cursor once the user pauses, and the document does not hold it');
+      await page.keyboard.press('Tab');
+      const accepted = await poll(async () => (await docText()).includes('// ghost one: GHOST-ACCEPTED'), 10000);
+      note(Boolean(accepted), 'Tab accepts it: the document holds "// ghost one: GHOST-ACCEPTED"');
+      await page.keyboard.type(' // ghost two:', { delay: 20 });
+      const second = await poll(async () => (await ghostText()).includes('GHOST-TWO'), 30000);
+      note(Boolean(second) && !(await docText()).includes('GHOST-TWO'), 'typing on shows the next ghost text, not in the document');
+      await page.keyboard.type('x');
+      const gone = await poll(async () => {
+        const d = await docText();
+        return d.includes('// ghost two:x') && !d.includes('GHOST-TWO') && !(await ghostText()).includes('GHOST-TWO');
+      }, 10000);
+      note(Boolean(gone), 'the next keystroke removes it: the key typed is in the document, the ghost text neither shown nor in the document');
+      await page.keyboard.type(' // ghost three:', { delay: 20 });
+      const third = await poll(async () => (await ghostText()).includes('GHOST-THREE'), 30000);
+      note(Boolean(third), 'the third ghost text shows');
+      await page.keyboard.press('Escape');
+      const dismissed = await poll(async () => !(await ghostText()).includes('GHOST-THREE') && (await docText()).includes('// ghost three:'), 10000);
+      note(Boolean(dismissed) && !(await docText()).includes('GHOST-THREE'), 'Escape dismisses it and leaves the document as typed');
+      // main.go as it was (undone to its saved text), for the scenarios
+      // after this one.
+      const undone = await poll(async () => {
+        if (!(await docText()).includes('ghost')) return true;
+        await page.keyboard.press('Control+Z');
+        return false;
+      }, 30000);
+      note(Boolean(undone), 'main.go undone to its saved text');
     }
     if (want.has('review')) {
       // Review before apply: with agentls.review "always", the scripted
