@@ -133,6 +133,23 @@ local ok_main, err_main = xpcall(function()
     vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent write') end)
     local vet = vim.fn.system({ 'go', 'vet', './...' })
     note(vim.v.shell_error == 0, 'rename: go vet ./... passes after it (both files agree) ' .. one_line(vet))
+    -- The user undoes it: both files back, on disk too (main_test.go,
+    -- which Neovim loaded for the rename, is saved again), no question.
+    local nq = #questions
+    local prev_undo = agentls.last_undo and agentls.last_undo()
+    vim.cmd('AgentUndo')
+    local undone = vim.wait(30000, function()
+      local u = agentls.last_undo and agentls.last_undo()
+      return u ~= nil and u ~= prev_undo
+    end, 20)
+    note(undone and #questions == nq, ':AgentUndo ended without a question: ' .. one_line(vim.inspect(agentls.last_undo and agentls.last_undo())))
+    buf = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), '\n')
+    note(buf:find('func Greet(name string)', 1, true) ~= nil and buf:find('Welcome', 1, true) == nil, 'undo: main.go\'s buffer is as before')
+    note(vim.wait(10000, function() return read_file(test_path) == test_before end, 50),
+      'undo: main_test.go on disk is as before: ' .. one_line(read_file(test_path)))
+    vim.api.nvim_buf_call(bufnr, function() vim.cmd('silent write') end)
+    vet = vim.fn.system({ 'go', 'vet', './...' })
+    note(vim.v.shell_error == 0, 'undo: go vet ./... passes once the user saved main.go ' .. one_line(vet))
   end
 
   -- 2. The MCP server of the user's settings file.
