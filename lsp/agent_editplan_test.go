@@ -55,6 +55,7 @@ func appliedText(t *testing.T, we protocol.WorkspaceEdit, file, before string) (
 // both (the open file's version, null for the closed one), the editor
 // loads and saves the closed file, and what every file holds afterwards,
 // in the editor and on disk, is byte for byte what the edit sent said.
+// The undo reverts both, the loaded file on disk as well.
 func TestRenameWithTheDeclaringFileOpenAppliesToEveryFile(t *testing.T) {
 	a := newAgentSession(t, renameTurns(), greetFiles(t), lsptest.Config{ApplyEdit: true, SaveDocuments: true}, agentOpts{})
 	greetBefore := a.open(t, "greet/greet.go")
@@ -123,6 +124,11 @@ func TestRenameWithTheDeclaringFileOpenAppliesToEveryFile(t *testing.T) {
 	}
 	if got, _, _ := a.c.Document(a.path("main.go")); got != mainBefore {
 		t.Errorf("main.go after undo, in the editor:\n%s", got)
+	}
+	// The file the editor loaded for the rename is reverted on disk too
+	// (saved as the rename was): the disk never holds half the rename.
+	if got := readFile(t, a.path("main.go")); got != mainBefore {
+		t.Errorf("main.go after undo, on disk:\n%s", got)
 	}
 }
 

@@ -118,7 +118,7 @@ func (ed *Editor) Apply(ctx context.Context, label string, edits []workspace.Fil
 // settle waits (bounded by EchoTimeout) for the didChange that echoes an
 // applied edit in every file the editor holds, so the task's next read
 // sees its own edit, then asks the editor to save the files it loaded for
-// the edit (they were closed before it).
+// the edit (they were closed before it, or loaded for an earlier one).
 func (ed *Editor) settle(ctx context.Context, label string, sent []workspace.PlannedFile, changed <-chan struct{}) {
 	srv := ed.svc.srv
 	deadline := time.NewTimer(ed.svc.opts.EchoTimeout)
@@ -126,7 +126,7 @@ func (ed *Editor) settle(ctx context.Context, label string, sent []workspace.Pla
 	waited := false
 	var loaded []workspace.PlannedFile
 	for _, pf := range sent {
-		if !pf.Open {
+		if !pf.Open || ed.loadedEarlier(pf) {
 			loaded = append(loaded, pf)
 		}
 		for !waited {
@@ -153,6 +153,20 @@ func (ed *Editor) settle(ctx context.Context, label string, sent []workspace.Pla
 	}
 }
 
+// loadedEarlier reports whether pf is open only because the editor loaded
+// it for an earlier edit (a rename's caller, kept in a hidden buffer) and
+// its buffer still matches the disk: like a closed file, its change goes
+// to disk, so the undo of a rename reverts the disk too and the disk never
+// holds half a change. A buffer that differs from the disk (the user's
+// unsaved text) is the user's to save.
+func (ed *Editor) loadedEarlier(pf workspace.PlannedFile) bool {
+	if _, ok := ed.svc.editLoaded.Load(pf.Abs); !ok || pf.Edit.BaseHash == "" {
+		return false
+	}
+	disk, err := ed.ws.ReadDisk(pf.Edit.Path)
+	return err == nil && disk.Hash == pf.Edit.BaseHash
+}
+
 // saveLoaded asks the editor to save the files it loaded to apply an edit
 // (agentls/saveDocuments): the change then is on disk, where the language
 // servers and commands read it, and no hidden buffer is left modified. A
@@ -172,6 +186,8 @@ func (ed *Editor) saveLoaded(ctx context.Context, label string, loaded []workspa
 	if err != nil {
 		if !errors.Is(err, errNotAnswered) {
 			ed.svc.log().Warn("the editor did not save the files it loaded for an edit", "error", err)
+		} else {
+			ed.svc.log().Info("the editor does not answer agentls/saveDocuments: agentls writes the files it loaded for an edit", "files", len(loaded))
 		}
 		for _, u := range params.URIs {
 			unsaved[u] = true
@@ -183,6 +199,7 @@ func (ed *Editor) saveLoaded(ctx context.Context, label string, loaded []workspa
 		}
 	}
 	for _, pf := range loaded {
+		ed.svc.editLoaded.Store(pf.Abs, struct{}{})
 		if !unsaved[string(uri.File(pf.Abs))] {
 			continue
 		}

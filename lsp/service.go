@@ -73,6 +73,10 @@ type Service struct {
 	// the agentls requests its plugin answers (save.go, diagnostics.go,
 	// forward.go).
 	saveDocs, diagnostics, forwardLSP pluginRequest
+	// editLoaded holds the files (absolute paths) the editor loaded to
+	// apply an edit, closed before it: their later edits are saved like
+	// the first while their buffer matches the disk (editor.go).
+	editLoaded sync.Map
 	// hints are the instruction comments' diagnostics and answers shown
 	// to a client with standard LSP only (commenthints.go).
 	hints commentHints

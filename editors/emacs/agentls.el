@@ -390,7 +390,10 @@ not loaded); t asks; nil not."
        (if (file-exists-p path)
            (progn (display-buffer (find-file-noselect path)) '(:success t))
          '(:success :json-false))))
-    ('agentls/saveDocuments (agentls--save-documents params))
+    ;; Saved from a timer, not inside the process filter: a save runs
+    ;; before-save-hook, where eglot may wait on its own server (gopls),
+    ;; whose answer cannot be read while this filter runs.
+    ('agentls/saveDocuments (agentls--later (lambda (_id) (list :result (agentls--save-documents params)))))
     ('agentls/diagnostics (agentls--diagnostics params))
     ('agentls/lsp (agentls--forward-lsp conn params))
     (_ (signal 'jsonrpc-error `((jsonrpc-error-code . -32601) (jsonrpc-error-message . ,(format "%s not handled" method)))))))

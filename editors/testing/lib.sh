@@ -108,3 +108,31 @@ e2e_user_settings() {
   mkdir -p "$XDG_CONFIG_HOME/agentls"
   printf '%s\n' "$1" >"$XDG_CONFIG_HOME/agentls/settings.json"
 }
+
+# e2e_journeys WS: a user's first day, set up from the docs' own words
+# (doc_snippet.py reads them from README.md and docs/): a home folder of
+# their own ($HOME, with ~/.claude as a Claude Code user has it), the user
+# settings file ~/.config/agentls/settings.json holding Claude Code's
+# logging hook (docs/extending.md's snippet) and an MCP server of theirs
+# (the SDK-made test server of tools/mcp/testdata/mcpserver, named
+# "journey"), docs/extending.md's custom command .agentls/commands/review.md
+# in the workspace WS, and agentls on PATH as the README says. Call after
+# e2e_server; sets E2E_HOME and E2E_HOOK_LOG.
+e2e_journeys() {
+  local ws=$1 snip="$E2E_ROOT/editors/testing/doc_snippet.py" hook mcp
+  command -v jq >/dev/null 2>&1 || e2e_apt jq || { e2e_log "jq is needed (Claude Code's logging hook runs it)"; exit 1; }
+  # Built with the user's Go cache (e2e_server moved XDG_CACHE_HOME).
+  mcp="$E2E_AUX/mcpserver"
+  (cd "$E2E_ROOT/tools/mcp/testdata/mcpserver" && GOCACHE=${E2E_GOCACHE:-$(go env GOCACHE)} go build -o "$mcp" .) ||
+    { e2e_log "building the test MCP server failed"; exit 1; }
+  E2E_HOME="$E2E_AUX/home"
+  mkdir -p "$E2E_HOME/.claude" "$E2E_HOME/.config/agentls" "$ws/.agentls/commands"
+  hook=$(python3 "$snip" "$E2E_ROOT/docs/extending.md" json "bash-command-log.txt") || exit 1
+  printf '%s' "$hook" | jq --arg mcp "$mcp" '. + {mcpServers: {journey: {command: $mcp}}}' \
+    >"$E2E_HOME/.config/agentls/settings.json" || { e2e_log "the docs' hook snippet is not JSON"; exit 1; }
+  python3 "$snip" "$E2E_ROOT/docs/extending.md" markdown "description: Review files for bugs" \
+    >"$ws/.agentls/commands/review.md" || exit 1
+  E2E_HOOK_LOG="$E2E_HOME/.claude/bash-command-log.txt"
+  unset XDG_CONFIG_HOME
+  export HOME="$E2E_HOME" E2E_HOOK_LOG PATH="$E2E_ROOT/bin:$PATH"
+}
