@@ -792,44 +792,6 @@ async function main() {
           `the model's next request carries the rejected hunk: ${toolResult.replace(/\n/g, ' | ').slice(0, 260)}`);
       }
     }
-    if (want.has('rename')) {
-      // Last: it renames Greet, which the other scenarios use. No Go
-      // extension is installed, so VS Code answers the forwarded rename
-      // with an empty edit; agentls's own gopls renames. Only main.go is
-      // open: the rename is one applyEdit for main.go and the closed
-      // main_test.go, which VS Code loads and the extension saves.
-      await clearToasts();
-      await openMain();
-      const testFile = path.join(ws, 'main_test.go');
-      const testBefore = fs.readFileSync(testFile, 'utf8');
-      note(!(await tabTitles()).some((t) => t.includes('main_test.go')), 'main_test.go (the caller) is not open in the editor');
-      await runPalette('agentls: Run task', 'Rename Greet to Welcome everywhere');
-      const frame = await poll(() => frameWith('agentls asks for approval'), 60000);
-      if (frame) { // asked first (the settings the editor sent, or the rename's closed file)
-        const question = (await frame.evaluate(() => document.body.innerText).catch(() => '')).replace(/\s+/g, ' ').slice(0, 200);
-        const allow = await poll(async () => {
-          for (const b of await frame.$$('button')) {
-            if ((await b.innerText()).trim() === 'Allow once') return b;
-          }
-          return undefined;
-        }, 5000);
-        note(Boolean(allow), `a question before the rename, the user allows it once: ${question}`);
-        if (allow) await allow.click();
-      }
-      const toast = await toastWith('RENAME-');
-      await shot('20-rename-result');
-      note(Boolean(toast) && toast.includes('RENAME-DONE') && !/failed|no file changed/i.test(toast), `the result says the rename was applied: ${(toast || (await toastTexts()).join(' / ') || 'none').replace(/\s+/g, ' ').slice(0, 200)}`);
-      const shown = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => {
-        const t = e.innerText.replace(/\u00a0/g, ' ');
-        return t.includes('func Welcome(') && t.includes('Welcome("world")');
-      }), 10000);
-      note(Boolean(shown), 'main.go in the editor holds the rename');
-      const wantTest = testBefore.replace('got := Greet(', 'got := Welcome(');
-      const onDisk = await poll(async () => (fs.readFileSync(testFile, 'utf8') === wantTest ? true : undefined), 15000);
-      note(Boolean(onDisk), `main_test.go on disk holds the rename and nothing else (loaded by VS Code for the edit, saved by the extension): ${fs.readFileSync(testFile, 'utf8').replace(/\n/g, ' | ').slice(0, 200)}`);
-      const via = agentlsLog().split('\n').some((l) => l.includes('rename_symbol') && /not applied|one file at a time/.test(l));
-      note(!via, 'the server log has no refused rename');
-    }
     // The first-day journeys (run-vscode-e2e journeys): the user's VS Code
     // settings hold an MCP server and Claude Code's logging hook as the docs
     // write them. untilResult waits for the task's result notification that
@@ -856,6 +818,35 @@ async function main() {
       }, ms, 300);
       return { toast: toast || '', asked };
     };
+    if (want.has('rename')) {
+      // Last: it renames Greet, which the other scenarios use. No Go
+      // extension is installed, so VS Code answers the forwarded rename
+      // with an empty edit; agentls's own gopls renames. Only main.go is
+      // open: the rename is one applyEdit for main.go and the closed
+      // main_test.go, which VS Code loads and the extension saves.
+      await clearToasts();
+      await openMain();
+      const testFile = path.join(ws, 'main_test.go');
+      const testBefore = fs.readFileSync(testFile, 'utf8');
+      note(!(await tabTitles()).some((t) => t.includes('main_test.go')), 'main_test.go (the caller) is not open in the editor');
+      await runPalette('agentls: Run task', 'Rename Greet to Welcome everywhere');
+      // Asked first: the settings the editor sent, then the rename itself
+      // (its closed file); each is allowed once.
+      const { toast, asked } = await untilResult('RENAME-', 180000);
+      note(asked.length > 0, `a question before the rename, the user allows it once: ${asked.join('; ') || 'none asked'}`);
+      await shot('20-rename-result');
+      note(Boolean(toast) && toast.includes('RENAME-DONE') && !/failed|no file changed/i.test(toast), `the result says the rename was applied: ${(toast || (await toastTexts()).join(' / ') || 'none').replace(/\s+/g, ' ').slice(0, 200)}`);
+      const shown = await poll(() => page.$eval('.monaco-editor .view-lines', (e) => {
+        const t = e.innerText.replace(/\u00a0/g, ' ');
+        return t.includes('func Welcome(') && t.includes('Welcome("world")');
+      }), 10000);
+      note(Boolean(shown), 'main.go in the editor holds the rename');
+      const wantTest = testBefore.replace('got := Greet(', 'got := Welcome(');
+      const onDisk = await poll(async () => (fs.readFileSync(testFile, 'utf8') === wantTest ? true : undefined), 15000);
+      note(Boolean(onDisk), `main_test.go on disk holds the rename and nothing else (loaded by VS Code for the edit, saved by the extension): ${fs.readFileSync(testFile, 'utf8').replace(/\n/g, ' | ').slice(0, 200)}`);
+      const via = agentlsLog().split('\n').some((l) => l.includes('rename_symbol') && /not applied|one file at a time/.test(l));
+      note(!via, 'the server log has no refused rename');
+    }
     if (want.has('mcp')) {
       await clearToasts();
       const sent = agentlsLog().split('\n').find((l) => l.includes('msg="settings at initialize"')) || '';
