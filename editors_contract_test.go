@@ -399,17 +399,35 @@ func elispUses(src string) *pluginUse {
 	}
 	// The handlers of the agentls/* requests: ('agentls/x (fn params)) in
 	// the dispatch, and the keys of every (list :k v ...) fn builds.
-	for _, m := range regexp.MustCompile(`\('(agentls/\w+)\s+\((agentls--[\w-]+)`).FindAllStringSubmatch(code, -1) {
-		i := strings.Index(code, "(defun "+m[2]+" ")
-		if i < 0 {
-			continue
-		}
-		form, ok := readSexp(code[i:])
+	// A handler that answers later, ('agentls/x (agentls--later (lambda
+	// (_id) (list :result (agentls--x params))))), is the last function of
+	// the entry whose defun builds a reply.
+	for _, m := range regexp.MustCompile(`\('(agentls/\w+)\s+\((agentls--[\w-]+)`).FindAllStringSubmatchIndex(code, -1) {
+		method := code[m[2]:m[3]]
+		_, end, ok := readForm(code, m[0])
 		if !ok {
-			u.Problems = append(u.Problems, fmt.Sprintf("%s: not read", m[2]))
+			u.Problems = append(u.Problems, fmt.Sprintf("%s: its handler entry is not read", method))
 			continue
 		}
-		u.Replies[m[1]] = listKeys(form, []string{})
+		var names []string
+		for _, f := range regexp.MustCompile(`\((agentls--[\w-]+)`).FindAllStringSubmatch(code[m[0]:end], -1) {
+			names = append(names, f[1])
+		}
+		for i := len(names) - 1; i >= 0; i-- {
+			j := strings.Index(code, "(defun "+names[i]+" ")
+			if j < 0 {
+				continue
+			}
+			form, ok := readSexp(code[j:])
+			if !ok {
+				u.Problems = append(u.Problems, fmt.Sprintf("%s: not read", names[i]))
+				break
+			}
+			if keys := listKeys(form, []string{}); len(keys) > 0 || i == 0 {
+				u.Replies[method] = keys
+				break
+			}
+		}
 	}
 	return u
 }
