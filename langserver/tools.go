@@ -98,7 +98,7 @@ type target struct {
 	path   workspace.Path
 	abs    string
 	text   string
-	pos    Position
+	pos    workspace.Position
 	line   int // 1-based
 	server string
 }
@@ -199,12 +199,12 @@ func (t *toolset) locate(ctx context.Context, a *symbolArgs) (*target, *tools.Re
 			off = occ[0]
 		}
 	}
-	tg.pos = Position(workspace.PositionOf(f.Text, off))
+	tg.pos = workspace.PositionOf(f.Text, off)
 	tg.line = lineAt(f.Text, off)
 	return tg, nil, nil
 }
 
-func symbolRange(s documentSymbol) Range {
+func symbolRange(s documentSymbol) workspace.Range {
 	if s.SelectionRange != nil {
 		return *s.SelectionRange
 	}
