@@ -36,6 +36,7 @@ type Location struct {
 type Diff struct {
 	Path     string // workspace-relative
 	Old, New string
+	Created  bool // the call made the file
 }
 
 // Show is how a face shows the text of a finished call's result.

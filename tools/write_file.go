@@ -96,7 +96,7 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 		}
 	}
 	return Result{Text: text, Files: []string{p.String()}, Changed: []string{p.String()}, Data: out,
-		Present: &Presentation{Diffs: []Diff{{Path: p.String(), Old: before, New: content}}}}, nil
+		Present: &Presentation{Diffs: []Diff{{Path: p.String(), Old: before, New: content, Created: create}}}}, nil
 }
 
 // unsaved reports whether the buffer f (read from the editor) differs from
