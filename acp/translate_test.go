@@ -30,7 +30,7 @@ func TestKindOfEveryTool(t *testing.T) {
 		"read_file": sdk.ToolKindRead, "list_files": sdk.ToolKindRead, "grep": sdk.ToolKindSearch,
 		"edit_file": sdk.ToolKindEdit, "write_file": sdk.ToolKindEdit, "run_command": sdk.ToolKindExecute,
 		"update_plan": sdk.ToolKindThink,
-		"definition": sdk.ToolKindSearch, "references": sdk.ToolKindSearch, "hover": sdk.ToolKindSearch,
+		"definition":  sdk.ToolKindSearch, "references": sdk.ToolKindSearch, "hover": sdk.ToolKindSearch,
 		"symbols": sdk.ToolKindSearch, "implementations": sdk.ToolKindSearch, "callers": sdk.ToolKindSearch,
 		"rename_symbol": sdk.ToolKindEdit,
 	}
