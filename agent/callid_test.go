@@ -117,3 +117,60 @@ func TestToolCallIdentity(t *testing.T) {
 		t.Errorf("approval request carries call %q args %s effects %v; want %q %s %v", q.CallID, q.Args, q.Effects, w.ID, w.Arguments, tools.WritesFiles)
 	}
 }
+
+// TestEveryCallHasItsOwnID: calls the model sent without an id, and a
+// call reusing an earlier call's id, each get an id of their own; their
+// start and finish events pair by it, carry the tool's presentation, and
+// the history gives the model each result under the id of its call.
+func TestEveryCallHasItsOwnID(t *testing.T) {
+	look := textTool("look", true, "seen")
+	first := []llm.ToolCall{{Name: "look", Arguments: `{"path":"a.go"}`}, {Name: "look", Arguments: `{"path":"b.go"}`}, {ID: "dup", Name: "look", Arguments: `{}`}}
+	again := llm.ToolCall{ID: "dup", Name: "look", Arguments: `{"path":"c.go"}`}
+	m := &scriptModel{resps: []*llm.Response{calls("", first...), calls("", again), answer("done")}}
+	res, rec := runTask(t, Config{Validate: ValidateOff}, m, staticTools(look), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	started := map[string]int{}
+	finished := map[string]int{}
+	for _, e := range rec.all() {
+		switch e.Kind {
+		case EventToolStarted:
+			started[e.CallID]++
+			if e.Present == nil || e.Present.Title == "" {
+				t.Errorf("start of %s carries no presentation: %+v", e.CallID, e.Present)
+			}
+		case EventToolFinished:
+			finished[e.CallID]++
+			if e.Present == nil || e.Call == nil || e.Call.Present != e.Present {
+				t.Errorf("finish of %s: presentation %+v, result %+v; want the result's own", e.CallID, e.Present, e.Call)
+			}
+		}
+	}
+	if len(started) != 4 || started[""] != 0 {
+		t.Fatalf("call ids started %v; want 4 distinct, none empty", started)
+	}
+	for id, n := range started {
+		if n != 1 || finished[id] != 1 {
+			t.Errorf("call %s started %d and finished %d times; want once each", id, n, finished[id])
+		}
+	}
+	// The last request's history answers each call under its id.
+	m.mu.Lock()
+	last := m.reqs[len(m.reqs)-1]
+	m.mu.Unlock()
+	asked, answered := map[string]bool{}, map[string]bool{}
+	for _, msg := range last.Messages {
+		for _, c := range msg.ToolCalls {
+			asked[c.ID] = true
+		}
+		if msg.Role == llm.RoleTool {
+			answered[msg.ToolCallID] = true
+		}
+	}
+	for id := range started {
+		if !asked[id] || !answered[id] {
+			t.Errorf("history: call %s asked %v, answered %v; want both", id, asked[id], answered[id])
+		}
+	}
+}
