@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -172,5 +173,51 @@ func TestEveryCallHasItsOwnID(t *testing.T) {
 		if !asked[id] || !answered[id] {
 			t.Errorf("history: call %s asked %v, answered %v; want both", id, asked[id], answered[id])
 		}
+	}
+}
+
+// TestPresentationPassesTheGate: what a tool presents of its call (a
+// program's output, a diff, its outcome) reaches the faces through the
+// context gate like the result's text; a result the gate withholds
+// presents nothing of what it found.
+func TestPresentationPassesTheGate(t *testing.T) {
+	const secret = "s3cr3t-value-0123456789"
+	show := &fakeTool{name: "show", ro: true, run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "printed " + secret, Present: &tools.Presentation{Title: "Show " + secret, Outcome: "found " + secret,
+			Command: &tools.CommandOutput{Command: "echo " + secret, Stdout: secret + "\n"},
+			Diffs:   []tools.Diff{{Path: "a.txt", Old: "x", New: "key=" + secret}}}}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{calls("", call("show", `{}`)), answer("done")}}
+	res, rec := runTask(t, Config{Validate: ValidateOff, Secrets: func() []string { return []string{secret} }}, m, staticTools(show), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	n := 0
+	for _, e := range rec.all() {
+		if e.Kind != EventToolFinished {
+			continue
+		}
+		n++
+		b, err := json.Marshal(e.Present)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the finished call's presentation shows the secret: %s", b)
+		}
+		if e.Present.Command == nil || len(e.Present.Diffs) != 1 || e.Present.Outcome == "" {
+			t.Errorf("presentation lost its content: %s", b)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d finished calls; want 1", n)
+	}
+	for _, c := range res.Commands {
+		if strings.Contains(c.Command+c.Stdout, secret) {
+			t.Errorf("the report's command shows the secret: %+v", c)
+		}
+	}
+	if len(res.Commands) != 1 {
+		t.Errorf("report commands %+v; want the one the tool presented", res.Commands)
 	}
 }

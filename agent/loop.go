@@ -955,6 +955,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	// The model never reads a secret: a secret file by its real target
 	// (unless the user allowed this call to read it), the configured
 	// secret values, keys of a known shape, dotenv secret values.
+	ran := res
 	res, hid := x.ctxGate().Result(res, call.Consent)
 	if hid {
 		x.hid.Store(true)
@@ -963,18 +964,19 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	if res.Duration == 0 {
 		res.Duration = d
 	}
-	res.Present = presentation(tl, c.Name, args, res, started, hid)
+	withheld := (ran.Data != nil && res.Data == nil) || (!ran.IsError && res.IsError)
+	res.Present = presentation(tl, c.Name, args, res, started, withheld, x.ctxGate().Text)
 	done := res
 	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &done, Present: res.Present})
 	return outcome{res: res}
 }
 
 // presentation is how a finished call looks: what its tool set on the
-// result (or says of it now), over how it looked when it started. When the
-// context gate hid something of the result, what the call found (a diff, a
-// program's output, an answer's line) is left out: only the gated text
-// reaches the faces.
-func presentation(tl tools.Tool, name string, args json.RawMessage, res tools.Result, started tools.Presentation, hid bool) *tools.Presentation {
+// result (or says of it now), over how it looked when it started, its text
+// passed through the context gate (hide) like the result's: the faces
+// show it. When the gate withheld the result, what the call found (a
+// diff, a program's output, an answer's line) is left out.
+func presentation(tl tools.Tool, name string, args json.RawMessage, res tools.Result, started tools.Presentation, withheld bool, hide func(string) string) *tools.Presentation {
 	var p tools.Presentation
 	if res.Present != nil {
 		p = *res.Present
@@ -982,8 +984,22 @@ func presentation(tl tools.Tool, name string, args json.RawMessage, res tools.Re
 		p = tools.Describe(tl, name, args, &res)
 	}
 	p = p.Over(started)
-	if hid {
+	if withheld {
 		p.Diffs, p.Command, p.Outcome = nil, nil, ""
+	}
+	p.Title, p.Activity, p.Outcome = hide(p.Title), hide(p.Activity), hide(p.Outcome)
+	if p.Command != nil {
+		c := *p.Command
+		c.Command, c.Stdout, c.Stderr = hide(c.Command), hide(c.Stdout), hide(c.Stderr)
+		p.Command = &c
+	}
+	if len(p.Diffs) > 0 {
+		diffs := make([]tools.Diff, len(p.Diffs))
+		for i, d := range p.Diffs {
+			d.Old, d.New = hide(d.Old), hide(d.New)
+			diffs[i] = d
+		}
+		p.Diffs = diffs
 	}
 	return &p
 }
@@ -1016,8 +1032,9 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	rec := callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev}
 	searchRecord(&rec, res.Data)
-	if co, ok := res.Data.(*tools.CommandOutput); ok && co != nil {
-		x.commands = append(x.commands, *co)
+	if res.Present != nil && res.Present.Command != nil {
+		// The program as its tool presented it (through the gate).
+		x.commands = append(x.commands, *res.Present.Command)
 	}
 	x.calls = append(x.calls, rec)
 	for _, p := range res.Changed {
