@@ -1,6 +1,7 @@
 package agentls_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -10,8 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentls/agentls/langserver"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 const module = "github.com/agentls/agentls"
@@ -687,5 +693,169 @@ func TestOnlyThePermissionServiceAsksRuleCanFail(t *testing.T) {
 	}
 	if !slices.ContainsFunc(real, func(s string) bool { return strings.HasPrefix(s, "agent/permission/") }) {
 		t.Errorf("with no asker allowed, agent/permission is not reported: %q", real)
+	}
+}
+
+// faces are the packages that show what a task does: they render the
+// presentation each tool gives its calls (tools.Presentation) and never
+// know a tool by its name.
+var faces = []string{"lsp", "acp", "cmd/agentls"}
+
+// toolNameAllowed are face files that may hold a tool's name, each with
+// why; keep it empty or tiny.
+var toolNameAllowed = map[string]string{
+	// Which calls read a file's text through the ACP client's fs (the
+	// editor's unsaved text): a rule of file access, not of presentation.
+	"acp/clientfs.go": "the tools whose reads go through the client's fs",
+}
+
+func isFace(pkg string) bool {
+	return slices.ContainsFunc(faces, func(f string) bool { return pkg == f || strings.HasPrefix(pkg, f+"/") })
+}
+
+// toolNames are the names of every tool a task may be offered: the
+// built-in registry's, the language tools' (from their own constructors)
+// and those of tools declared elsewhere in the module by a Name method
+// returning a literal next to a Present method (the loop's ask_user).
+func toolNames(t *testing.T, srcs []goSource) map[string]bool {
+	t.Helper()
+	ws, err := workspace.New(context.Background(), workspace.Options{Roots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	reg := tools.New(tools.Env{Workspace: ws})
+	defer reg.Close()
+	names := map[string]bool{}
+	for _, tl := range append(reg.Tools(), langserver.Tools(langserver.Env{Workspace: ws})...) {
+		names[tl.Name()] = true
+	}
+	fset := token.NewFileSet()
+	for _, s := range srcs {
+		f, err := parser.ParseFile(fset, s.Name, s.Text, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := map[string]string{} // receiver type -> literal Name
+		presents := map[string]bool{}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 {
+				continue
+			}
+			recv := types(fd.Recv.List[0].Type)
+			switch fd.Name.Name {
+			case "Present":
+				presents[recv] = true
+			case "Name":
+				if fd.Body != nil && len(fd.Body.List) == 1 {
+					if r, ok := fd.Body.List[0].(*ast.ReturnStmt); ok && len(r.Results) == 1 {
+						if lit, ok := r.Results[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							named[recv] = strings.Trim(lit.Value, "\"`")
+						}
+					}
+				}
+			}
+		}
+		for recv, n := range named {
+			if presents[recv] {
+				names[n] = true
+			}
+		}
+	}
+	return names
+}
+
+// types is the name of a receiver's type (T or *T).
+func types(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// toolNameViolations returns one message per string literal in a face's
+// file (not allowed) that is the name of a tool: a face that switches on,
+// compares with or keys a map by a tool's name.
+func toolNameViolations(srcs []goSource, names map[string]bool, allowed map[string]string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	for _, s := range srcs {
+		file := s.Pkg + "/" + s.Name
+		if !isFace(s.Pkg) || allowed[file] != "" {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, s.Text, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			if v, err := strconv.Unquote(lit.Value); err == nil && names[v] {
+				out = append(out, fmt.Sprintf("%s names the tool %q; render the call's tools.Presentation instead", fset.Position(lit.Pos()), v))
+			}
+			return true
+		})
+	}
+	return out, nil
+}
+
+// TestFacesNameNoTool: no face holds a tool's name (the tools describe
+// their own calls), so a new tool needs no edit in any face.
+func TestFacesNameNoTool(t *testing.T) {
+	srcs := moduleSources(t)
+	v, err := toolNameViolations(srcs, toolNames(t, srcs), toolNameAllowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range v {
+		t.Error(s)
+	}
+	if len(toolNameAllowed) > 1 {
+		t.Errorf("%d face files may name tools; the list must stay tiny: %v", len(toolNameAllowed), toolNameAllowed)
+	}
+}
+
+// TestFacesNameNoToolRuleCanFail: a face's switch, comparison and map key
+// on tool names are each reported, with the names the module really
+// registers (built-in, language and the loop's own tools); the same
+// literal outside a face and in an allowed file is not; and with nothing
+// allowed the rule sees the module's own allowed file.
+func TestFacesNameNoToolRuleCanFail(t *testing.T) {
+	real := moduleSources(t)
+	names := toolNames(t, real)
+	for _, n := range []string{"read_file", "run_command", "references", "rename_symbol", "ask_user"} {
+		if !names[n] {
+			t.Fatalf("tool names %v miss %q: the rule would not see it", names, n)
+		}
+	}
+	srcs := []goSource{
+		{Pkg: "lsp", Name: "sink.go", Text: []byte("package lsp\nfunc f(tool string) string {\n\tswitch tool {\n\tcase \"read_file\":\n\t\treturn \"r\"\n\t}\n\treturn \"\"\n}\n")},
+		{Pkg: "acp", Name: "toolcalls.go", Text: []byte("package acp\nfunc g(tool string) bool { return tool == `run_command` }\n")},
+		{Pkg: "cmd/agentls", Name: "run.go", Text: []byte("package main\nvar langTools = map[string]bool{\"references\": true}\n")},
+		{Pkg: "tools", Name: "read_file.go", Text: []byte("package tools\nconst name = \"read_file\"\n")},
+		{Pkg: "acp", Name: "clientfs.go", Text: []byte("package acp\nvar m = map[string]bool{\"read_file\": true}\n")},
+		{Pkg: "lsp", Name: "ok.go", Text: []byte("package lsp\nconst s = \"reading a file\"\n")},
+	}
+	v, err := toolNameViolations(srcs, names, toolNameAllowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(v, "\n")
+	if len(v) != 3 || !strings.Contains(got, "lsp/sink.go:4:") || !strings.Contains(got, "acp/toolcalls.go:2:") || !strings.Contains(got, "cmd/agentls/run.go:2:") {
+		t.Errorf("violations = %q; want lsp/sink.go:4, acp/toolcalls.go:2 and cmd/agentls/run.go:2 only", v)
+	}
+	all, err := toolNameViolations(real, names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(all, func(s string) bool { return strings.HasPrefix(s, "acp/clientfs.go:") }) {
+		t.Errorf("with nothing allowed, acp/clientfs.go is not reported: %q", all)
 	}
 }

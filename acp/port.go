@@ -45,13 +45,6 @@ type turnPort struct {
 	problems int                              // problem cards shown so far (their ids)
 }
 
-// openCall is a tool call the client was told about and not yet told the
-// end of: id is the model's call id (the ACP toolCallId).
-type openCall struct {
-	id, tool string
-	args     callArgs
-}
-
 var _ session.Port = (*turnPort)(nil)
 
 func newTurnPort(a *Agent, s *acpSession) *turnPort {

@@ -454,20 +454,17 @@ func (a *Agent) replay(s *acpSession, t session.ReplayTask) {
 		a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*t.Plan)}})
 	}
 	for i, tc := range t.ToolCalls {
-		if tc.Name == "update_plan" || toolKind(tc.Name) == sdk.ToolKindEdit {
+		title, kind, locs, shownApart := storedCall(s.root, tc.Name, tc.Args)
+		if shownApart {
 			continue // the plan and the diffs below show these
 		}
-		args, raw := parseArgs(string(tc.Args))
 		status := sdk.ToolCallStatusCompleted
 		if tc.IsError {
 			status = sdk.ToolCallStatusFailed
 		}
 		call := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(fmt.Sprintf("%s-replay-call-%d", t.ID, i+1)),
-			Title: toolTitle(tc.Name, args), Kind: toolKind(tc.Name), Status: status}
-		if abs, ok := absPath(s.root, args.Path); ok {
-			call.Locations = []sdk.ToolCallLocation{{Path: abs}}
-		}
-		if raw != nil {
+			Title: title, Kind: kind, Status: status, Locations: locs}
+		if raw := rawArgs(tc.Args); raw != nil {
 			call.RawInput = raw
 		}
 		if line := session.FirstLine(tc.Summary, 200); line != "" {

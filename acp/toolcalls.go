@@ -17,6 +17,13 @@ import (
 // locations it touched. A call's toolCallId is the model's call id
 // (agent.Event.CallID), which approval requests carry too.
 
+// openCall is a tool call the client was told about and not yet told the
+// end of: id is the model's call id (the ACP toolCallId).
+type openCall struct {
+	id      string
+	present tools.Presentation // how its tool described it when it started
+}
+
 // callID is the toolCallId of a call: the model's id, or one made up for
 // a call that has none.
 func (p *turnPort) callID(modelID, taskID string) string {
@@ -29,31 +36,29 @@ func (p *turnPort) callID(modelID, taskID string) string {
 	return fmt.Sprintf("%s-%d", taskID, p.n)
 }
 
-// eventArgs reads a tool event's arguments: the model's whole JSON when
-// the event has it, else the one-line summary.
-func eventArgs(e agent.Event) (callArgs, map[string]any) {
-	if len(e.RawArgs) > 0 {
-		if a, raw := parseArgs(string(e.RawArgs)); raw != nil {
-			return a, raw
-		}
+// presentOf is how the call of a tool event looks, as its tool described
+// it.
+func presentOf(e agent.Event) tools.Presentation {
+	if e.Present != nil {
+		return *e.Present
 	}
-	return parseArgs(e.Args)
+	return tools.Presentation{Title: "tool call", Kind: tools.KindOther}
 }
 
-// toolStarted opens a tool call. update_plan is shown as the plan itself,
-// not as a tool call.
+// toolStarted opens a tool call. A call that sets the plan is shown as the
+// plan itself, not as a tool call.
 func (p *turnPort) toolStarted(e agent.Event) {
-	if e.Tool == "update_plan" {
+	pr := presentOf(e)
+	if pr.AsPlan {
 		return
 	}
-	args, raw := eventArgs(e)
 	id := p.callID(e.CallID, e.TaskID)
 	p.mu.Lock()
-	p.open = append(p.open, openCall{id: id, tool: e.Tool, args: args})
+	p.open = append(p.open, openCall{id: id, present: pr})
 	p.mu.Unlock()
-	tc := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: toolTitle(e.Tool, args),
-		Kind: toolKind(e.Tool), Status: sdk.ToolCallStatusInProgress, Locations: p.locations(args)}
-	if raw != nil {
+	tc := &sdk.SessionUpdateToolCall{ToolCallId: sdk.ToolCallId(id), Title: pr.Title,
+		Kind: kindOf(pr.Kind), Status: sdk.ToolCallStatusInProgress, Locations: locations(p.s.root, pr.Locations)}
+	if raw := rawArgs(e.RawArgs); raw != nil {
 		tc.RawInput = raw
 	}
 	p.a.update(p.s.id, sdk.SessionUpdate{ToolCall: tc})
@@ -79,29 +84,14 @@ func (p *turnPort) problem(e agent.Event) {
 		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))}}})
 }
 
-func (p *turnPort) locations(a callArgs) []sdk.ToolCallLocation {
-	abs, ok := absPath(p.s.root, a.Path)
-	if !ok {
-		return nil
-	}
-	loc := sdk.ToolCallLocation{Path: abs}
-	if a.Line > 0 {
-		line := a.Line
-		loc.Line = &line
-	} else if a.Offset > 0 {
-		line := a.Offset
-		loc.Line = &line
-	}
-	return []sdk.ToolCallLocation{loc}
-}
-
 // takeCall removes and returns the open call a finish event ends: the one
-// with its id, or (no id) the oldest of the same tool.
+// with its id (every call has one: the loop gives an id to a call the model
+// sent without).
 func (p *turnPort) takeCall(e agent.Event) (openCall, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, c := range p.open {
-		if (e.CallID != "" && c.id == e.CallID) || (e.CallID == "" && c.tool == e.Tool) {
+		if e.CallID != "" && c.id == e.CallID {
 			p.open = append(p.open[:i], p.open[i+1:]...)
 			return c, true
 		}
@@ -109,11 +99,9 @@ func (p *turnPort) takeCall(e agent.Event) (openCall, bool) {
 	return openCall{}, false
 }
 
-// toolFinished ends a tool call with what it did.
+// toolFinished ends a tool call with what it did. A call that was never
+// opened (one shown as the plan) has nothing to end.
 func (p *turnPort) toolFinished(e agent.Event) {
-	if e.Tool == "update_plan" {
-		return
-	}
 	c, ok := p.takeCall(e)
 	if !ok {
 		return
@@ -126,69 +114,55 @@ func (p *turnPort) toolFinished(e agent.Event) {
 	if e.IsError {
 		status = sdk.ToolCallStatusFailed
 	}
-	content, locs := p.callOutcome(e, c, diffs)
-	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(c.id), Status: &status, Content: content, Locations: locs}
-	if e.Call != nil {
-		if out, ok := e.Call.Data.(*tools.CommandOutput); ok {
-			u.RawOutput = map[string]any{"exitCode": out.ExitCode, "stdout": out.Stdout, "stderr": out.Stderr}
-		}
+	pr := c.present
+	if e.Present != nil {
+		pr = e.Present.Over(c.present)
+	}
+	content := p.callOutcome(e, pr, diffs)
+	u := &sdk.SessionToolCallUpdate{ToolCallId: sdk.ToolCallId(c.id), Status: &status, Content: content,
+		Locations: locations(p.s.root, pr.Locations)}
+	if title := pr.Title; title != c.present.Title && title != "" {
+		u.Title = &title
+	}
+	if out := pr.Command; out != nil {
+		u.RawOutput = map[string]any{"exitCode": out.ExitCode, "stdout": out.Stdout, "stderr": out.Stderr}
 	}
 	p.a.update(p.s.id, sdk.SessionUpdate{ToolCallUpdate: u})
 }
 
-// callOutcome is what a finished call shows: its content and, for reads
-// and searches, the locations it read.
-func (p *turnPort) callOutcome(e agent.Event, c openCall, diffs []sdk.ToolCallContent) ([]sdk.ToolCallContent, []sdk.ToolCallLocation) {
+// callOutcome is what a finished call shows: the diffs of the files it
+// changed (as the editor applied them, else as its tool describes them),
+// then its result as its tool asks: the whole text as a block, or only the
+// first line where the content is shown elsewhere (the file read, the
+// diff). A failure shows its whole text: the model reads the same.
+func (p *turnPort) callOutcome(e agent.Event, pr tools.Presentation, diffs []sdk.ToolCallContent) []sdk.ToolCallContent {
 	text := e.Text
 	if e.Call != nil && e.Call.Text != "" {
 		text = e.Call.Text
 	}
 	content := append([]sdk.ToolCallContent(nil), diffs...)
-	var locs []sdk.ToolCallLocation
+	if len(diffs) == 0 && !e.IsError {
+		for _, d := range pr.Diffs {
+			if abs, ok := absPath(p.s.root, d.Path); ok {
+				content = append(content, diffContent(change{abs: abs, old: d.Old, new: d.New, create: d.Created}))
+			}
+		}
+	}
 	switch {
 	case e.IsError:
-		// What went wrong, in full: the model reads the same.
 		if text != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
 		}
-	case e.Tool == "run_command":
-		content = append(content, sdk.ToolContent(sdk.TextBlock(fenced(text))))
-	case e.Tool == "edit_file" || e.Tool == "write_file":
-		if len(diffs) == 0 && e.Text != "" {
+	case pr.Show == tools.ShowLine:
+		if len(content) == 0 && e.Text != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(e.Text)))
-		}
-	case e.Tool == "read_file":
-		// The file is shown where it is; the text the model read is not
-		// repeated in the conversation.
-		locs = p.locations(c.args)
-		if e.Call != nil {
-			if out, ok := e.Call.Data.(*tools.ReadFileOutput); ok && out.First > 0 && len(locs) == 1 {
-				line := out.First
-				locs[0].Line = &line
-			}
-		}
-		if e.Text != "" {
-			content = append(content, sdk.ToolContent(sdk.TextBlock(e.Text)))
-		}
-	case e.Tool == "grep":
-		if e.Call != nil {
-			if out, ok := e.Call.Data.(*tools.GrepOutput); ok {
-				for _, f := range out.Files {
-					if abs, ok := absPath(p.s.root, f); ok {
-						locs = append(locs, sdk.ToolCallLocation{Path: abs})
-					}
-				}
-			}
-		}
-		if text != "" {
-			content = append(content, sdk.ToolContent(sdk.TextBlock(fenced(text))))
 		}
 	default:
 		if text != "" {
 			content = append(content, sdk.ToolContent(sdk.TextBlock(fenced(text))))
 		}
 	}
-	return content, locs
+	return content
 }
 
 // fenced puts text in a Markdown code block whose fence no line of it

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -16,79 +15,57 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-// toolKind is the ACP kind of one of agentls's tools: editors pick an icon
-// and a presentation by it.
-func toolKind(tool string) sdk.ToolKind {
-	switch tool {
-	case "read_file", "list_files":
-		return sdk.ToolKindRead
-	case "grep", "definition", "references", "hover", "symbols", "implementations", "callers":
-		return sdk.ToolKindSearch
-	case "edit_file", "write_file", "rename_symbol":
-		return sdk.ToolKindEdit
-	case "run_command":
-		return sdk.ToolKindExecute
-	case "update_plan":
-		return sdk.ToolKindThink
+// kindOf is the ACP kind of a call as its tool describes it: editors pick
+// an icon and a presentation by it. The tools' kinds are ACP's own names.
+func kindOf(k tools.Kind) sdk.ToolKind {
+	switch k {
+	case tools.KindRead, tools.KindEdit, tools.KindSearch, tools.KindExecute, tools.KindFetch, tools.KindThink:
+		return sdk.ToolKind(k)
 	}
 	return sdk.ToolKindOther
 }
 
-// callArgs are the arguments of a tool call that a face shows: what file,
-// what command, what pattern.
-type callArgs struct {
-	Path    string   `json:"path"`
-	Command string   `json:"command"`
-	Argv    []string `json:"argv"`
-	Pattern string   `json:"pattern"`
-	Line    int      `json:"line"`
-	Offset  int      `json:"offset"`
+// toolKind is the ACP kind of a call of tool known by name only (a
+// question that names no call the client shows).
+func toolKind(tool string) sdk.ToolKind {
+	return kindOf(tools.DescribeCall(tool, nil).Kind)
 }
 
-// pathField finds "path":"..." in a summary that was cut before the end of
-// the JSON object (the loop clips argument summaries to one short line).
-var pathField = regexp.MustCompile(`"path"\s*:\s*"((?:[^"\\]|\\.)*)"`)
-
-// parseArgs reads the one-line argument summary of a tool event. The
-// summary is JSON, possibly cut short; what can be read is returned, and
-// raw is the whole object when it is complete.
-func parseArgs(summary string) (a callArgs, raw map[string]any) {
-	if err := json.Unmarshal([]byte(summary), &raw); err == nil {
-		_ = json.Unmarshal([]byte(summary), &a)
-		return a, raw
-	}
-	if m := pathField.FindStringSubmatch(summary); m != nil {
-		var p string
-		if json.Unmarshal([]byte(`"`+m[1]+`"`), &p) == nil {
-			a.Path = p
-		}
-	}
-	return a, nil
+// storedCall is how a call read back from a stored task looks, as its
+// tool describes it; shownApart when a replay shows it otherwise (as the
+// plan, or as the diffs of the files it changed).
+func storedCall(root, tool string, args []byte) (title string, kind sdk.ToolKind, locs []sdk.ToolCallLocation, shownApart bool) {
+	pr := tools.DescribeCall(tool, args)
+	return pr.Title, kindOf(pr.Kind), locations(root, pr.Locations), pr.AsPlan || pr.Kind == tools.KindEdit
 }
 
-// toolTitle is the one line an editor shows for a tool call.
-func toolTitle(tool string, a callArgs) string {
-	switch {
-	case a.Command != "":
-		return "Run `" + a.Command + "`"
-	case len(a.Argv) > 0:
-		return "Run `" + strings.Join(a.Argv, " ") + "`"
-	case tool == "grep" && a.Pattern != "":
-		return "Search `" + a.Pattern + "`"
-	case a.Path != "":
-		switch tool {
-		case "read_file":
-			return "Read " + a.Path
-		case "list_files":
-			return "List " + a.Path
-		case "edit_file":
-			return "Edit " + a.Path
-		case "write_file":
-			return "Write " + a.Path
-		}
-		return tool + " " + a.Path
+// rawArgs is a call's arguments as a JSON object, or nil when they are not
+// one.
+func rawArgs(args []byte) map[string]any {
+	var raw map[string]any
+	if json.Unmarshal(args, &raw) != nil {
+		return nil
 	}
-	return tool
+	return raw
+}
+
+// locations are the places of a presentation as the protocol names them:
+// absolute paths inside the root (a place outside it is left out).
+func locations(root string, locs []tools.Location) []sdk.ToolCallLocation {
+	var out []sdk.ToolCallLocation
+	for _, l := range locs {
+		abs, ok := absPath(root, l.Path)
+		if !ok {
+			continue
+		}
+		loc := sdk.ToolCallLocation{Path: abs}
+		if l.Line > 0 {
+			line := l.Line
+			loc.Line = &line
+		}
+		out = append(out, loc)
+	}
+	return out
 }
 
 // absPath turns a tool's workspace-relative path into the absolute path the

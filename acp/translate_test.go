@@ -1,44 +1,68 @@
 package acp
 
 import (
+	"context"
+	"encoding/json"
 	"reflect"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
-func TestToolKindOfEveryTool(t *testing.T) {
-	for tool, want := range map[string]sdk.ToolKind{
+// TestKindOfEveryTool: every tool agentls offers (built-in and language
+// tools) gets its ACP kind from its own presentation, and an unknown or
+// empty kind is "other".
+func TestKindOfEveryTool(t *testing.T) {
+	ws, err := workspace.New(context.Background(), workspace.Options{Roots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	reg := tools.New(tools.Env{Workspace: ws})
+	defer reg.Close()
+	all := append(reg.Tools(), langserver.Tools(langserver.Env{Workspace: ws})...)
+	want := map[string]sdk.ToolKind{
 		"read_file": sdk.ToolKindRead, "list_files": sdk.ToolKindRead, "grep": sdk.ToolKindSearch,
 		"edit_file": sdk.ToolKindEdit, "write_file": sdk.ToolKindEdit, "run_command": sdk.ToolKindExecute,
-		"update_plan": sdk.ToolKindThink, "something_new": sdk.ToolKindOther,
-		"references": sdk.ToolKindSearch, "callers": sdk.ToolKindSearch, "rename_symbol": sdk.ToolKindEdit,
-	} {
-		if got := toolKind(tool); got != want {
-			t.Errorf("toolKind(%q) = %q; want %q", tool, got, want)
+		"update_plan": sdk.ToolKindThink,
+		"definition":  sdk.ToolKindSearch, "references": sdk.ToolKindSearch, "hover": sdk.ToolKindSearch,
+		"symbols": sdk.ToolKindSearch, "implementations": sdk.ToolKindSearch, "callers": sdk.ToolKindSearch,
+		"rename_symbol": sdk.ToolKindEdit,
+	}
+	for _, tl := range all {
+		w, ok := want[tl.Name()]
+		if !ok {
+			t.Errorf("tool %s has no expected kind in this test", tl.Name())
+			continue
+		}
+		if got := kindOf(tools.Describe(tl, tl.Name(), json.RawMessage(`{}`), nil).Kind); got != w {
+			t.Errorf("kind of %s = %q; want %q", tl.Name(), got, w)
+		}
+		delete(want, tl.Name())
+	}
+	if len(want) > 0 {
+		t.Errorf("tools not offered: %v", want)
+	}
+	for _, k := range []tools.Kind{"", "something_new", tools.KindOther} {
+		if got := kindOf(k); got != sdk.ToolKindOther {
+			t.Errorf("kindOf(%q) = %q; want other", k, got)
 		}
 	}
 }
 
-func TestParseArgsReadsCutSummaries(t *testing.T) {
-	for _, tc := range []struct {
-		summary string
-		want    callArgs
-		raw     bool
-	}{
-		{`{"path":"main.go","line":3}`, callArgs{Path: "main.go", Line: 3}, true},
-		{`{"command":"go test ./..."}`, callArgs{Command: "go test ./..."}, true},
-		{`{"path":"a \"b\".go","old_string":"package main\nfunc verylongtext…`, callArgs{Path: `a "b".go`}, false},
-		{`{"old_string":"x","path":"sub/x.go","new_string":"…`, callArgs{Path: "sub/x.go"}, false},
-		{`not json`, callArgs{}, false},
-	} {
-		got, raw := parseArgs(tc.summary)
-		if !reflect.DeepEqual(got, tc.want) || (raw != nil) != tc.raw {
-			t.Errorf("parseArgs(%q) = %+v, raw %v; want %+v, raw %v", tc.summary, got, raw != nil, tc.want, tc.raw)
-		}
+// TestLocationsStayInTheRoot: a presentation's places become absolute
+// paths with their line; one outside the root is left out.
+func TestLocationsStayInTheRoot(t *testing.T) {
+	got := locations("/ws", []tools.Location{{Path: "a.go", Line: 3}, {Path: "../etc/passwd"}, {Path: "sub/b.go"}})
+	three := 3
+	want := []sdk.ToolCallLocation{{Path: "/ws/a.go", Line: &three}, {Path: "/ws/sub/b.go"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("locations = %+v; want %+v", got, want)
 	}
 }
 

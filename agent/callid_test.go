@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,5 +116,108 @@ func TestToolCallIdentity(t *testing.T) {
 	}
 	if q := asked[0]; q.CallID != w.ID || string(q.Args) != w.Arguments || q.Effects != tools.WritesFiles {
 		t.Errorf("approval request carries call %q args %s effects %v; want %q %s %v", q.CallID, q.Args, q.Effects, w.ID, w.Arguments, tools.WritesFiles)
+	}
+}
+
+// TestEveryCallHasItsOwnID: calls the model sent without an id, and a
+// call reusing an earlier call's id, each get an id of their own; their
+// start and finish events pair by it, carry the tool's presentation, and
+// the history gives the model each result under the id of its call.
+func TestEveryCallHasItsOwnID(t *testing.T) {
+	look := textTool("look", true, "seen")
+	first := []llm.ToolCall{{Name: "look", Arguments: `{"path":"a.go"}`}, {Name: "look", Arguments: `{"path":"b.go"}`}, {ID: "dup", Name: "look", Arguments: `{}`}}
+	again := llm.ToolCall{ID: "dup", Name: "look", Arguments: `{"path":"c.go"}`}
+	m := &scriptModel{resps: []*llm.Response{calls("", first...), calls("", again), answer("done")}}
+	res, rec := runTask(t, Config{Validate: ValidateOff}, m, staticTools(look), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	started := map[string]int{}
+	finished := map[string]int{}
+	for _, e := range rec.all() {
+		switch e.Kind {
+		case EventToolStarted:
+			started[e.CallID]++
+			if e.Present == nil || e.Present.Title == "" {
+				t.Errorf("start of %s carries no presentation: %+v", e.CallID, e.Present)
+			}
+		case EventToolFinished:
+			finished[e.CallID]++
+			if e.Present == nil || e.Call == nil || e.Call.Present != e.Present {
+				t.Errorf("finish of %s: presentation %+v, result %+v; want the result's own", e.CallID, e.Present, e.Call)
+			}
+		}
+	}
+	if len(started) != 4 || started[""] != 0 {
+		t.Fatalf("call ids started %v; want 4 distinct, none empty", started)
+	}
+	for id, n := range started {
+		if n != 1 || finished[id] != 1 {
+			t.Errorf("call %s started %d and finished %d times; want once each", id, n, finished[id])
+		}
+	}
+	// The last request's history answers each call under its id.
+	m.mu.Lock()
+	last := m.reqs[len(m.reqs)-1]
+	m.mu.Unlock()
+	asked, answered := map[string]bool{}, map[string]bool{}
+	for _, msg := range last.Messages {
+		for _, c := range msg.ToolCalls {
+			asked[c.ID] = true
+		}
+		if msg.Role == llm.RoleTool {
+			answered[msg.ToolCallID] = true
+		}
+	}
+	for id := range started {
+		if !asked[id] || !answered[id] {
+			t.Errorf("history: call %s asked %v, answered %v; want both", id, asked[id], answered[id])
+		}
+	}
+}
+
+// TestPresentationPassesTheGate: what a tool presents of its call (a
+// program's output, a diff, its outcome) reaches the faces through the
+// context gate like the result's text; a result the gate withholds
+// presents nothing of what it found.
+func TestPresentationPassesTheGate(t *testing.T) {
+	const secret = "s3cr3t-value-0123456789"
+	show := &fakeTool{name: "show", ro: true, run: func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Text: "printed " + secret, Present: &tools.Presentation{Title: "Show " + secret, Outcome: "found " + secret,
+			Command: &tools.CommandOutput{Command: "echo " + secret, Stdout: secret + "\n"},
+			Diffs:   []tools.Diff{{Path: "a.txt", Old: "x", New: "key=" + secret}}}}, nil
+	}}
+	m := &scriptModel{resps: []*llm.Response{calls("", call("show", `{}`)), answer("done")}}
+	res, rec := runTask(t, Config{Validate: ValidateOff, Secrets: func() []string { return []string{secret} }}, m, staticTools(show), TaskSpec{Kind: KindAsk, Prompt: "p"})
+	if res.Status != StateCompleted {
+		t.Fatalf("status %s (%s)", res.Status, res.Error)
+	}
+	n := 0
+	for _, e := range rec.all() {
+		if e.Kind != EventToolFinished {
+			continue
+		}
+		n++
+		b, err := json.Marshal(e.Present)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the finished call's presentation shows the secret: %s", b)
+		}
+		if e.Present.Command == nil || len(e.Present.Diffs) != 1 || e.Present.Outcome == "" {
+			t.Errorf("presentation lost its content: %s", b)
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d finished calls; want 1", n)
+	}
+	for _, c := range res.Commands {
+		if strings.Contains(c.Command+c.Stdout, secret) {
+			t.Errorf("the report's command shows the secret: %+v", c)
+		}
+	}
+	if len(res.Commands) != 1 {
+		t.Errorf("report commands %+v; want the one the tool presented", res.Commands)
 	}
 }

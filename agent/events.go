@@ -18,8 +18,8 @@ const (
 	EventPlan         EventKind = "plan"          // Plan replaced (every update_plan)
 	EventText         EventKind = "text"          // Text: a delta of the model's answer
 	EventThought      EventKind = "thought"       // Text: a delta of the model's reasoning (models that stream it)
-	EventToolStarted  EventKind = "tool_started"  // CallID, Tool, Args, RawArgs
-	EventToolFinished EventKind = "tool_finished" // CallID, Tool, Args, RawArgs, Duration, IsError, Text (first line), Call
+	EventToolStarted  EventKind = "tool_started"  // CallID, Tool, Args, RawArgs, Present
+	EventToolFinished EventKind = "tool_finished" // CallID, Tool, Args, RawArgs, Duration, IsError, Text (first line), Call, Present
 	EventRetry        EventKind = "retry"         // Retry: a transient model failure being retried
 	EventUsage        EventKind = "usage"         // Usage of one model call, Total so far
 	EventNote         EventKind = "note"          // Text: a message the loop injected (nudge, cut, loop warning)
@@ -43,7 +43,10 @@ type Event struct {
 	RawArgs json.RawMessage // EventToolStarted/Finished: the arguments as the model sent them
 	// Call is the whole result of the call (EventToolFinished), with its
 	// structured Data, for faces that show more than a line.
-	Call     *tools.Result
+	Call *tools.Result
+	// Present is how the call looks to people (EventToolStarted/Finished),
+	// as its tool describes it: faces render it and never name a tool.
+	Present  *tools.Presentation
 	Duration time.Duration // EventToolFinished
 	IsError  bool          // EventToolFinished
 	Retry    *llm.Event    // EventRetry

@@ -84,6 +84,9 @@ func (f *fakeTool) Effects() tools.Effect {
 func (f *fakeTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	return f.run(ctx, args)
 }
+func (f *fakeTool) Present(json.RawMessage, *tools.Result) tools.Presentation {
+	return tools.Presentation{}
+}
 
 func textTool(name string, ro bool, text string) *fakeTool {
 	return &fakeTool{name: name, ro: ro, run: func(context.Context, json.RawMessage) (tools.Result, error) {

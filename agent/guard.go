@@ -229,6 +229,11 @@ func (*clarifyTool) Schema() json.RawMessage {
 func (*clarifyTool) ReadOnly() bool        { return true }
 func (*clarifyTool) Effects() tools.Effect { return 0 }
 
+// Present implements tools.Tool.
+func (*clarifyTool) Present(json.RawMessage, *tools.Result) tools.Presentation {
+	return tools.Presentation{Title: "Ask you a question", Activity: "asking you a question", Kind: tools.KindOther}
+}
+
 func (c *clarifyTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
 	var in struct {
 		Question string `json:"question"`

@@ -320,6 +320,7 @@ type run struct {
 	toolTime    time.Duration
 	stats       map[string]ToolStat
 	calls       []callRecord
+	seenIDs     map[string]bool // the call ids this run gave out (identify)
 	planUpdates int
 	notes       []string
 	commands    []tools.CommandOutput
@@ -480,6 +481,7 @@ func (x *run) loop(ctx context.Context) (State, StopReason, string, error) {
 		// The history keeps arguments in a form every provider accepts
 		//; the calls run with what the model sent, so a garbage
 		// argument gets an error result that quotes it.
+		x.identify(resp.Message.ToolCalls)
 		raw := resp.Message.ToolCalls
 		stored := resp.Message
 		stored.ToolCalls = historyCalls(raw)
@@ -840,6 +842,29 @@ func (x *run) runCalls(ctx context.Context, calls []llm.ToolCall) (bool, error) 
 	return repeated, nil
 }
 
+// identify gives every call of a response an id of its own in the task:
+// the model's, or, where the model gave none or one an earlier call of the
+// task had, one made here. Faces pair a call's start, approvals and end by
+// this id alone; the history carries it back to the model.
+func (x *run) identify(calls []llm.ToolCall) {
+	if x.seenIDs == nil {
+		x.seenIDs = map[string]bool{}
+	}
+	used := func(id string) bool { return x.seenIDs[id] || x.callIDs[id] > 0 }
+	for i := range calls {
+		if calls[i].ID == "" || used(calls[i].ID) {
+			n := len(x.seenIDs) + 1
+			id := fmt.Sprintf("call_%s_%d", x.t.id, n)
+			for used(id) {
+				n++
+				id = fmt.Sprintf("call_%s_%d", x.t.id, n)
+			}
+			calls[i].ID = id
+		}
+		x.seenIDs[calls[i].ID] = true
+	}
+}
+
 // refuseCalls answers the calls past MaxToolCalls of a response of n calls
 // without running them. They are neither events for the editor (a response
 // of thousands of calls must not become thousands of notifications: one
@@ -897,7 +922,8 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 			tl = o
 		}
 	}
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args})
+	started := tools.Describe(tl, c.Name, args, nil)
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolStarted, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Present: &started})
 	call := tools.Call{ID: c.ID, Tool: c.Name, Args: args, Consent: &tools.Consent{}}
 	if tl != nil {
 		call.Effects = tl.Effects()
@@ -929,6 +955,7 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	// The model never reads a secret: a secret file by its real target
 	// (unless the user allowed this call to read it), the configured
 	// secret values, keys of a known shape, dotenv secret values.
+	ran := res
 	res, hid := x.ctxGate().Result(res, call.Consent)
 	if hid {
 		x.hid.Store(true)
@@ -937,9 +964,44 @@ func (x *run) runOne(ctx context.Context, c llm.ToolCall) outcome {
 	if res.Duration == 0 {
 		res.Duration = d
 	}
+	withheld := (ran.Data != nil && res.Data == nil) || (!ran.IsError && res.IsError)
+	res.Present = presentation(tl, c.Name, args, res, started, withheld, x.ctxGate().Text)
 	done := res
-	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &done})
+	x.t.sink.emit(Event{TaskID: x.t.id, Kind: EventToolFinished, CallID: c.ID, Tool: c.Name, Args: summary, RawArgs: args, Duration: res.Duration, IsError: res.IsError, Text: render.Inert(firstLine(res.Text, 200)), Call: &done, Present: res.Present})
 	return outcome{res: res}
+}
+
+// presentation is how a finished call looks: what its tool set on the
+// result (or says of it now), over how it looked when it started, its text
+// passed through the context gate (hide) like the result's: the faces
+// show it. When the gate withheld the result, what the call found (a
+// diff, a program's output, an answer's line) is left out.
+func presentation(tl tools.Tool, name string, args json.RawMessage, res tools.Result, started tools.Presentation, withheld bool, hide func(string) string) *tools.Presentation {
+	var p tools.Presentation
+	if res.Present != nil {
+		p = *res.Present
+	} else {
+		p = tools.Describe(tl, name, args, &res)
+	}
+	p = p.Over(started)
+	if withheld {
+		p.Diffs, p.Command, p.Outcome = nil, nil, ""
+	}
+	p.Title, p.Activity, p.Outcome = hide(p.Title), hide(p.Activity), hide(p.Outcome)
+	if p.Command != nil {
+		c := *p.Command
+		c.Command, c.Stdout, c.Stderr = hide(c.Command), hide(c.Stdout), hide(c.Stderr)
+		p.Command = &c
+	}
+	if len(p.Diffs) > 0 {
+		diffs := make([]tools.Diff, len(p.Diffs))
+		for i, d := range p.Diffs {
+			d.Old, d.New = hide(d.Old), hide(d.New)
+			diffs[i] = d
+		}
+		p.Diffs = diffs
+	}
+	return &p
 }
 
 // unavailable explains a call of a tool this task does not offer, naming
@@ -970,8 +1032,9 @@ func (x *run) account(c llm.ToolCall, res tools.Result) {
 	}
 	rec := callRecord{Tool: c.Name, Args: c.Arguments, IsError: res.IsError, Evidence: ev}
 	searchRecord(&rec, res.Data)
-	if co, ok := res.Data.(*tools.CommandOutput); ok && co != nil {
-		x.commands = append(x.commands, *co)
+	if res.Present != nil && res.Present.Command != nil {
+		// The program as its tool presented it (through the gate).
+		x.commands = append(x.commands, *res.Present.Command)
 	}
 	x.calls = append(x.calls, rec)
 	for _, p := range res.Changed {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/agentls/agentls/lsp/wire"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // MaxMessage bounds one message a language server sends agentls (its
@@ -408,7 +409,7 @@ var _ protocol.Client = (*handler)(nil)
 func (h *handler) PublishDiagnostics(_ context.Context, p *protocol.PublishDiagnosticsParams) error {
 	ds := make([]Diagnostic, 0, len(p.Diagnostics))
 	for _, d := range p.Diagnostics {
-		x := Diagnostic{Range: Range{Start: Position{d.Range.Start.Line, d.Range.Start.Character}, End: Position{d.Range.End.Line, d.Range.End.Character}},
+		x := Diagnostic{Range: workspace.Range{Start: workspace.Position{Line: d.Range.Start.Line, Character: d.Range.Start.Character}, End: workspace.Position{Line: d.Range.End.Line, Character: d.Range.End.Character}},
 			Severity: int(d.Severity)}
 		x.Source, _ = d.Source.Get()
 		switch m := d.Message.(type) {

@@ -4,41 +4,34 @@ import (
 	"encoding/json"
 
 	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // The LSP results the tools read, decoded from raw JSON: the same bytes
 // come from agentls's own servers and, forwarded, from the editor's.
 
-// Position is a zero-based line and UTF-16 character.
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
-
-// Range is a span of a document.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
+// Positions and ranges are workspace.Position and workspace.Range: the
+// same JSON as LSP's, one type for the whole module.
 
 // Location is a range in a document.
 type Location struct {
-	URI   uri.URI `json:"uri"`
-	Range Range   `json:"range"`
+	URI   uri.URI         `json:"uri"`
+	Range workspace.Range `json:"range"`
 }
 
 // locationLink is the LocationLink form of a definition result.
 type locationLink struct {
-	TargetURI            uri.URI `json:"targetUri"`
-	TargetSelectionRange Range   `json:"targetSelectionRange"`
+	TargetURI            uri.URI         `json:"targetUri"`
+	TargetSelectionRange workspace.Range `json:"targetSelectionRange"`
 }
 
 // Diagnostic is one problem a server published.
 type Diagnostic struct {
-	Range    Range  `json:"range"`
-	Severity int    `json:"severity"`
-	Message  string `json:"message"`
-	Source   string `json:"source,omitempty"`
+	Range    workspace.Range `json:"range"`
+	Severity int             `json:"severity"`
+	Message  string          `json:"message"`
+	Source   string          `json:"source,omitempty"`
 }
 
 // documentSymbol is either form of a textDocument/documentSymbol item
@@ -47,8 +40,8 @@ type documentSymbol struct {
 	Name           string           `json:"name"`
 	Kind           int              `json:"kind"`
 	Detail         string           `json:"detail"`
-	Range          Range            `json:"range"`
-	SelectionRange *Range           `json:"selectionRange"`
+	Range          workspace.Range  `json:"range"`
+	SelectionRange *workspace.Range `json:"selectionRange"`
 	Children       []documentSymbol `json:"children"`
 	Location       *Location        `json:"location"`
 	ContainerName  string           `json:"containerName"`
@@ -61,8 +54,8 @@ type workspaceSymbol struct {
 	Kind          int    `json:"kind"`
 	ContainerName string `json:"containerName"`
 	Location      struct {
-		URI   uri.URI `json:"uri"`
-		Range *Range  `json:"range"`
+		URI   uri.URI          `json:"uri"`
+		Range *workspace.Range `json:"range"`
 	} `json:"location"`
 }
 
@@ -77,20 +70,20 @@ type callHierarchyItem struct {
 	Kind           int             `json:"kind"`
 	Detail         string          `json:"detail"`
 	URI            uri.URI         `json:"uri"`
-	Range          Range           `json:"range"`
-	SelectionRange Range           `json:"selectionRange"`
+	Range          workspace.Range `json:"range"`
+	SelectionRange workspace.Range `json:"selectionRange"`
 	Data           json.RawMessage `json:"data,omitempty"`
 }
 
 type incomingCall struct {
 	From       callHierarchyItem `json:"from"`
-	FromRanges []Range           `json:"fromRanges"`
+	FromRanges []workspace.Range `json:"fromRanges"`
 }
 
 // textEdit and workspaceEdit are a rename's result.
 type textEdit struct {
-	Range   Range  `json:"range"`
-	NewText string `json:"newText"`
+	Range   workspace.Range `json:"range"`
+	NewText string          `json:"newText"`
 }
 
 type workspaceEdit struct {

@@ -61,14 +61,53 @@ func Tools(env Env) []tools.Tool {
 	}
 	t := &toolset{env: env}
 	return []tools.Tool{
-		tools.Define("definition", 0, description("definition"), t.definition),
-		tools.Define("references", 0, description("references"), t.references),
-		tools.Define("hover", 0, description("hover"), t.hover),
-		tools.Define("symbols", 0, description("symbols"), t.symbols),
-		tools.Define("rename_symbol", tools.WritesFiles, description("rename_symbol"), t.rename),
-		tools.Define("implementations", 0, description("implementations"), t.implementations),
-		tools.Define("callers", 0, description("callers"), t.callers),
+		tools.Presenting(tools.Define("definition", 0, description("definition"), t.definition), presentSymbol("definition")),
+		tools.Presenting(tools.Define("references", 0, description("references"), t.references), presentSymbol("references")),
+		tools.Presenting(tools.Define("hover", 0, description("hover"), t.hover), presentSymbol("hover")),
+		tools.Presenting(tools.Define("symbols", 0, description("symbols"), t.symbols), presentSymbols),
+		tools.Presenting(tools.Define("rename_symbol", tools.WritesFiles, description("rename_symbol"), t.rename), presentRename),
+		tools.Presenting(tools.Define("implementations", 0, description("implementations"), t.implementations), presentSymbol("implementations")),
+		tools.Presenting(tools.Define("callers", 0, description("callers"), t.callers), presentSymbol("callers")),
 	}
+}
+
+// presentSymbol describes a question about one symbol: "references of
+// Total in a.go"; when it ends, its answer's first line, which names the
+// server and counts what it found.
+func presentSymbol(what string) func(a *symbolArgs, res *tools.Result) tools.Presentation {
+	return func(a *symbolArgs, res *tools.Result) tools.Presentation {
+		line := what + " of " + a.Symbol + " in " + a.File
+		return tools.Presentation{Title: strings.ToUpper(line[:1]) + line[1:], Activity: line, Kind: tools.KindSearch,
+			Locations: fileAt(a.File, a.Line), Outcome: outcome(res)}
+	}
+}
+
+func presentSymbols(a *symbolsArgs, res *tools.Result) tools.Presentation {
+	p := tools.Presentation{Title: "Symbols " + a.Query, Activity: "looking up symbols " + a.Query, Kind: tools.KindSearch,
+		Locations: fileAt(a.File, 0), Outcome: outcome(res)}
+	return p
+}
+
+func presentRename(a *renameArgs, res *tools.Result) tools.Presentation {
+	return tools.Presentation{Title: "Rename " + a.Symbol + " to " + a.NewName, Activity: "renaming " + a.Symbol + " to " + a.NewName,
+		Kind: tools.KindEdit, Locations: fileAt(a.File, a.Line), Outcome: outcome(res)}
+}
+
+// outcome is the first line of a successful answer: what the server
+// found, and which server.
+func outcome(res *tools.Result) string {
+	if res == nil || res.IsError {
+		return ""
+	}
+	s, _, _ := strings.Cut(strings.TrimSpace(res.Text), "\n")
+	return strings.TrimSpace(s)
+}
+
+func fileAt(file string, line int) []tools.Location {
+	if file == "" {
+		return nil
+	}
+	return []tools.Location{{Path: file, Line: max(line, 0)}}
 }
 
 type toolset struct{ env Env }
@@ -98,7 +137,7 @@ type target struct {
 	path   workspace.Path
 	abs    string
 	text   string
-	pos    Position
+	pos    workspace.Position
 	line   int // 1-based
 	server string
 }
@@ -199,12 +238,12 @@ func (t *toolset) locate(ctx context.Context, a *symbolArgs) (*target, *tools.Re
 			off = occ[0]
 		}
 	}
-	tg.pos = Position(workspace.PositionOf(f.Text, off))
+	tg.pos = workspace.PositionOf(f.Text, off)
 	tg.line = lineAt(f.Text, off)
 	return tg, nil, nil
 }
 
-func symbolRange(s documentSymbol) Range {
+func symbolRange(s documentSymbol) workspace.Range {
 	if s.SelectionRange != nil {
 		return *s.SelectionRange
 	}

@@ -19,42 +19,11 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// Position is a position in a document (0-based line, UTF-16 character).
-type Position struct {
-	Line      uint32 `json:"line"`
-	Character uint32 `json:"character"`
-}
-
-// Range is a range in a document, as LSP sends it.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
-// Empty reports whether the range selects nothing.
-func (r Range) Empty() bool { return r.Start == r.End }
-
-func (r Range) ws() workspace.Range {
-	return workspace.Range{
-		Start: workspace.Position{Line: r.Start.Line, Character: r.Start.Character},
-		End:   workspace.Position{Line: r.End.Line, Character: r.End.Character},
-	}
-}
-
-func before(a, b Position) bool {
-	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
-}
-
-// intersects reports whether r and o share a position (touching counts).
-func (r Range) intersects(o Range) bool {
-	return !before(o.End, r.Start) && !before(r.End, o.Start)
-}
-
 // DiagnosticArg is an LSP Diagnostic passed to agentls.run (the "Fix with
 // agent" code action passes the one it fixes). Fields agentls does not use
 // are accepted and ignored.
 type DiagnosticArg struct {
-	Range              Range           `json:"range"`
+	Range              workspace.Range `json:"range"`
 	Severity           int             `json:"severity,omitempty"` // 1 error, 2 warning, 3 information, 4 hint
 	Code               json.RawMessage `json:"code,omitempty"`
 	CodeDescription    json.RawMessage `json:"codeDescription,omitempty"`
@@ -99,10 +68,10 @@ type RunArgs struct {
 	Prompt string `json:"prompt"`
 	// Mode is "ask" or "edit"; empty: decided from the prompt (a question
 	// that asks for no edit is "ask").
-	Mode     string `json:"mode,omitempty" expect:"\"ask\"|\"edit\"|\"plan\""`
-	URI      string `json:"uri,omitempty" expect:"DocumentUri"`
-	Range    *Range `json:"range,omitempty"`
-	FollowUp string `json:"followUp,omitempty" expect:"taskId"`
+	Mode     string           `json:"mode,omitempty" expect:"\"ask\"|\"edit\"|\"plan\""`
+	URI      string           `json:"uri,omitempty" expect:"DocumentUri"`
+	Range    *workspace.Range `json:"range,omitempty"`
+	FollowUp string           `json:"followUp,omitempty" expect:"taskId"`
 	// Diagnostics are problems the editor shows at the range (optional).
 	Diagnostics []DiagnosticArg `json:"diagnostics,omitempty" expect:"Diagnostic[]"`
 }
@@ -123,7 +92,7 @@ func (a *RunArgs) Validate() error {
 		if a.URI == "" {
 			return errors.New(`"range" needs "uri"`)
 		}
-		if before(a.Range.End, a.Range.Start) {
+		if a.Range.End.Before(a.Range.Start) {
 			return errors.New(`"range" ends before it starts`)
 		}
 	}
@@ -325,8 +294,8 @@ func (s *Service) TaskSpec(ctx context.Context, ws *workspace.Workspace, a RunAr
 			ec.EndLine-- // a selection of whole lines ends at the next line's start
 		}
 		if haveText {
-			start, err1 := workspace.OffsetOf(text, r.ws().Start)
-			end, err2 := workspace.OffsetOf(text, r.ws().End)
+			start, err1 := workspace.OffsetOf(text, r.Start)
+			end, err2 := workspace.OffsetOf(text, r.End)
 			if err1 == nil && err2 == nil {
 				if end > start {
 					ec.Selection = clipText(text[start:end], 8<<10)
@@ -335,7 +304,7 @@ func (s *Service) TaskSpec(ctx context.Context, ws *workspace.Workspace, a RunAr
 			}
 		}
 		for _, d := range a.Diagnostics {
-			if r.intersects(d.Range) {
+			if r.Intersects(d.Range) {
 				ec.Diagnostics = append(ec.Diagnostics, toAgentDiagnostic(d))
 			}
 		}

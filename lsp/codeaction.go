@@ -40,9 +40,9 @@ func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol
 	if !ok {
 		return out, nil
 	}
-	r := Range{
-		Start: Position{Line: p.Range.Start.Line, Character: p.Range.Start.Character},
-		End:   Position{Line: p.Range.End.Line, Character: p.Range.End.Character},
+	r := workspace.Range{
+		Start: workspace.Position{Line: p.Range.Start.Line, Character: p.Range.Start.Character},
+		End:   workspace.Position{Line: p.Range.End.Line, Character: p.Range.End.Character},
 	}
 	u := string(p.TextDocument.URI)
 	literals := server.LiteralCodeActions(srv.ClientCapabilities())
@@ -88,8 +88,8 @@ func (s *Service) codeActions(_ context.Context, srv *server.Server, p *protocol
 		}
 	}
 
-	start, err1 := workspace.OffsetOf(doc.Text, r.ws().Start)
-	end, err2 := workspace.OffsetOf(doc.Text, r.ws().End)
+	start, err1 := workspace.OffsetOf(doc.Text, r.Start)
+	end, err2 := workspace.OffsetOf(doc.Text, r.End)
 	if err1 == nil && err2 == nil && end >= start {
 		if sym := symbolAt(doc.Text, start, end); sym != "" {
 			rr := r
@@ -150,9 +150,9 @@ func diagnosticArg(d protocol.Diagnostic) (DiagnosticArg, string) {
 	}
 	raw, _ := json.Marshal(msg)
 	arg := DiagnosticArg{
-		Range: Range{
-			Start: Position{Line: d.Range.Start.Line, Character: d.Range.Start.Character},
-			End:   Position{Line: d.Range.End.Line, Character: d.Range.End.Character},
+		Range: workspace.Range{
+			Start: workspace.Position{Line: d.Range.Start.Line, Character: d.Range.Start.Character},
+			End:   workspace.Position{Line: d.Range.End.Line, Character: d.Range.End.Character},
 		},
 		Severity: int(d.Severity),
 		Message:  raw,

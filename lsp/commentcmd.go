@@ -59,7 +59,7 @@ var CommandRunComment = RunCommentCommand.Name
 
 // commentActions is the code action "Run agent on this comment" when the
 // request's range starts on an instruction comment of the open buffer.
-func commentActions(doc workspace.Document, u string, r Range) (protocol.Command, bool) {
+func commentActions(doc workspace.Document, u string, r workspace.Range) (protocol.Command, bool) {
 	in, ok := instructionAt(doc.Text, markersFor(doc.LanguageID, doc.Filename), int(r.Start.Line))
 	if !ok {
 		return protocol.Command{}, false
@@ -99,7 +99,7 @@ func (s *Service) runCommentCommand(ctx context.Context, inv *server.Invocation,
 	}
 	prompt := fmt.Sprintf("%s\n\n(This instruction is the comment at %s:%d. Make the change it asks for in the code. "+
 		"Leave the comment itself as it is: it is removed once your change is made.)", in.Text, p, in.StartLine+1)
-	rng := Range{Start: Position{Line: uint32(in.StartLine)}, End: Position{Line: uint32(in.EndLine) + 1}}
+	rng := workspace.Range{Start: workspace.Position{Line: uint32(in.StartLine)}, End: workspace.Position{Line: uint32(in.EndLine) + 1}}
 	spec, err := s.TaskSpec(ctx, ws, RunArgs{Prompt: prompt, Mode: string(agent.KindEdit), URI: a.URI, Range: &rng})
 	if err != nil {
 		return RunCommentReply{}, err

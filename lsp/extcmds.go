@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentls/agentls/agent/prompts"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/workspace"
 )
 
 // The commands that show what extends the agent: the custom commands
@@ -72,7 +73,7 @@ const TitlePromptPrefix = "Agent: /"
 // "/NAME" and the range. The prompt files are read at most every few
 // seconds (Host.CachedPrompts), so a code action request does not walk
 // folders each time.
-func (s *Service) promptActions(uri string, r Range) []promptAction {
+func (s *Service) promptActions(uri string, r workspace.Range) []promptAction {
 	var out []promptAction
 	for _, p := range s.Host().CachedPrompts() {
 		if !p.Selection {

@@ -1,11 +1,9 @@
 package lsp
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/agentls/agentls/lsp/server"
 	"math"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -63,17 +61,16 @@ func (p *progressSink) Event(e agent.Event) {
 			p.plan = tools.Plan{Items: append([]tools.PlanItem(nil), e.Plan.Items...)}
 		}
 	case agent.EventToolStarted:
-		p.activity = Activity(e.Tool, e.Args)
+		p.activity = activity(e.Present)
 	case agent.EventToolFinished:
 		// The call is over: unless the agent does the next thing within
 		// idleAfterTool, the model is thinking. (Not at once: a fast call
 		// would be replaced within its throttle slot and never seen.)
 		changed = false
-		// A language tool's answer names its server and counts
-		// ("references of Total (a.go:4) via gopls: 14 in 6 file(s)"):
-		// that line is shown instead.
-		if !e.IsError && strings.Contains(e.Text, " via ") && languageTools[e.Tool] {
-			p.activity = cutLine(e.Text, 100)
+		// A call whose tool says what it found ("references of Total
+		// (a.go:4) via gopls: 14 in 6 file(s)") shows that line instead.
+		if !e.IsError && e.Present != nil && e.Present.Outcome != "" {
+			p.activity = cutLine(e.Present.Outcome, 100)
 			changed = true
 		}
 		seq := p.seq
@@ -192,80 +189,14 @@ func retryText(wait time.Duration, status int, why string) string {
 	return fmt.Sprintf("retrying in %s (%s)", w, cause)
 }
 
-var argField = regexp.MustCompile(`"(path|command|pattern|argv)"\s*:\s*("(?:[^"\\]|\\.)*|\[[^\]]*)`)
-
-// Activity says what a tool call does, for people: "reading
-// lsp/server.go", "running go test ./...", "searching for TODO".
-// args is the loop's one-line summary of the arguments (JSON, possibly cut).
-func Activity(tool, args string) string {
-	fields := map[string]string{}
-	var m map[string]any
-	if json.Unmarshal([]byte(args), &m) == nil {
-		for k, v := range m {
-			switch v := v.(type) {
-			case string:
-				fields[k] = v
-			case []any:
-				parts := make([]string, 0, len(v))
-				for _, x := range v {
-					parts = append(parts, fmt.Sprint(x))
-				}
-				fields[k] = strings.Join(parts, " ")
-			}
-		}
-	} else {
-		// A summary cut short: pick the fields out of what is there.
-		for _, sm := range argField.FindAllStringSubmatch(args, -1) {
-			v := strings.TrimPrefix(strings.TrimPrefix(sm[2], `"`), "[")
-			v = strings.NewReplacer(`\"`, `"`, `","`, " ", `"`, "").Replace(v)
-			fields[sm[1]] = v + "…"
-		}
+// activity is what a tool call does, for people ("reading lsp/server.go",
+// "running go test ./..."), as the call's tool describes it.
+func activity(p *tools.Presentation) string {
+	if p == nil || p.Activity == "" {
+		return "calling a tool"
 	}
-	clip := func(s string) string { return cutLine(s, 80) }
-	switch tool {
-	case "read_file":
-		return "reading " + clip(fields["path"])
-	case "edit_file":
-		return "editing " + clip(fields["path"])
-	case "write_file":
-		return "writing " + clip(fields["path"])
-	case "run_command":
-		c := fields["command"]
-		if c == "" {
-			c = fields["argv"]
-		}
-		return "running " + clip(c)
-	case "grep":
-		s := "searching for " + clip(fields["pattern"])
-		if p := fields["path"]; p != "" {
-			s += " in " + clip(p)
-		}
-		return s
-	case "list_files":
-		if pat := fields["pattern"]; pat != "" {
-			return "listing " + clip(pat)
-		}
-		if p := fields["path"]; p != "" {
-			return "listing " + clip(p)
-		}
-		return "listing files"
-	case "update_plan":
-		return "updating the plan"
-	case "ask_user":
-		return "asking you a question"
-	case "definition", "references", "hover", "implementations", "callers":
-		return strings.ReplaceAll(tool, "_", " ") + " of " + clip(fields["symbol"]) + " in " + clip(fields["file"])
-	case "rename_symbol":
-		return "renaming " + clip(fields["symbol"]) + " to " + clip(fields["new_name"])
-	case "symbols":
-		return "looking up symbols " + clip(fields["query"])
-	}
-	return "calling " + tool
+	return cutLine(p.Activity, 100)
 }
-
-// languageTools are the tools that ask language servers (langserver).
-var languageTools = map[string]bool{"definition": true, "references": true, "hover": true, "symbols": true,
-	"rename_symbol": true, "implementations": true, "callers": true}
 
 // cutLine is the first line of s, trimmed and cut to n runes.
 func cutLine(s string, n int) string {

@@ -167,7 +167,8 @@ func (r *Registry) editFile(ctx context.Context, a *editFileArgs) (Result, error
 	}
 	b.WriteString(". The changed lines now read:\n")
 	b.WriteString(snippets(newText, matches))
-	return Result{Text: strings.TrimRight(b.String(), "\n"), Files: []string{p.String()}, Changed: []string{p.String()}, Data: out}, nil
+	return Result{Text: strings.TrimRight(b.String(), "\n"), Files: []string{p.String()}, Changed: []string{p.String()}, Data: out,
+		Present: &Presentation{Diffs: []Diff{{Path: p.String(), Old: text, New: newText}}}}, nil
 }
 
 func deref(r *Result) Result {
@@ -543,4 +544,16 @@ func dice(target map[string]int, s string) float64 {
 		}
 	}
 	return 2 * float64(common) / float64(tn+len(s)-1)
+}
+
+// presentEditFile: "Edit a.go"; when it ends, at the first line it changed.
+func presentEditFile(a *editFileArgs, res *Result) Presentation {
+	p := Presentation{Title: "Edit " + a.Path, Activity: "editing " + shown(a.Path), Kind: KindEdit,
+		Locations: at(a.Path, 0), Show: ShowLine}
+	if res != nil {
+		if out, ok := res.Data.(*EditOutput); ok && len(out.Lines) > 0 && len(p.Locations) == 1 {
+			p.Locations[0].Line = out.Lines[0]
+		}
+	}
+	return p
 }

@@ -362,3 +362,21 @@ func renderGrep(a *grepArgs, scope string, res *grep.Result, ctxLines int) Resul
 	b.WriteString("(" + summary + ")")
 	return Result{Text: b.String(), Files: out.Files, Data: out, Evidence: fmt.Sprintf("grep %s: %s", what, summary)}
 }
+
+// presentGrep: "Search `pattern`"; when it ends, the files it matched.
+func presentGrep(a *grepArgs, res *Result) Presentation {
+	p := Presentation{Title: "Search `" + a.Pattern + "`", Activity: "searching for " + shown(a.Pattern), Kind: KindSearch,
+		Locations: at(a.Path, 0)}
+	if a.Path != "" {
+		p.Activity += " in " + shown(a.Path)
+	}
+	if res != nil {
+		if out, ok := res.Data.(*GrepOutput); ok {
+			p.Locations = []Location{}
+			for _, f := range out.Files {
+				p.Locations = append(p.Locations, Location{Path: f})
+			}
+		}
+	}
+	return p
+}

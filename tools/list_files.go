@@ -160,3 +160,16 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// presentListFiles: "List src", a read of the folder.
+func presentListFiles(a *listFilesArgs, _ *Result) Presentation {
+	what := a.Pattern
+	if what == "" {
+		what = a.Path
+	}
+	p := Presentation{Title: "List files", Activity: "listing files", Kind: KindRead, Locations: at(a.Path, 0)}
+	if what != "" {
+		p.Title, p.Activity = "List "+what, "listing "+shown(what)
+	}
+	return p
+}

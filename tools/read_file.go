@@ -220,3 +220,16 @@ func (r *Registry) suggest(p workspace.Path) string {
 	}
 	return "; files with that name: " + strings.Join(found, ", ")
 }
+
+// presentReadFile: "Read a.go", at the first line shown; the text read is
+// not repeated where the call is shown.
+func presentReadFile(a *readFileArgs, res *Result) Presentation {
+	p := Presentation{Title: "Read " + a.Path, Activity: "reading " + shown(a.Path), Kind: KindRead,
+		Locations: at(a.Path, a.Offset), Show: ShowLine}
+	if res != nil {
+		if out, ok := res.Data.(*ReadFileOutput); ok && out.First > 0 && len(p.Locations) == 1 {
+			p.Locations[0].Line = out.First
+		}
+	}
+	return p
+}

@@ -191,6 +191,8 @@ type tool[A any] struct {
 	schema  json.RawMessage
 	desc    string
 	run     func(ctx context.Context, a *A) (Result, error)
+	// present describes a call (Presenter); nil: the generic description.
+	present func(args json.RawMessage, res *Result) Presentation
 }
 
 // Define makes a Tool outside this package (the language-server tools)
@@ -204,7 +206,7 @@ func Define[A any](name string, effects Effect, desc string, run func(ctx contex
 
 func newTool[A any](name string, effects Effect, run func(ctx context.Context, a *A) (Result, error)) *tool[A] {
 	var zero A
-	return &tool[A]{name: name, effects: effects, schema: schemaOf(&zero), desc: description(name), run: run}
+	return &tool[A]{name: name, effects: effects, schema: schemaOf(&zero), desc: description(name), run: run, present: builtinPresent[name]}
 }
 
 func (t *tool[A]) Name() string            { return t.name }
@@ -212,6 +214,14 @@ func (t *tool[A]) Description() string     { return t.desc }
 func (t *tool[A]) Schema() json.RawMessage { return t.schema }
 func (t *tool[A]) ReadOnly() bool          { return t.effects == 0 }
 func (t *tool[A]) Effects() Effect         { return t.effects }
+
+// Present implements Tool.
+func (t *tool[A]) Present(args json.RawMessage, res *Result) Presentation {
+	if t.present == nil {
+		return Presentation{}
+	}
+	return t.present(args, res)
+}
 
 // Run decodes args strictly and runs the tool. Argument problems are error
 // Results the model can correct.
@@ -233,6 +243,13 @@ func (t *tool[A]) Run(ctx context.Context, args json.RawMessage) (Result, error)
 	if len(res.Args) == 0 {
 		res.Args = json.RawMessage("{}")
 	}
+	// The call as the tool describes it now that it ended, over what the
+	// run itself set (a diff).
+	p := Describe(t, t.name, res.Args, &res)
+	if res.Present != nil {
+		p = res.Present.Over(p)
+	}
+	res.Present = &p
 	return res, err
 }
 

@@ -521,3 +521,19 @@ func lastNLines(b []byte, n int) []byte {
 	}
 	return b[off+1:]
 }
+
+// presentRunCommand: "Run `go test ./...`"; when it ends, the program's
+// exit and output.
+func presentRunCommand(a *runCommandArgs, res *Result) Presentation {
+	c := a.Command
+	if c == "" {
+		c = strings.Join(a.Argv, " ")
+	}
+	p := Presentation{Title: "Run `" + c + "`", Activity: "running " + shown(c), Kind: KindExecute}
+	if res != nil {
+		if out, ok := res.Data.(*CommandOutput); ok {
+			p.Command = out
+		}
+	}
+	return p
+}

@@ -30,6 +30,10 @@ type Tool interface {
 	// tool.
 	Effects() Effect
 	Run(ctx context.Context, args json.RawMessage) (Result, error)
+	// Present describes a call with args (res: nil when it starts, its
+	// result when it has ended); empty fields are filled by Describe with
+	// a generic presentation.
+	Present(args json.RawMessage, res *Result) Presentation
 }
 
 // Effect is what a tool does beyond reading the workspace. Behaviour around
@@ -127,6 +131,10 @@ type Result struct {
 	// Data is structured output for the editor and the loop, e.g. a *Plan
 	// from update_plan or a *CommandOutput from run_command.
 	Data any `json:"data,omitempty"`
+	// Present is how the call looks to people (Presentation), set by the
+	// tool; the loop fills it for a tool that does not. Faces render it
+	// and nothing else of a call's tool.
+	Present *Presentation `json:"-"`
 }
 
 // Decision is the user's answer to an approval request.

@@ -88,3 +88,8 @@ func updatePlan(a *updatePlanArgs) (Result, error) {
 	}
 	return Result{Text: b.String(), Data: plan}, nil
 }
+
+// presentUpdatePlan: shown as the plan it sets.
+func presentUpdatePlan(*updatePlanArgs, *Result) Presentation {
+	return Presentation{Title: "Update the plan", Activity: "updating the plan", Kind: KindThink, AsPlan: true}
+}

@@ -95,7 +95,8 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 			text += " in the editor's buffer: unsaved until the user saves"
 		}
 	}
-	return Result{Text: text, Files: []string{p.String()}, Changed: []string{p.String()}, Data: out}, nil
+	return Result{Text: text, Files: []string{p.String()}, Changed: []string{p.String()}, Data: out,
+		Present: &Presentation{Diffs: []Diff{{Path: p.String(), Old: before, New: content, Created: create}}}}, nil
 }
 
 // unsaved reports whether the buffer f (read from the editor) differs from
@@ -103,4 +104,11 @@ func (r *Registry) writeFile(ctx context.Context, a *writeFileArgs) (Result, err
 func (r *Registry) unsaved(p workspace.Path, f *workspace.File) bool {
 	disk, err := r.env.Workspace.ReadDisk(p)
 	return err != nil || disk.Text != f.Text
+}
+
+// presentWriteFile: "Write a.go"; the diff is shown where the editor
+// applied it, the result's first line otherwise.
+func presentWriteFile(a *writeFileArgs, _ *Result) Presentation {
+	return Presentation{Title: "Write " + a.Path, Activity: "writing " + shown(a.Path), Kind: KindEdit,
+		Locations: at(a.Path, 0), Show: ShowLine}
 }

@@ -22,6 +22,19 @@ type Range struct {
 	End   Position `json:"end"`
 }
 
+// Before reports whether p comes before q.
+func (p Position) Before(q Position) bool {
+	return p.Line < q.Line || p.Line == q.Line && p.Character < q.Character
+}
+
+// Empty reports whether r selects nothing.
+func (r Range) Empty() bool { return r.Start == r.End }
+
+// Intersects reports whether r and o share a position (touching counts).
+func (r Range) Intersects(o Range) bool {
+	return !o.End.Before(r.Start) && !r.End.Before(o.Start)
+}
+
 // TextEdit replaces the text of Range with NewText.
 type TextEdit struct {
 	Range   Range  `json:"range"`

@@ -245,6 +245,12 @@ func (t *Tool) ReadOnly() bool { return false }
 // Effects is External: the host wraps tools by what they do.
 func (t *Tool) Effects() tools.Effect { return tools.External }
 
+// Present implements tools.Tool: an MCP server says nothing of how its
+// calls look, so they get the generic presentation (tools.Describe).
+func (t *Tool) Present(json.RawMessage, *tools.Result) tools.Presentation {
+	return tools.Presentation{}
+}
+
 // Server is the name of the tool's server.
 func (t *Tool) Server() string { return t.srv.cfg.Name }
 
