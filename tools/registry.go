@@ -53,6 +53,10 @@ type Env struct {
 	// TCP connections (off by default where Landlock can forbid them).
 	Sandbox string
 	Network bool
+	// OneShot is a process that runs one tool and exits (agentls tool):
+	// grep starts no background filter build, whose work would compete
+	// with the one search the process makes and be thrown away.
+	OneShot bool
 }
 
 // Registry holds the tools of one Env in a fixed order (stable tool
