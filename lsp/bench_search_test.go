@@ -96,15 +96,16 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 			b.Fatal(err)
 		}
 		cfg := lsptest.Config{WorkDoneProgress: true, ApplyEdit: true, CodeActionLiterals: true, Roots: []string{root},
-			InitializationOptions: map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off",
-				"approval": "auto", "maxTurns": searchRounds*len(searchGreps) + 5}}
+			InitializationOptions: map[string]any{"maxTurns": searchRounds*len(searchGreps) + 5}}
 		env := func(k string) string {
 			if k == "OPENAI_API_KEY" {
 				return testAPIKey
 			}
 			return ""
 		}
-		svc := lsp.NewService(lsp.ServiceOptions{Getenv: env})
+		// The model's address is the user's own setting, as a user's is.
+		user := writeUserSettings(b, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
+		svc := lsp.NewService(lsp.ServiceOptions{Getenv: env, UserDir: user})
 		// Warnings only: a debug line per request would be part of the load.
 		quiet := slog.NewTextHandler(lsptest.LogWriter(b), &slog.HandlerOptions{Level: slog.LevelWarn})
 		s := newSession(b, cfg, append(svc.Options(), server.WithLogger(quiet, nil))...)

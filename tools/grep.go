@@ -165,7 +165,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			}
 		}
 	}
-	if !explicitFile {
+	if !explicitFile && !r.env.OneShot {
 		// The filter is built once per index, in the background, for every
 		// later search of every task; this search does not wait for it.
 		if err := StartGrepFilter(w, idx); err != nil {

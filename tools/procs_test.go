@@ -3,17 +3,23 @@ package tools
 import (
 	"runtime"
 	"testing"
+
+	"github.com/agentls/agentls/tools/grep"
 )
 
-// TestReserveProtocolProcAddsOneP: the server gets one P beyond the cores
-// Go chose, and restore puts the old count back; a GOMAXPROCS the user set
-// is left alone.
-func TestReserveProtocolProcAddsOneP(t *testing.T) {
+// TestReserveProtocolProcKeepsPsBesideTheWorkers: the server gets
+// protocolProcs Ps beyond the cores Go chose while grep's workers stay at
+// one per core, and restore puts the old count back; a GOMAXPROCS the
+// user set is left alone.
+func TestReserveProtocolProcKeepsPsBesideTheWorkers(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Setenv("GOMAXPROCS", "")
 	restore := ReserveProtocolProc()
-	if got := runtime.GOMAXPROCS(0); got != before+1 {
-		t.Errorf("GOMAXPROCS %d after the reservation; want %d", got, before+1)
+	if got := runtime.GOMAXPROCS(0); got != before+protocolProcs {
+		t.Errorf("GOMAXPROCS %d after the reservation; want %d", got, before+protocolProcs)
+	}
+	if got := grep.Workers(); got != before {
+		t.Errorf("%d grep workers with %d cores; want one per core", got, before)
 	}
 	restore()
 	if got := runtime.GOMAXPROCS(0); got != before {

@@ -57,6 +57,10 @@ type Env struct {
 	// Proxy, when Network is false, gives commands the network of an
 	// allowlist through agentls's proxy (SandboxOptions.Proxy); nil: none.
 	Proxy *netproxy.Proxy
+	// OneShot is a process that runs one tool and exits (agentls tool):
+	// grep starts no background filter build, whose work would compete
+	// with the one search the process makes and be thrown away.
+	OneShot bool
 }
 
 // Registry holds the tools of one Env in a fixed order (stable tool

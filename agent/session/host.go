@@ -13,6 +13,7 @@ import (
 	"github.com/agentls/agentls/agent/permission"
 	"log/slog"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -244,8 +245,11 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		h.ws, h.index, h.wsRoots = ws, grep.NewIndex(0), roots
 		// The search filter builds in the background from now on, shared
 		// by every task of the workspace; a search never waits for it.
+		began := time.Now()
 		if err := tools.StartGrepFilter(ws, h.index); err != nil {
 			h.logger().Warn("search filter not started", "error", err)
+		} else {
+			go h.reportFilter(h.index, began)
 		}
 		go h.reportSandbox(ws.Roots())
 		// The user's MCP servers start now, in the background: a first
@@ -269,6 +273,20 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 	}
 	h.wsRoots = roots
 	return h.ws, nil
+}
+
+// reportFilter logs, once the search filter's build ends, what it holds
+// and how long it took (benchmarks wait for this line).
+func (h *Host) reportFilter(idx *grep.Index, began time.Time) {
+	idx.Wait()
+	if !idx.Warm() {
+		return
+	}
+	files, bytes := idx.Stats()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	h.logger().Info("search filter built", "files", files, "MB", bytes>>20, "took", time.Since(began).Round(time.Millisecond),
+		"heapMB", m.HeapInuse>>20, "goSysMB", m.Sys>>20)
 }
 
 // reportSandbox says once which sandbox commands run under; where the

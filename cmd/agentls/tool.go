@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -53,15 +54,18 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	// grep's workers take GOMAXPROCS-1 Ps, as in the server: one P more
-	// lets a search from the command line use every core.
+	// grep's workers take one P per core, as in the server: the Ps beyond
+	// them are for the rest of the process.
 	defer tools.ReserveProtocolProc()()
+	// No editor waits on this process: its search runs at the priority
+	// of any other program, like rg.
+	grep.RunAtNormalPriority()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
 	defer ws.Close()
-	reg := tools.New(tools.Env{Workspace: ws})
+	reg := tools.New(tools.Env{Workspace: ws, OneShot: true})
 	defer reg.Close()
 	// The language tools too, over agentls's own servers (started only
 	// when one of them runs), as `agentls run` and ACP sessions have them.

@@ -3,6 +3,7 @@ package grep
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +13,15 @@ import (
 // priority; one idle for lowIdle ends with its goroutine, which takes the
 // thread and its priority with it.
 var lowPriority = &lowPool{}
+
+// normalPriority is set by RunAtNormalPriority.
+var normalPriority atomic.Bool
+
+// RunAtNormalPriority makes the workers this process starts from now on
+// run at the priority of the rest of the process: for a process that
+// answers no editor (agentls tool), where a lowered priority only makes
+// the search lose the CPU to every other program on the machine.
+func RunAtNormalPriority() { normalPriority.Store(true) }
 
 const lowIdle = 30 * time.Second
 
@@ -37,7 +47,9 @@ func (p *lowPool) run(f func()) {
 }
 
 func (p *lowPool) work(f func()) {
-	lowerPriority()
+	if !normalPriority.Load() {
+		lowerPriority()
+	}
 	inbox := make(chan func(), 1)
 	timer := time.NewTimer(lowIdle)
 	defer timer.Stop()

@@ -6,12 +6,27 @@ import (
 )
 
 // workers is the one worker budget shared by every search and every index
-// build of the process: GOMAXPROCS-1 (at least 1), so however many tasks
-// search at once, a P is left for the protocol goroutines. The server
-// runs with one P more than its cores (tools.ReserveProtocolProc), so the
-// workers fill every core, at low priority (lowPriority), and the
-// goroutine that answers the editor never waits for a P.
+// build of the process: GOMAXPROCS-1 (at least 1), or one per core in a
+// server, which runs with Ps beyond its cores (tools.ReserveProtocolProc
+// sets LimitWorkers), so however many tasks search at once, Ps are left
+// for the protocol goroutines and the tasks' own work; the workers fill
+// every core, at low priority (lowPriority), and the goroutine that
+// answers the editor does not wait for a P.
 var workers = newBudget(0)
+
+// LimitWorkers sets the size of the worker budget to n (0: GOMAXPROCS-1,
+// at least 1). A process that runs with more Ps than cores, to keep Ps
+// free for other goroutines, sets it to its cores.
+func LimitWorkers(n int) {
+	workers.mu.Lock()
+	workers.fixed = max(n, 0)
+	workers.resize()
+	workers.cond.Broadcast()
+	workers.mu.Unlock()
+}
+
+// Workers is the size of the worker budget now.
+func Workers() int { return workers.workersFor() }
 
 // budget hands out worker tokens. Searches come first: while any search
 // runs (or waits), build workers take no new file, so a build never slows
