@@ -663,7 +663,10 @@ func TestBooleanConfigOptionsNarrowOnly(t *testing.T) {
 		t.Errorf("after turning review on: %v", values(r.ConfigOptions))
 	}
 
-	other := v1Agent(t, filepath.Join(t.TempDir(), "b.db"), root, func(s *session.Settings) { s.Review = session.ReviewAlways; s.CommandNetwork = session.Network{All: true} }, nil)
+	other := v1Agent(t, filepath.Join(t.TempDir(), "b.db"), root, func(s *session.Settings) {
+		s.Review = session.ReviewAlways
+		s.CommandNetwork = session.Network{All: true}
+	}, nil)
 	other.initialize(`{"session":{"configOptions":{"boolean":{}}}}`)
 	var ns2 struct {
 		SessionID     string           `json:"sessionId"`
