@@ -2,11 +2,14 @@ package lsp_test
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -80,5 +83,35 @@ func TestUserUnsavedTextIsNeverWrittenForACommand(t *testing.T) {
 	}
 	if n := len(a.c.Snapshot().SaveRequests); n != 0 {
 		t.Errorf("%d save requests; want none (the buffer holds the user's text)", n)
+	}
+}
+
+// TestASlowSaveIsAskedAgainNextTime: a plugin whose save answers after
+// the server stopped waiting (Emacs's before-save hook waiting on gopls)
+// is still asked to save the next time; it is slow, not unable.
+func TestASlowSaveIsAskedAgainNextTime(t *testing.T) {
+	again := append(append([]fakemodel.Turn{}, saveScript...),
+		fakemodel.Turn{ToolCalls: []fakemodel.ToolCall{call("c3", "edit_file", `{"path":"a.go","old_string":"\"hi\"","new_string":"\"hey\""}`)}},
+		fakemodel.Turn{Match: &fakemodel.Match{LastToolResult: "edited a.go"}, ToolCalls: []fakemodel.ToolCall{call("c4", "run_command", `{"command":"cat a.go"}`)}},
+		fakemodel.Turn{Match: &fakemodel.Match{LastToolResult: "exit code"}, Text: "Done again.", FinishReason: "stop"},
+	)
+	release := make(chan struct{})
+	var saves atomic.Int32
+	cfg := lsptest.Config{ApplyEdit: true, SaveDocuments: true, BeforeSave: func() {
+		if saves.Add(1) == 1 {
+			<-release // the first save answers only after the server gave up on it
+		}
+	}}
+	a := newAgentSession(t, again, goFiles, cfg, agentOpts{svc: lsp.ServiceOptions{SaveTimeout: 50 * time.Millisecond}})
+	a.open(t, "a.go")
+	if r, err := a.run(t, map[string]any{"prompt": "make Foo say hi, then show a.go", "mode": "edit"}); err != nil || r.Status != "completed" {
+		t.Fatalf("first task: %+v, %v", r, err)
+	}
+	close(release)
+	if r, err := a.run(t, map[string]any{"prompt": "make Foo say hey, then show a.go", "mode": "edit"}); err != nil || r.Status != "completed" {
+		t.Fatalf("second task: %+v, %v", r, err)
+	}
+	if n := len(a.c.Snapshot().SaveRequests); n != 2 {
+		t.Errorf("save requests = %d; want 2: the plugin that answered late is asked again", n)
 	}
 }

@@ -182,7 +182,7 @@ func (ed *Editor) saveLoaded(ctx context.Context, label string, loaded []workspa
 		params.URIs = append(params.URIs, string(uri.File(pf.Abs)))
 	}
 	unsaved := map[string]bool{}
-	res, err := SaveDocumentsRequest.ask(ctx, ed.svc, params, saveTimeout, &ed.svc.saveDocs)
+	res, err := SaveDocumentsRequest.ask(ctx, ed.svc, params, ed.svc.opts.SaveTimeout, &ed.svc.saveDocs)
 	if err != nil {
 		if !errors.Is(err, errNotAnswered) {
 			ed.svc.log().Warn("the editor did not save the files it loaded for an edit", "error", err)

@@ -34,10 +34,11 @@ var LSPRequest = ClientRequest[ForwardParams, json.RawMessage]{Method: MethodLSP
 const forwardTimeout = 10 * time.Second
 
 // ForwardLSP implements session.Port's ForwardLSP with agentls/lsp. A
-// client that answers MethodNotFound, or leaves its first one unanswered,
-// is not asked again; nor is a client that answered neither
-// agentls/diagnostics nor agentls/saveDocuments (no plugin). An empty
-// method sends nothing: it says whether forwarding may work.
+// client that answers MethodNotFound is not asked again; nor is one that
+// answers neither agentls/diagnostics nor agentls/saveDocuments (no
+// plugin). One that leaves a request unanswered within forwardTimeout
+// (its own server still loading) gets agentls's own servers for that one.
+// An empty method sends nothing: it says whether forwarding may work.
 func (p *taskPort) ForwardLSP(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	svc := p.svc
 	if svc.saveDocs.unsupported.Load() || svc.diagnostics.unsupported.Load() || svc.forwardLSP.unsupported.Load() {

@@ -159,7 +159,7 @@ func (p *taskPort) Save(ctx context.Context, paths []string) (map[string]string,
 		params.URIs = append(params.URIs, u)
 		byURI[u] = rel
 	}
-	res, err := SaveDocumentsRequest.ask(ctx, svc, params, saveTimeout, &svc.saveDocs)
+	res, err := SaveDocumentsRequest.ask(ctx, svc, params, svc.opts.SaveTimeout, &svc.saveDocs)
 	if err != nil {
 		if errors.Is(err, errNotAnswered) {
 			return nil, fmt.Errorf("%s: %w", SaveDocumentsRequest.Method, session.ErrUnsupported)

@@ -21,9 +21,14 @@ const MethodSaveDocuments = "agentls/saveDocuments"
 // contract (editors/contract.json); Save sends it through this declaration.
 var SaveDocumentsRequest = ClientRequest[saveDocumentsParams, saveDocumentsResult]{Method: MethodSaveDocuments}
 
-// saveTimeout bounds the wait for the answer to agentls/saveDocuments:
-// some clients (ALE) never answer server-to-client requests.
-const saveTimeout = 5 * time.Second
+// saveTimeout bounds the wait for the answer to agentls/saveDocuments.
+// Only a plugin that declared the request is asked (pluginreqs.go), and
+// it answers once its saves ran; a save runs the editor's before-save
+// hooks, which may wait on the editor's own language server (Emacs with
+// eglot and a cold gopls took 23 s). Answered late, the files would be
+// written behind the editor's buffers, which the editor then reports as
+// changed on disk.
+const saveTimeout = 30 * time.Second
 
 type saveDocumentsParams struct {
 	URIs []string `json:"uris"`
@@ -44,15 +49,15 @@ var errNotAnswered = errors.New("the client does not answer this request")
 // pluginRequest is what the server knows of a client's answers to one
 // agentls request.
 type pluginRequest struct {
-	answered    atomic.Bool // the client answered it at least once
 	unsupported atomic.Bool // the client does not know it, or never answers it
 }
 
-// askPlugin sends an agentls request that only the agentls plugins answer.
-// A client that answers MethodNotFound, or that lets its first one go
-// unanswered within timeout (ALE never answers), is not asked again
-// (errNotAnswered). A client that has answered before and is busy now (a
-// dialog open in Neovim) just misses this one.
+// askPlugin sends an agentls request that only the agentls plugins answer
+// (ask sends it only to a client that declared it). A client that answers
+// MethodNotFound is not asked again (errNotAnswered). One that lets a
+// request go unanswered within timeout is slow or busy (a dialog open in
+// Neovim, a before-save hook waiting in Emacs): it misses this one and is
+// asked the next time, never written off for the rest of the session.
 func (s *Service) askPlugin(ctx context.Context, method string, params, result any, timeout time.Duration, req *pluginRequest) error {
 	if req.unsupported.Load() {
 		return errNotAnswered
@@ -61,7 +66,6 @@ func (s *Service) askPlugin(ctx context.Context, method string, params, result a
 	defer cancel()
 	err := s.srv.Call(cctx, method, params, result)
 	if err == nil {
-		req.answered.Store(true)
 		return nil
 	}
 	var rpcErr *jsonrpc2.Error
@@ -70,9 +74,6 @@ func (s *Service) askPlugin(ctx context.Context, method string, params, result a
 		req.unsupported.Store(true)
 		return errNotAnswered
 	case cctx.Err() != nil && ctx.Err() == nil:
-		if !req.answered.Load() {
-			req.unsupported.Store(true)
-		}
 		return errNotAnswered
 	}
 	return fmt.Errorf("%s: %w", method, err)

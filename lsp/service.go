@@ -33,6 +33,9 @@ type ServiceOptions struct {
 	// workspace/applyEdit before its progress says it is waiting for the
 	// editor. The wait itself has no limit. Default 1 s.
 	ApplyNoticeAfter time.Duration
+	// SaveTimeout bounds the wait for the plugin's answer to
+	// agentls/saveDocuments (save.go). Default saveTimeout, 30 s.
+	SaveTimeout time.Duration
 	// Getenv reads the environment: the settings' variables and the API
 	// key (tests use it to avoid touching the process environment).
 	// Default os.Getenv.
@@ -97,6 +100,9 @@ func NewService(opts ServiceOptions) *Service {
 	}
 	if opts.ApplyNoticeAfter <= 0 {
 		opts.ApplyNoticeAfter = time.Second
+	}
+	if opts.SaveTimeout <= 0 {
+		opts.SaveTimeout = saveTimeout
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv

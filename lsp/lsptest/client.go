@@ -81,6 +81,10 @@ type Config struct {
 	// each listed open document is written to disk and didSave is sent.
 	// Without it the request gets MethodNotFound, as from a plain client.
 	SaveDocuments bool
+	// BeforeSave, when set, runs when agentls/saveDocuments arrives, before
+	// the client saves: a test can hold the answer there (an editor whose
+	// before-save hook waits on its own language server).
+	BeforeSave func()
 	// Diagnostics answers agentls/diagnostics as the agentls plugins do,
 	// with what the editor's language servers would publish for each uri
 	// given its current text and version; nil answers MethodNotFound.

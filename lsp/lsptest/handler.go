@@ -178,6 +178,9 @@ func (c *Client) handle(ctx context.Context, req *jsonrpc2.Request) (any, error)
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%v", err)
 		}
 		c.update(func(s *State) { s.SaveRequests = append(s.SaveRequests, p.URIs) })
+		if c.cfg.BeforeSave != nil {
+			c.cfg.BeforeSave()
+		}
 		saved := []string{}
 		type failure struct {
 			URI    string `json:"uri"`
