@@ -104,6 +104,7 @@ type Host struct {
 	stPath   string
 	closed   bool
 	running  sync.WaitGroup // tasks started and not yet finished
+	checking sync.WaitGroup // the sandbox check at open (reportSandbox), which creates the user's cache folders
 	// perm asks the user and keeps the answers (agent/permission): the
 	// model endpoints the user consented to (the one of the user's own
 	// settings, Options.User, from the start), the workspace .mcp.json
@@ -251,7 +252,11 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		} else {
 			go h.reportFilter(h.index, began)
 		}
-		go h.reportSandbox(ws.Roots())
+		h.checking.Add(1)
+		go func() {
+			defer h.checking.Done()
+			h.reportSandbox(ws.Roots())
+		}()
 		// The user's MCP servers start now, in the background: a first
 		// start (npx downloading) is not paid by a task.
 		h.startMCP(ws, h.Settings(), h.Settings().MCPServers)
@@ -399,6 +404,7 @@ func (h *Host) Close() {
 	done := make(chan struct{})
 	go func() {
 		h.running.Wait()
+		h.checking.Wait()
 		for _, t := range live {
 			<-t.Done()
 		}
