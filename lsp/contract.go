@@ -83,7 +83,7 @@ type Contract struct {
 // ContractSetting is one setting of the "agentls" section.
 type ContractSetting struct {
 	Name string `json:"name"`
-	Type string `json:"type"` // its JSON type: string, number, boolean, array or object
+	Type string `json:"type"` // its JSON type: string, number, boolean, array or object; "boolean|array" when either
 }
 
 // contractSettings are the settings the host reads (session.SettingNames),
@@ -115,6 +115,9 @@ func jsonType(t reflect.Type) string {
 	}
 	if t == reflect.TypeFor[session.Duration]() {
 		return "string"
+	}
+	if t == reflect.TypeFor[session.Network]() {
+		return "boolean|array" // true, false or a list of domains
 	}
 	switch t.Kind() {
 	case reflect.String:

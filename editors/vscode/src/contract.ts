@@ -197,7 +197,8 @@ export interface ServerSettings {
   checkCommand?: string;
   apiKeyEnv: string;
   sandbox?: 'workspace-write' | 'off';
-  commandNetwork?: boolean;
+  /** true, or the domains commands may reach through the allowlist proxy. */
+  commandNetwork?: boolean | string[];
   /** Claude Code's .mcp.json shape: {"name": {"command", "args", "env"} | {"type": "http", "url", "headers"}}. */
   mcpServers?: Record<string, unknown>;
   /** Claude Code's hooks format, passed through for the server to check. */
@@ -349,6 +350,10 @@ export function serverSettings(s: Settings): ServerSettings {
   // Only an explicit "off" turns the sandbox off; anything else keeps it.
   if (str(s.sandbox) === 'off') out.sandbox = 'off';
   if (s.commandNetwork === true) out.commandNetwork = true;
+  else if (Array.isArray(s.commandNetwork)) {
+    const domains = s.commandNetwork.filter((d): d is string => typeof d === 'string').map((d) => d.trim()).filter((d) => d !== '');
+    if (domains.length > 0) out.commandNetwork = domains;
+  }
   if (reviewValues.includes(s.review as Review)) out.review = s.review as Review;
   // The server checks each server's shape and names what it refuses.
   if (s.mcpServers && typeof s.mcpServers === 'object' && !Array.isArray(s.mcpServers) && Object.keys(s.mcpServers).length > 0) {

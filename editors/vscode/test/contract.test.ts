@@ -411,6 +411,8 @@ test('serverSettings: sandbox and network only widen on explicit values', () => 
   assert.deepEqual(serverSettings({ sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint', ' ', 1] }),
     { apiKeyEnv: 'OPENAI_API_KEY', sandbox: 'off', commandNetwork: true, safeCommands: ['mytool lint'] });
   assert.deepEqual(serverSettings({ sandbox: 'bogus', commandNetwork: 'yes' }), { apiKeyEnv: 'OPENAI_API_KEY' });
+  assert.deepEqual(serverSettings({ commandNetwork: ['proxy.golang.org', ' ', 3, '*.npmjs.org'] }), { apiKeyEnv: 'OPENAI_API_KEY', commandNetwork: ['proxy.golang.org', '*.npmjs.org'] });
+  assert.deepEqual(serverSettings({ commandNetwork: [] }), { apiKeyEnv: 'OPENAI_API_KEY' });
 });
 
 test('serverSettings: hooks pass as an object of events, nothing else', () => {

@@ -165,7 +165,7 @@ test('the contract check fails on a wrong copy', () => {
 // user-only settings from the user's own value, the others as set. A
 // setting added to the server and not to the extension fails here.
 interface ContractSetting { name: string; type: string }
-interface Declared { type?: string; scope?: string }
+interface Declared { type?: string | string[]; scope?: string }
 
 /** The settings the extension reads and forwards otherwise than by the two lists (model: as set; review: the strictest). */
 const forwardedApart = ['model', 'review'];
@@ -181,7 +181,8 @@ function settingProblems(schema: ContractSetting[], props: Record<string, Declar
       problems.push(`agentls.${s.name} is not declared in package.json`);
       continue;
     }
-    if (p.type !== s.type) problems.push(`agentls.${s.name} is declared ${p.type}; the schema says ${s.type}`);
+    const declared = Array.isArray(p.type) ? p.type.join('|') : p.type;
+    if (declared !== s.type) problems.push(`agentls.${s.name} is declared ${declared}; the schema says ${s.type}`);
     if (!forwarded.has(s.name)) problems.push(`agentls.${s.name} is declared but never sent to the server`);
   }
   const known = new Set(schema.map((s) => s.name));
