@@ -101,7 +101,7 @@ def mx(command, *answers):
     t.type(command)
     t.send("Enter")
     for a in answers:
-        t.wait_for(PROMPTS.get(command, r"."), 5, allow_blockers=True)
+        t.wait_for(PROMPTS.get(command, r"."), 30, allow_blockers=True)  # a loaded machine: the prompt may take seconds
         t.type(a)
         t.send("Enter")
 
