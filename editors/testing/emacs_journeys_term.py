@@ -49,7 +49,7 @@ def mx(command, *answers):
     t.send("Enter")
     prompt = PROMPTS.get(command, r".")
     for a in answers:
-        t.wait_for(prompt, 10, allow_blockers=True)
+        t.wait_for(prompt, 30, allow_blockers=True)
         t.type(a)
         t.send("Enter")
         prompt = r"."
