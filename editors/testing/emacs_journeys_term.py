@@ -27,7 +27,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from term import Blocked, Term, read_probe  # noqa: E402
+from emacs_keys import EmacsKeys  # noqa: E402
+from term import Blocked, Term  # noqa: E402
 
 root, ws, art = sys.argv[1:4]
 probe = os.path.join(art, "emacs-journeys.probe.json")
@@ -37,37 +38,9 @@ t = Term("emacs-journeys", "%s -nw main.go" % os.environ.get("AGENTLS_E2E_EMACS"
 PROMPTS = {"agentls-run": r"agentls task:", "agentls-undo": r"Undo task", "agentls-prompt": r"agentls command: /"}
 
 
-def mx(command, *answers):
-    """M-x COMMAND, then each answer once a prompt shows (keys typed
-    before the minibuffer is ready would be lost)."""
-    for _ in range(10):
-        t.send("C-g")
-        t.send("M-x")
-        if t.wait_for(r"^M-x ?$", 1):
-            break
-    t.type(command)
-    t.send("Enter")
-    prompt = PROMPTS.get(command, r".")
-    for a in answers:
-        t.wait_for(prompt, 30, allow_blockers=True)
-        t.type(a)
-        t.send("Enter")
-        prompt = r"."
-
-
-def probe_eval(expr, timeout=10):
-    if os.path.exists(probe):
-        os.remove(probe)
-    for _ in range(10):
-        t.send("C-g")
-        t.send("M-:")
-        if t.wait_for(r"^Eval: ?$", 1):
-            break
-    # EXPR first: it may change the current buffer.
-    t.type('(let ((v %s)) (with-temp-file %s (insert (json-encode v))) (rename-file %s %s t))'
-           % (expr, json.dumps(probe + ".tmp"), json.dumps(probe + ".tmp"), json.dumps(probe)))
-    t.send("Enter")
-    return read_probe(probe, timeout)
+keys = EmacsKeys(t, probe, PROMPTS)
+mx = keys.mx
+probe_eval = keys.probe_eval
 
 
 def read(path):
@@ -194,14 +167,11 @@ try:
     # Keys typed now go into the buffer: no prompt is left to eat them.
     probe_eval('(progn (delete-other-windows) (switch-to-buffer "main.go") (goto-char (point-max)) t)')
     t.type("// typed by the user")
-    # Emacs reads the keys as they come: wait until the last one is in (or
-    # 20 s), then judge what the buffer holds.
-    deadline = time.monotonic() + 20
-    while True:
-        buf = probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
-        if buf.rstrip().endswith("// typed by the user") or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    # Emacs reads the keys as they come, and the probe's C-g would drop the
+    # ones still queued: wait until the screen shows the last one (or 30 s),
+    # then judge what the buffer holds.
+    t.wait_for(r"// typed by the user$", 30)
+    buf = probe_eval('(with-current-buffer "main.go" (buffer-string))') or ""
     t.note(buf.rstrip().endswith("// typed by the user"), "keys typed after the tasks go into main.go's buffer: %r" % buf[-40:])
 except Blocked as e:
     t.note(False, str(e))

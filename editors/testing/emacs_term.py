@@ -18,7 +18,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from term import Blocked, Term, doc_commands, read_probe  # noqa: E402
+from emacs_keys import EmacsKeys  # noqa: E402
+from term import Blocked, Term, doc_commands  # noqa: E402
 
 root, ws, art = sys.argv[1:4]
 shots = os.path.join(root, "docs", "images") if os.environ.get("AGENTLS_E2E_SHOTS") == "docs" else art
@@ -86,47 +87,14 @@ t = Term("emacs", "%s -nw -Q -l %s main.go" % (os.environ.get("AGENTLS_E2E_EMACS
 PROMPTS = {"agentls-run": r"agentls task:", "agentls-plan": r"agentls plan:", "agentls-undo": r"Undo task",
            "agentls-cancel": r"Cancel task", "agentls-execute-plan": r"Execute plan of task",
            "agentls-resume": r"Resume task"}
-
-
-def mx(command, *answers):
-    """M-x COMMAND, then each answer once its prompt shows (keys typed
-    before the minibuffer is ready would be lost)."""
-    # C-g makes Emacs drop the keys typed after it until it has handled
-    # the quit: M-x again until its prompt shows.
-    for _ in range(10):
-        t.send("C-g")
-        t.send("M-x")
-        if t.wait_for(r"^M-x ?$", 1):
-            break
-    t.type(command)
-    t.send("Enter")
-    for a in answers:
-        t.wait_for(PROMPTS.get(command, r"."), 30, allow_blockers=True)  # a loaded machine: the prompt may take seconds
-        t.type(a)
-        t.send("Enter")
-
-
-def eval_expr(expr):
-    """M-: EXPR once the Eval prompt shows, after a C-g that ends whatever
-    was pending: Emacs drops the keys typed after a C-g until it has
-    handled the quit, so M-: again until its prompt shows (as mx does)."""
-    for _ in range(10):
-        t.send("C-g")
-        t.send("M-:")
-        if t.wait_for(r"^Eval: ?$", 1):
-            break
-    t.type(expr)
-    t.send("Enter")
+keys = EmacsKeys(t, probe, PROMPTS)
+mx = keys.mx
+eval_expr = keys.eval_expr
 
 
 def probe_eval(expr, timeout=10):
-    if os.path.exists(probe):
-        os.remove(probe)
-    t.send("M-:")
-    t.type('(progn (with-temp-file %s (insert (json-encode %s))) (rename-file %s %s t))'
-           % (json.dumps(probe + ".tmp"), expr, json.dumps(probe + ".tmp"), json.dumps(probe)))
-    t.send("Enter")
-    return read_probe(probe, timeout)
+    # No C-g first: some probes are taken while a task's request waits.
+    return keys.probe_eval(expr, timeout, quit_first=False)
 
 
 def answer_y():
