@@ -329,13 +329,15 @@ func (p *terminalPort) Event(e agent.Event) {
 	case agent.EventState:
 		fmt.Fprintf(p.w, "· %s\n", e.State)
 	case agent.EventToolStarted:
-		fmt.Fprintf(p.w, "→ %s %s\n", e.Tool, e.Args)
+		fmt.Fprintf(p.w, "→ %s\n", callTitle(e))
 	case agent.EventToolFinished:
-		mark := "✓"
+		mark, said := "✓", e.Text
 		if e.IsError {
 			mark = "✗"
+		} else if e.Present != nil && e.Present.Outcome != "" {
+			said = e.Present.Outcome
 		}
-		fmt.Fprintf(p.w, "%s %s (%s) %s\n", mark, e.Tool, e.Duration.Round(time.Millisecond), e.Text)
+		fmt.Fprintf(p.w, "%s %s (%s) %s\n", mark, callTitle(e), e.Duration.Round(time.Millisecond), oneLine(said))
 	case agent.EventPlan:
 		fmt.Fprintln(p.w, "plan:")
 		for _, it := range e.Plan.Items {
@@ -352,6 +354,25 @@ func (p *terminalPort) Event(e agent.Event) {
 		}
 		fmt.Fprintf(p.w, "! %s\n", session.FirstLine(e.Text, 200))
 	}
+}
+
+// callTitle is the one line that names a tool call, as its tool describes
+// it ("Read go.mod", "Run `go test ./...`"); the tool's name and arguments
+// for a call without a description.
+func callTitle(e agent.Event) string {
+	if e.Present != nil && e.Present.Title != "" {
+		return oneLine(e.Present.Title)
+	}
+	return oneLine(e.Tool + " " + e.Args)
+}
+
+// oneLine is the first line of s, cut to 200 runes.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 200 {
+		return string(r[:199]) + "…"
+	}
+	return s
 }
 
 // printResult writes the answer and the diff of every changed file.

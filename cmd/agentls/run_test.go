@@ -51,7 +51,7 @@ func TestRunCommand(t *testing.T) {
 			script: `[{"toolCalls":[{"name":"read_file","arguments":{"path":"go.mod"}}]},{"text":"It declares **example.com/x**."}]`,
 			code:   0,
 			stdout: []string{"It declares **example.com/x**."},
-			stderr: []string{"→ read_file", "✓ read_file", "completed: completed in", "[2 model calls", "/.agentls/tasks/"},
+			stderr: []string{"→ Read go.mod", "✓ Read go.mod", "completed: completed in", "[2 model calls", "/.agentls/tasks/"},
 		},
 		{
 			name:     "edit with diff",
@@ -90,7 +90,7 @@ func TestRunCommand(t *testing.T) {
 			script: `[{"toolCalls":[{"name":"grep","arguments":{"pattern":"ghp_0123456789abcdefABCDEF0123456789abcd"}}]},{"text":"The key is sk-test-secret and the token ghp_0123456789abcdefABCDEF0123456789abcd."}]`,
 			code:   0,
 			stdout: []string{"The key is [redacted] and the token [redacted]."},
-			stderr: []string{"→ grep", "[redacted]"},
+			stderr: []string{"→ Search `[redacted]`", "[redacted]"},
 			absent: []string{"sk-test-secret", "ghp_0123456789abcdefABCDEF0123456789abcd"},
 		},
 		{
@@ -167,7 +167,7 @@ func TestRunCommandCancelled(t *testing.T) {
 	}()
 	// Cancel once the command has started (bounded wait, no fixed sleep).
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(errb.String(), "→ run_command") {
+	for !strings.Contains(errb.String(), "→ Run `sleep 30`") {
 		if time.Now().After(deadline) {
 			t.Fatalf("command never started: %s", errb.String())
 		}
