@@ -96,6 +96,12 @@ func stateFolder(dir string) bool {
 	return false
 }
 
+// mayHold is a Files that can say cheaply that a path surely names no
+// file (*workspace.Workspace does).
+type mayHold interface {
+	MayHold(input string) bool
+}
+
 // nestedInstructions returns the text to append to the result of call c:
 // the instruction files of the folders c touched that the task has not
 // been given yet, within what the caps leave; "" when there are none.
@@ -111,6 +117,7 @@ func (x *run) nestedInstructions(ctx context.Context, c llm.ToolCall, res tools.
 			x.instr.given[p] = true // the call read or wrote the file itself
 		}
 	}
+	holder, _ := x.cfg.Files.(mayHold)
 	for _, p := range paths {
 		for _, dir := range folders(p) {
 			if seen[dir] || stateFolder(dir) {
@@ -121,6 +128,12 @@ func (x *run) nestedInstructions(ctx context.Context, c llm.ToolCall, res tools.
 				f := path.Join(dir, name)
 				if x.instr.given[f] {
 					break
+				}
+				// A search that matched in a thousand folders probes two
+				// names in each, most of which do not exist: one Lstat
+				// says so before a resolve and a read.
+				if holder != nil && !holder.MayHold(f) {
+					continue
 				}
 				text, ok, err := workspace.ReadText(ctx, x.cfg.Files, x.cfg.Root, f)
 				if err != nil || !ok || strings.TrimSpace(text) == "" {

@@ -228,7 +228,7 @@ func BenchmarkGrepFilterMemory(b *testing.B) {
 			idx.Close()
 		}
 		idx = grep.NewIndex(0)
-		files, err := wholeWorkspace(ws, idx)
+		files, _, err := wholeWorkspace(ws, idx)
 		if err != nil {
 			b.Fatal(err)
 		}

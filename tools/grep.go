@@ -98,14 +98,20 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	}
 	idx := r.env.Index
 	var files []grep.File
+	// A folder or the workspace is searched without the files that
+	// commonly hold secrets: their lines would reach the model unasked.
+	// Naming one as path asks the user first.
+	var secrets []string
 	if whole && a.Glob == "" {
-		// The whole workspace, the most common scope: its file list is
-		// kept by the index from one grep to the next while the workspace
-		// lists the same files, so a warm grep does no work per file of
-		// the tree beyond the filter's check.
-		if files, err = wholeWorkspace(w, idx); err != nil {
+		// The whole workspace, the most common scope: its file list, with
+		// the secret files already left out, is kept by the index from one
+		// grep to the next while the workspace lists the same files, so a
+		// warm grep does no work per file of the tree beyond the filter's
+		// check.
+		if files, secrets, err = wholeWorkspace(w, idx); err != nil {
 			return Result{}, fmt.Errorf("grep: %w", err)
 		}
+		secrets = slices.Clone(secrets) // the kept list is shared; this one grows below
 	} else if whole {
 		paths = w.Files()
 	}
@@ -130,21 +136,9 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		if files, err = grepFiles(idx, paths); err != nil {
 			return Result{}, fmt.Errorf("grep: %w", err)
 		}
-	}
-	// A folder or the workspace is searched without the files that
-	// commonly hold secrets: their lines would reach the model unasked.
-	// Naming one as path asks the user first.
-	var secrets []string
-	if !explicitFile {
-		kept := make([]grep.File, 0, len(files))
-		for _, f := range files {
-			if SecretFile(f.Rel) {
-				secrets = append(secrets, f.Name)
-				continue
-			}
-			kept = append(kept, f)
+		if !explicitFile {
+			files, secrets = withoutSecrets(files)
 		}
-		files = kept
 	}
 	if len(files) == 0 {
 		if len(secrets) > 0 {
@@ -251,7 +245,7 @@ func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
 		return nil
 	}
 	seq := ws.Seq()
-	files, err := wholeWorkspace(ws, idx)
+	files, _, err := wholeWorkspace(ws, idx)
 	if err != nil {
 		return fmt.Errorf("grep filter: %w", err)
 	}
@@ -259,22 +253,39 @@ func StartGrepFilter(ws *workspace.Workspace, idx *grep.Index) error {
 	return nil
 }
 
-// wholeWorkspace is the File list of every file of w: the one idx kept
-// when w lists the same files as when it was made, else a new one, kept.
-func wholeWorkspace(w *workspace.Workspace, idx *grep.Index) ([]grep.File, error) {
+// wholeWorkspace is the File list of every file of w a whole-workspace
+// search reads, and the names of the secret files left out of it: the
+// lists idx kept when w lists the same files as when they were made, else
+// new ones, kept.
+func wholeWorkspace(w *workspace.Workspace, idx *grep.Index) ([]grep.File, []string, error) {
 	before := w.FilesVersion()
-	if files := idx.KeptFiles(before); files != nil {
-		return files, nil
+	if files, secrets := idx.KeptFiles(before); files != nil {
+		return files, secrets, nil
 	}
-	files, err := grepFiles(idx, w.Files())
+	all, err := grepFiles(idx, w.Files())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	files, secrets := withoutSecrets(all)
 	// Kept only when the list did not change while it was read.
 	if slices.Equal(before, w.FilesVersion()) {
-		idx.KeepFiles(before, files)
+		idx.KeepFiles(before, files, secrets)
 	}
-	return files, nil
+	return files, secrets, nil
+}
+
+// withoutSecrets is files without the ones that commonly hold secrets (by
+// name: SecretFile), and the names of those.
+func withoutSecrets(files []grep.File) (kept []grep.File, secrets []string) {
+	kept = make([]grep.File, 0, len(files))
+	for _, f := range files {
+		if SecretFile(f.Rel) {
+			secrets = append(secrets, f.Name)
+			continue
+		}
+		kept = append(kept, f)
+	}
+	return kept, secrets
 }
 
 // grepFiles names paths for the search engine: printed name, root handle

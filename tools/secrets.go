@@ -24,16 +24,20 @@ import (
 func SecretFile(rel string) bool {
 	rel = strings.ToLower(path.Clean(strings.ReplaceAll(rel, `\`, "/")))
 	base := path.Base(rel)
-	dirs := strings.Split(path.Dir(rel), "/")
+	// Every grep of the whole workspace asks this of each file: no
+	// allocation per folder name.
+	dir := path.Dir(rel)
 	inDir := func(name string) bool {
-		for _, d := range dirs {
-			if d == name {
+		for rest := dir; rest != ""; {
+			var seg string
+			seg, rest, _ = strings.Cut(rest, "/")
+			if seg == name {
 				return true
 			}
 		}
 		return false
 	}
-	parent := dirs[len(dirs)-1]
+	parent := path.Base(dir)
 	switch {
 	case inDir(".ssh"):
 		return !strings.HasSuffix(base, ".pub") && base != "known_hosts" && base != "config"

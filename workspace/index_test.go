@@ -164,3 +164,37 @@ func TestIndexMultiRootPrefix(t *testing.T) {
 	}
 	_ = os.Remove
 }
+
+// MayHold answers "surely not there" only for a name that nothing on disk
+// and no open buffer holds, in whichever root the name points to: a probe
+// that says false for a real file would hide a folder's instructions.
+func TestMayHoldIsFalseOnlyForWhatIsNowhere(t *testing.T) {
+	tmp := t.TempDir()
+	app, lib := filepath.Join(tmp, "app"), filepath.Join(tmp, "lib")
+	writeTree(t, app, map[string]string{"main.go": "", "pkg/AGENTS.md": "x"})
+	writeTree(t, lib, map[string]string{"sub/CLAUDE.md": "y"})
+	if err := os.Symlink(filepath.Join(tmp, "elsewhere"), filepath.Join(app, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	w := newWS(t, Options{Roots: []string{app, lib}})
+	w.Buffers().Open(filepath.Join(app, "new", "AGENTS.md"), "markdown", 1, "unsaved")
+	for _, c := range []struct {
+		input string
+		want  bool
+	}{
+		{"pkg/AGENTS.md", true},
+		{"pkg/CLAUDE.md", false},
+		{"nowhere/AGENTS.md", false},
+		{"main.go/AGENTS.md", false}, // below a file
+		{"lib/sub/CLAUDE.md", true},  // the second root, by its prefix
+		{"lib/sub/AGENTS.md", false}, // nothing there
+		{"app/pkg/AGENTS.md", true},  // the primary root's own name repeated
+		{"new/AGENTS.md", true},      // an open buffer not yet on disk
+		{"dangling", true},           // a link is something: Resolve decides
+		{filepath.Join(app, "absent.md"), true},
+	} {
+		if got := w.MayHold(c.input); got != c.want {
+			t.Errorf("MayHold(%q) = %v, want %v", c.input, got, c.want)
+		}
+	}
+}

@@ -158,14 +158,17 @@ type candidate struct {
 	rel string // slash-separated, clean, may start with ".." before containment is checked
 }
 
-func resolveRel(roots []*root, input, s string) (Path, error) {
+// relCandidates are the places the relative slash path s may name: a
+// root after the first named by its prefix (the form Path.String prints),
+// the primary root, and the primary root when s repeats its own folder
+// name ("dist/story.md" in root ".../dist").
+func relCandidates(roots []*root, s string) []candidate {
 	clean := path.Clean(s)
 	first, rest, _ := strings.Cut(clean, "/")
 	if rest == "" {
 		rest = "."
 	}
 	var cands []candidate
-	// A root after the first, named by its prefix (the form Path.String prints).
 	for _, r := range roots[1:] {
 		if first == r.name {
 			cands = append(cands, candidate{r, rest})
@@ -173,11 +176,14 @@ func resolveRel(roots []*root, input, s string) (Path, error) {
 	}
 	primary := roots[0]
 	cands = append(cands, candidate{primary, clean})
-	// The path repeats the primary root's own folder name: "dist/story.md"
-	// in root ".../dist".
 	if first != "." && first != ".." && first == filepath.Base(primary.dir) {
 		cands = append(cands, candidate{primary, rest})
 	}
+	return cands
+}
+
+func resolveRel(roots []*root, input, s string) (Path, error) {
+	cands := relCandidates(roots, s)
 	best := -1
 	bestScore := -1
 	var firstErr error

@@ -39,6 +39,7 @@ func runACP(ctx context.Context, io stdio, args []string) error {
 	// before its tasks' writes drain.
 	signal.Ignore(syscall.SIGPIPE)
 	protect(io)
+	limitMemory()
 	level := new(slog.LevelVar)
 	level.Set(slog.LevelInfo)
 	errLevel := new(slog.LevelVar)

@@ -196,6 +196,10 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		// built.
 		var first, later, warmFirst, warmLater []doorRow
 		var rss []float64
+		// Every row compares warm page caches: rg reads the corpus once
+		// before the first server does (the tool rows read GOROOT/src,
+		// another tree).
+		timeRun(b, corpus, env, rg, "--no-config", "-c", "hashMightPanic")
 		for _, q := range doorQueries {
 			f := doorRow{what: "first search of a task started at initialize (" + q.class + ")", query: q.display, anchor: "rg"}
 			l := doorRow{what: "later searches of that task (" + q.class + ")", query: q.display, anchor: "rg"}
@@ -372,13 +376,24 @@ func startDoorServer(b *testing.B, bin, root string, waitFilter bool) *doorServe
 	return startDoorServerTurns(b, bin, root, waitFilter, turns)
 }
 
+// profiles counts the servers started with profiles (AGENTLS_BENCH_PROFILE).
+var profiles int
+
 func startDoorServerTurns(b *testing.B, bin, root string, waitFilter bool, turns []fakemodel.Turn) *doorServer {
 	m, err := fakemodel.Start(fakemodel.Script{Turns: turns})
 	if err != nil {
 		b.Fatal(err)
 	}
 	env := append(serveEnv(b), "OPENAI_API_KEY=sk-door-bench", "OPENAI_BASE_URL="+m.URL(), "AGENTLS_MODEL=test-model")
-	p := lsptest.StartProcess(b, bin, []string{"serve", "--log-file", "-"}, env, lsptest.Config{
+	args := []string{"serve", "--log-file", "-"}
+	if dir := os.Getenv("AGENTLS_BENCH_PROFILE"); dir != "" {
+		// Where a server's time and memory went: one CPU and one heap
+		// profile per server, numbered in the order they started.
+		profiles++
+		args = append(args, "--profile.cpu", filepath.Join(dir, fmt.Sprintf("serve-%02d.cpu", profiles)),
+			"--profile.mem", filepath.Join(dir, fmt.Sprintf("serve-%02d.mem", profiles)))
+	}
+	p := lsptest.StartProcess(b, bin, args, env, lsptest.Config{
 		WorkDoneProgress: true, ApplyEdit: true, CodeActionLiterals: true, Roots: []string{root},
 		InitializationOptions: map[string]any{"validate": "off", "maxTurns": editorSearches + 5},
 	})

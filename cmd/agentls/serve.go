@@ -24,6 +24,8 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	logLevel := fs.String("log-level", "info", "log level of the log file and window/logMessage: debug, info, warn or error")
 	stderrLevel := fs.String("stderr-level", "warn", "log level of stderr (editors show stderr as errors and mirror window/logMessage anyway)")
 	fs.Bool("stdio", true, "serve over stdin/stdout (the only transport; accepted because many clients pass it)")
+	cpuProfile := fs.String("profile.cpu", "", "write a CPU profile of the whole session to this file (go tool pprof reads it)")
+	memProfile := fs.String("profile.mem", "", "write a heap profile to this file when the server ends")
 	fs.Usage = func() {
 		fmt.Fprintf(io.err, "Usage: agentls serve [flags]\n\nServe LSP over stdin/stdout.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -54,6 +56,12 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	// the server would die mid-task without draining its writes.
 	signal.Ignore(syscall.SIGPIPE)
 	protect(io)
+	limitMemory()
+	stop, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	defer stop(io.err)
 
 	var writers []ioWriter
 	if *logFile != "-" {

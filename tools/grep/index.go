@@ -44,13 +44,15 @@ type Index struct {
 	suspect atomic.Bool   // files may have changed unseen: validate stamps once
 	synced  atomic.Uint64 // the change-log position the entries reflect
 
-	rootMu sync.Mutex // guards roots, closed, listVersion and list
+	rootMu sync.Mutex // guards roots, closed, listVersion, list and skipped
 	roots  map[string]*Root
 	closed bool
-	// The File list of a whole workspace, kept for the next search while
-	// the workspace lists the same files (KeepFiles).
+	// The File list of a whole workspace and the names left out of it,
+	// kept for the next search while the workspace lists the same files
+	// (KeepFiles).
 	listVersion []uint64
 	list        []File
+	skipped     []string
 
 	buildMu  sync.Mutex // guards building
 	building bool
@@ -155,26 +157,27 @@ func (x *Index) Root(dir string) (*Root, error) {
 	return r, nil
 }
 
-// KeepFiles keeps files, the list of every file of a workspace whose file
-// list has the given version, for later searches (KeptFiles). The Index
-// owns the Roots the files name, so the list lives as long as they do.
-func (x *Index) KeepFiles(version []uint64, files []File) {
+// KeepFiles keeps files, the list of every file a whole-workspace search
+// reads in a workspace whose file list has the given version, and skipped,
+// the names left out of it, for later searches (KeptFiles). The Index owns
+// the Roots the files name, so the list lives as long as they do.
+func (x *Index) KeepFiles(version []uint64, files []File, skipped []string) {
 	x.rootMu.Lock()
 	defer x.rootMu.Unlock()
 	if !x.closed {
-		x.listVersion, x.list = slices.Clone(version), files
+		x.listVersion, x.list, x.skipped = slices.Clone(version), files, skipped
 	}
 }
 
-// KeptFiles returns the list given to KeepFiles with an equal version, or
-// nil. Callers must not modify it.
-func (x *Index) KeptFiles(version []uint64) []File {
+// KeptFiles returns the lists given to KeepFiles with an equal version, or
+// nils. Callers must not modify them.
+func (x *Index) KeptFiles(version []uint64) (files []File, skipped []string) {
 	x.rootMu.Lock()
 	defer x.rootMu.Unlock()
 	if x.closed || x.list == nil || !slices.Equal(version, x.listVersion) {
-		return nil
+		return nil, nil
 	}
-	return x.list
+	return x.list, x.skipped
 }
 
 // Warm reports whether Build has completed once, so searches consult and
@@ -253,7 +256,7 @@ func (x *Index) Close() error {
 	x.rootMu.Lock()
 	defer x.rootMu.Unlock()
 	x.closed = true
-	x.list, x.listVersion = nil, nil
+	x.list, x.listVersion, x.skipped = nil, nil, nil
 	x.last.Store(nil)
 	var err error
 	for dir, r := range x.roots {
