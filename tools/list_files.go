@@ -108,7 +108,9 @@ func (r *Registry) listFiles(ctx context.Context, a *listFilesArgs) (Result, err
 		}
 		// The index may briefly list names that a folder swapped for a
 		// link has led to; print only what is inside the workspace now.
-		if !w.Exists(p) {
+		// A one-shot process listed the tree itself a moment ago: one
+		// check per name through the root would cost more than the walk.
+		if !r.env.OneShot && !w.Exists(p) {
 			out.Total--
 			continue
 		}

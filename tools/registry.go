@@ -59,7 +59,8 @@ type Env struct {
 	Proxy *netproxy.Proxy
 	// OneShot is a process that runs one tool and exits (agentls tool):
 	// grep starts no background filter build, whose work would compete
-	// with the one search the process makes and be thrown away.
+	// with the one search the process makes and be thrown away, and
+	// list_files trusts the index the process built a moment ago.
 	OneShot bool
 }
 
