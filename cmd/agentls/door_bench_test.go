@@ -244,6 +244,12 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		idle, loaded, lload := s.editorLatency(b)
 		rss = append(rss, s.stop(b))
 
+		// The completion and MCP paths.
+		pload := [2]float64{loadAvg()}
+		completion, model := doorCompletion(b, bin, 200)
+		pload[1] = loadAvg()
+		through, direct := doorMCP(b, bin, 30)
+
 		var out strings.Builder
 		fmt.Fprintf(&out, "agentls at the user's door, %s, %d CPUs; load average %.2f at start, %.2f at end; %v\n",
 			time.Now().UTC().Format("2006-01-02 15:04 UTC"), numCPU(), load0, loadAvg(), time.Since(started).Round(time.Second))
@@ -256,6 +262,7 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		fmt.Fprintf(&out, "| editor `textDocument/codeAction` idle | %d requests | p50 %.2f, p99 %.2f | | | | | %.2f |\n", len(idle), ms(pct(idle, 50)), ms(pct(idle, 99)), lload[0])
 		fmt.Fprintf(&out, "| editor `textDocument/codeAction` while two tasks search | %d requests | p50 %.2f, p99 %.2f | idle p99 | %.2f | %.2fx | | %.2f |\n", len(loaded), ms(pct(loaded, 50)), ms(pct(loaded, 99)), ms(pct(idle, 99)), ms(pct(loaded, 99))/ms(pct(idle, 99)), lload[1])
 		fmt.Fprintf(&out, "| peak RSS of `agentls serve` (VmHWM), highest of %d servers | 55,000 files | %.1f MB | goal | 150 MB | %.2fx | | |\n", len(rss), slices.Max(rss), slices.Max(rss)/150)
+		out.WriteString(pathLines(completion, model, through, direct, pload))
 		worst := map[string]float64{}
 		for _, r := range rows {
 			k := r.what
