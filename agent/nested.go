@@ -88,7 +88,9 @@ func folders(p string) []string {
 // stateFolder reports a folder of git's or agentls's own state, whose
 // files are no project's instructions.
 func stateFolder(dir string) bool {
-	for _, seg := range strings.Split(dir, "/") {
+	for rest := dir; rest != ""; {
+		var seg string
+		seg, rest, _ = strings.Cut(rest, "/")
 		if seg == ".git" || seg == ".agentls" {
 			return true
 		}

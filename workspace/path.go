@@ -324,6 +324,9 @@ func rootNames(roots []*root) string {
 // dangling symlink is followed to where its target would be: writing
 // through it would land there.
 func realPath(p string) (string, error) {
+	if linkFree(p) {
+		return p, nil
+	}
 	vol := filepath.VolumeName(p)
 	sep := string(filepath.Separator)
 	comps := splitComps(p[len(vol):])

@@ -126,15 +126,8 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 		lowPriority.run(func() {
 			defer wg.Done()
 			sc := scanner{m: m, req: &req}
-			if bufs, ok := buffers.Get().(*workerBuffers); ok {
-				sc.workerBuffers = *bufs
-			}
-			defer func() {
-				if cap(sc.buf) > 8<<20 {
-					sc.buf = nil // one huge file must not stay pinned in the pool
-				}
-				buffers.Put(&sc.workerBuffers)
-			}()
+			sc.workerBuffers = buffers.get()
+			defer func() { buffers.put(sc.workerBuffers) }()
 			// Counted here and added once: shared counters bumped per
 			// file would bounce one cache line between the workers.
 			var nSearched, nFiltered, nBinary int64
@@ -340,7 +333,46 @@ type workerBuffers struct {
 	hits    []span
 }
 
-var buffers sync.Pool // of *workerBuffers
+// buffers keeps the workers' buffers from one search to the next. Not a
+// sync.Pool: a pool is emptied at every collection, and a server under
+// its memory limit collects often while tasks search, so every search
+// would allocate its buffers again, which brings the next collection
+// sooner. At most one set per worker token is out at once.
+var buffers = &bufferList{}
+
+// keptBuffer is the largest read buffer kept between searches: a larger
+// file's buffer is dropped after the search, not pinned for the server's
+// life.
+const keptBuffer = 1 << 20
+
+type bufferList struct {
+	mu   sync.Mutex
+	free []workerBuffers
+}
+
+func (l *bufferList) get() workerBuffers {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.free)
+	if n == 0 {
+		return workerBuffers{}
+	}
+	b := l.free[n-1]
+	l.free[n-1] = workerBuffers{}
+	l.free = l.free[:n-1]
+	return b
+}
+
+func (l *bufferList) put(b workerBuffers) {
+	if cap(b.buf) > keptBuffer {
+		b.buf = nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) < 16 {
+		l.free = append(l.free, b)
+	}
+}
 
 type span struct{ start, end int } // a matching line: [start, end) without "\n"
 
