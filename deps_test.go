@@ -140,8 +140,8 @@ var importRules = []struct {
 		why: "the faces are siblings on the host: ACP is not an LSP extension"},
 	{pkg: "lsp/...", never: []string{"acp"},
 		why: "the faces are siblings on the host: the LSP server knows nothing of ACP"},
-	{pkg: "agent/...", except: []string{"agent/session"}, never: []string{"tools/mcp"},
-		why: "MCP servers are started and stopped by the session host alone; the loop sees only their tools"},
+	{pkg: "agent/...", except: []string{"agent/session", "agent/extensions"}, never: []string{"tools/mcp"},
+		why: "MCP servers are chosen and run by the extensions and started and stopped through the session host; the loop sees only their tools"},
 	{pkg: "lsp/...", never: []string{"tools/mcp"},
 		why: "MCP servers belong to the session host; the LSP face reaches them through it"},
 	{pkg: "agent/journal/...", never: []string{"agent", "agent/session"},
@@ -150,6 +150,8 @@ var importRules = []struct {
 		why: "the protocol server (lifecycle, document sync, commands, progress) knows nothing of the agent face plugged into it, of the loop and its tools, nor of the agent's settings: the face hands it a redactor and a log level, and it hands the face the settings as the client sent them"},
 	{pkg: "agent/permission", never: []string{"agent", "agent/session", "agent/journal", "agent/store"},
 		why: "the permission service (requests, policy, remembered answers) knows nothing of the loop or the host that ask through it"},
+	{pkg: "agent/extensions", never: []string{"agent/session", "lsp/...", "acp/...", "cmd/..."},
+		why: "the extensions (MCP servers, hooks, prompt files) are what the user and the workspace add to a task; they know nothing of the host that runs the task or of the faces, and get what they need through their constructors"},
 	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
 		why: "the language-server client serves every face and knows none of them"},
 }
@@ -169,6 +171,9 @@ var importerRules = []struct {
 	{pkg: "agent/journal", only: []string{"agent", "agent/session"},
 		why: "the loop records in the journal's vocabulary and continues what it read back, the host reads it back (resume, undo, lessons, follow-ups); " +
 			"the faces (lsp, acp, cmd/agentls) reach it through session.Host (Start, Resume, Undo)"},
+	{pkg: "agent/extensions", only: []string{"agent/session"},
+		why: "the session host alone runs a task's extensions (it says how their programs run and where their problems show); " +
+			"the faces reach them through session.Host (Prompts, StartMCP, Tools)"},
 	{pkg: "agent/settings", only: []string{"lsp", "cmd/agentls", "redteam"},
 		why: "settings are loaded once, by the LSP face (which also layers the client's options) and by the command line for acp, run and eval; " +
 			"the host gets the user's settings and the confirmed endpoints through session.Options, and the ACP face and eval get them from the command line"},
@@ -364,6 +369,7 @@ func TestLoopRecordsThroughJournalCanFail(t *testing.T) {
 	broken := []goPackage{
 		{Path: "agent/store"},
 		{Path: "agent/settings"},
+		{Path: "agent/extensions"},
 		{Path: "agent/journal", Imports: []string{"agent/store"}},
 		{Path: "agent", Imports: []string{"agent/journal", "agent/store"}},
 		{Path: "agent/session", Imports: []string{"agent", "agent/journal", "agent/store"}},
@@ -410,6 +416,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "lsp/server", Imports: []string{"lsp/wire"}},
 		{Path: "langserver", Imports: []string{"lsp"}},
 		{Path: "agent/permission", Imports: []string{"tools", "agent/session"}},
+		{Path: "agent/extensions", Imports: []string{"tools/mcp", "agent/session"}},
 	}
 	got := strings.Join(append(leafViolations(broken), importViolations(broken)...), "\n")
 	for _, want := range []string{
@@ -423,6 +430,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		"lsp imports acp",
 		"langserver imports lsp",
 		"agent/permission imports agent/session",
+		"agent/extensions imports agent/session",
 	} {
 		if !strings.Contains(got, want+";") {
 			t.Errorf("violations do not report %q:\n%s", want, got)
@@ -433,8 +441,8 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 			t.Errorf("violations report %q, which the rules allow:\n%s", clean, got)
 		}
 	}
-	if n := strings.Count(got, "\n") + 1; n != 10 {
-		t.Errorf("%d violations; want 10:\n%s", n, got)
+	if n := strings.Count(got, "\n") + 1; n != 11 {
+		t.Errorf("%d violations; want 11:\n%s", n, got)
 	}
 
 	// A rule that matches no package is reported, not passed.
@@ -515,7 +523,7 @@ func TestJournalImportRuleCanFail(t *testing.T) {
 	if len(got) != 2 {
 		t.Errorf("%d journal violations; want 2:\n%s", len(got), strings.Join(got, "\n"))
 	}
-	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/settings"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
+	if v := importerViolations([]goPackage{{Path: "agent/store"}, {Path: "agent/settings"}, {Path: "agent/extensions"}, {Path: "agent/journal", Imports: []string{"agent/store"}}}); len(v) != 0 {
 		t.Errorf("the journal importing the store is reported: %q", v)
 	}
 }
@@ -525,7 +533,7 @@ func TestJournalImportRuleCanFail(t *testing.T) {
 // command line loading them is not.
 func TestSettingsImportRuleCanFail(t *testing.T) {
 	pkgs := []goPackage{
-		{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}, {Path: "agent/settings"},
+		{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}, {Path: "agent/settings"}, {Path: "agent/extensions"},
 		{Path: "lsp", Imports: []string{"agent/settings"}},
 		{Path: "cmd/agentls", Imports: []string{"agent/settings"}},
 		{Path: "agent/session", Imports: []string{"agent/settings"}},
@@ -534,6 +542,51 @@ func TestSettingsImportRuleCanFail(t *testing.T) {
 	v := importerViolations(pkgs)
 	if len(v) != 2 || !strings.HasPrefix(v[0], "agent/session imports agent/settings") && !strings.HasPrefix(v[1], "agent/session imports agent/settings") {
 		t.Errorf("violations %q; want agent/session and acp importing agent/settings", v)
+	}
+}
+
+// TestExtensionsRulesCanFail: extensions that reach into the host or a
+// face, and a face or the command line importing the
+// extensions, are each reported; the host importing them, and their own
+// imports (the loop's types, the permission service, tools, tools/mcp,
+// tools/hooks, the workspace), stand.
+func TestExtensionsRulesCanFail(t *testing.T) {
+	pkgs := []goPackage{
+		{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}, {Path: "agent/settings"},
+		{Path: "agent/extensions", Imports: []string{"agent", "agent/permission", "tools", "tools/mcp", "tools/hooks", "workspace",
+			"agent/session", "lsp", "acp"}},
+		{Path: "agent/session", Imports: []string{"agent/extensions", "tools/mcp"}},
+		{Path: "lsp", Imports: []string{"agent/session", "agent/extensions"}},
+		{Path: "acp", Imports: []string{"agent/session"}},
+		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/extensions"}},
+	}
+	var got []string
+	for _, v := range slices.Concat(importViolations(pkgs), importerViolations(pkgs)) {
+		if strings.Contains(v, "agent/extensions") {
+			got = append(got, v)
+		}
+	}
+	want := []string{
+		"agent/extensions imports agent/session;",
+		"agent/extensions imports lsp;",
+		"agent/extensions imports acp;",
+		"lsp imports agent/extensions;",
+		"cmd/agentls imports agent/extensions;",
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
+			t.Errorf("the rules do not report %q:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d violations naming agent/extensions; want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	// Another package of agent/ starting MCP servers itself is reported;
+	// the extensions doing so are not.
+	v := importViolations([]goPackage{{Path: "agent", Imports: []string{"tools/mcp"}}, {Path: "agent/extensions", Imports: []string{"tools/mcp"}}})
+	if !slices.ContainsFunc(v, func(s string) bool { return strings.HasPrefix(s, "agent imports tools/mcp;") }) ||
+		slices.ContainsFunc(v, func(s string) bool { return strings.HasPrefix(s, "agent/extensions imports tools/mcp;") }) {
+		t.Errorf("violations %q; want agent importing tools/mcp reported, agent/extensions not", v)
 	}
 }
 

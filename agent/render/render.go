@@ -83,6 +83,13 @@ func Fenced(s string) string {
 	return "\n\n" + fence + "text\n" + s + "\n" + fence + "\n"
 }
 
+// Cell is s as one cell of a markdown table row: its pipes escaped, its
+// line breaks and backticks replaced, so it neither ends the cell nor the
+// row.
+func Cell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+}
+
 // Escaped is s with every ASCII punctuation character backslash-escaped:
 // text that forms no markdown construct and closes none, whatever comes
 // before it (inside an open code block it shows its backslashes).

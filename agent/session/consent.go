@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/agent/permission"
 	"github.com/agentls/agentls/tools/hooks"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // Settings from the client (initializationOptions and
@@ -107,6 +109,31 @@ func hookKeys(s Settings) map[string]bool {
 		m[e.Key()] = true
 	}
 	return m
+}
+
+// mcpWidenings are the servers of s that base does not have (by name and
+// configuration): a server runs a program, so a new one is a widening.
+func mcpWidenings(base, s Settings) []string {
+	var out []string
+	for _, c := range s.MCPServers {
+		if !slices.ContainsFunc(base.MCPServers, func(b mcp.ServerConfig) bool { return sameServer(b, c) }) {
+			out = append(out, fmt.Sprintf("mcpServers %q (%s)", c.Name, c.Describe()))
+		}
+	}
+	return out
+}
+
+// mcpNarrowed keeps the servers of s that base has.
+func mcpNarrowed(base, s Settings) []mcp.ServerConfig {
+	return slices.DeleteFunc(slices.Clone(s.MCPServers), func(c mcp.ServerConfig) bool {
+		return !slices.ContainsFunc(base.MCPServers, func(b mcp.ServerConfig) bool { return sameServer(b, c) })
+	})
+}
+
+func sameServer(a, b mcp.ServerConfig) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return a.Name == b.Name && string(ja) == string(jb)
 }
 
 // narrowed is s with every field that widens base set back to base's.

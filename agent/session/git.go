@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/agent/gitstate"
+	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -257,9 +258,9 @@ func GitSection(s *GitState) string {
 	} else {
 		b.WriteString("- uncommitted before the task:\n")
 		for _, c := range s.Before.Modified {
-			line := fmt.Sprintf("  - `%s` %s", strings.ReplaceAll(c.Status, " ", "·"), mdCell(c.Path))
+			line := fmt.Sprintf("  - `%s` %s", strings.ReplaceAll(c.Status, " ", "·"), render.Cell(c.Path))
 			if c.From != "" {
-				line += " (from " + mdCell(c.From) + ")"
+				line += " (from " + render.Cell(c.From) + ")"
 			}
 			b.WriteString(line + "\n")
 		}

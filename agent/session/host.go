@@ -21,12 +21,12 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/extensions"
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/grep"
-	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -87,8 +87,9 @@ type Host struct {
 	tasks    *agent.TaskRegistry // the only registry of tasks
 	commands *tools.Commands     // every command the tasks run, killed at Close
 	redactor RedactorCache
-	git      gitBinary    // the git that reads a task's git state, resolved once
-	mcp      *mcp.Manager // the MCP servers of the tasks, stopped at Close
+	git      gitBinary           // the git that reads a task's git state, resolved once
+	servers  *extensions.Servers // the MCP servers of the tasks, stopped at Close
+	prompts  *extensions.Prompts // the custom commands, cached for code actions
 
 	syncMu  sync.Mutex // serialises workspace (re)builds; guards ws, index, wsRoots
 	ws      *workspace.Workspace
@@ -124,7 +125,6 @@ type Host struct {
 	nconv int
 	// sessionStarted: the SessionStart hooks ran (at the first task).
 	sessionStarted atomic.Bool
-	prompts        promptCache // the custom commands, for code actions
 	// agentTexts are the editor's buffers holding only agent edits, of
 	// every task: saved before any task's command.
 	agentTexts agentTexts
@@ -145,8 +145,12 @@ func New(settings Settings, opts Options) *Host {
 	if opts.User != nil {
 		base = *opts.User
 	}
-	return &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), mcp: mcp.NewManager(opts.Logger), settings: settings,
+	h := &Host{opts: opts, log: opts.Logger, tasks: agent.NewTaskRegistry(), commands: tools.NewCommands(), settings: settings,
 		perm: newPermission(base, opts.Logger), base: base}
+	h.servers = extensions.NewServers(extensions.ServerOptions{Permission: h.perm, Getenv: opts.Getenv, Logger: h.logger,
+		Redact: func(text string) string { return h.Redactor().String(text) }})
+	h.prompts = extensions.NewPrompts(h.logger)
+	return h
 }
 
 // newPermission is the host's permission service: a store in the user's
@@ -400,7 +404,7 @@ func (h *Host) Close() {
 		t.Cancel()
 	}
 	h.commands.KillAll()
-	defer h.mcp.Close()
+	defer h.servers.Close()
 	done := make(chan struct{})
 	go func() {
 		h.running.Wait()

@@ -2,8 +2,6 @@ package session
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,38 +47,6 @@ func TestMCPServersAddedAtRunTimeNeedConsent(t *testing.T) {
 	// Settings logs name the env variables, never their values.
 	if s := mcpServersSetting.show(wider); !strings.Contains(strings.Join(s.([]string), "\n"), "env API_TOKEN") {
 		t.Errorf("show = %v", s)
-	}
-}
-
-// TestWorkspaceMCPAlwaysIsKeptPerContent: "Always allow" for a
-// workspace's .mcp.json holds for later hosts (a restart) while the file
-// is the same, and a changed file is asked about again.
-func TestWorkspaceMCPAlwaysIsKeptPerContent(t *testing.T) {
-	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
-	root := t.TempDir()
-	file := filepath.Join(root, MCPFileName)
-	if err := os.WriteFile(file, []byte(`{"mcpServers": {"repo": {"command": "repo-mcp"}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	always := &askPort{answer: tools.AllowAlways}
-	h1 := New(Defaults(), Options{Getenv: func(string) string { return "" }})
-	if got := h1.workspaceMCP(ctx, root, "p", always); len(got) != 1 || got[0].Name != "repo" || got[0].NetworkAllowed() {
-		t.Fatalf("approved: %+v; want the repo server, without network", got)
-	}
-	if q := always.asked(); len(q) != 1 || q[0].Always != MCPFileName {
-		t.Fatalf("questions %+v; want one offering Always allow .mcp.json", q)
-	}
-	deny := &askPort{answer: tools.Deny}
-	h2 := New(Defaults(), Options{Getenv: func(string) string { return "" }})
-	if got := h2.workspaceMCP(ctx, root, "p", deny); len(got) != 1 || len(deny.asked()) != 0 {
-		t.Errorf("after a restart: %d servers, %d questions; want the approved file used unasked", len(got), len(deny.asked()))
-	}
-	if err := os.WriteFile(file, []byte(`{"mcpServers": {"repo": {"command": "sh", "args": ["-c", "evil"]}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := h2.workspaceMCP(ctx, root, "p", deny); len(got) != 0 || len(deny.asked()) != 1 {
-		t.Errorf("changed file: %d servers, %d questions; want it asked about and, denied, unused", len(got), len(deny.asked()))
 	}
 }
 

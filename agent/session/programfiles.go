@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/render"
 )
 
 // A task may change files that other programs read as instructions to run
@@ -150,7 +151,7 @@ func programFilesSection(res *agent.Result) string {
 	b.WriteString("The task changed files that git, editors or other tools read as programs to run. " +
 		"Review them (see Files changed) before you run git, reopen the folder or install dependencies:\n\n")
 	for i, p := range paths {
-		fmt.Fprintf(&b, "- %s: %s\n", mdCell(p), whys[i])
+		fmt.Fprintf(&b, "- %s: %s\n", render.Cell(p), whys[i])
 	}
 	return b.String()
 }

@@ -25,7 +25,7 @@ func Report(res *agent.Result, started time.Time) string {
 	if len(res.Commands) > 0 {
 		b.WriteString("\n## Commands run\n\n| command | folder | result | time |\n|---|---|---|---|\n")
 		for _, c := range res.Commands {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(c.Command), mdCell(orDot(c.Cwd)), commandStatus(c), c.Duration.Round(time.Millisecond))
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", render.Cell(c.Command), render.Cell(orDot(c.Cwd)), commandStatus(c), c.Duration.Round(time.Millisecond))
 		}
 	}
 	b.WriteString(networkSection(res.Commands))
@@ -43,7 +43,7 @@ func networkSection(cmds []tools.CommandOutput) string {
 			if b.Len() == 0 {
 				b.WriteString("\n## Network\n\n| command | what |\n|---|---|\n")
 			}
-			fmt.Fprintf(&b, "| `%s` | %s |\n", mdCell(c.Command), mdCell(strings.TrimPrefix(l, "network: ")))
+			fmt.Fprintf(&b, "| `%s` | %s |\n", render.Cell(c.Command), render.Cell(strings.TrimPrefix(l, "network: ")))
 		}
 	}
 	return b.String()
@@ -54,10 +54,6 @@ func orDot(s string) string {
 		return "."
 	}
 	return s
-}
-
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
 }
 
 // commandStatus is "exit code 0", "killed by SIGTERM (cancelled)", ...

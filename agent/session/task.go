@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/agent/extensions"
 	"github.com/agentls/agentls/agent/journal"
 	"github.com/agentls/agentls/agent/render"
 	"github.com/agentls/agentls/agent/store"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/workspace"
 )
@@ -27,15 +27,14 @@ type Task struct {
 	h       *Host
 	done    chan struct{} // closed once the outcome is set
 	out     *Outcome
-	git     *taskGit           // the workspace's git state before and after the task
-	diags   *diagnostics       // the editor's errors before and after the task's edits; nil without them
-	check   *checkBaseline     // the check command before the first edit and after; nil without one
-	hooks   *hookLog           // the hooks that ran for the task
-	mcp     []mcp.ServerConfig // the MCP servers whose tools the task gets
-	edits   editLog            // what edit tools said about their edits, for the report (renames)
-	bufs    bufferLog          // the user's unsaved buffers its commands met, for the report
-	reviews reviewLog          // what the user rejected in review, for the report
-	mcpErrs problemLog         // what failed of its MCP servers, for the report
+	git     *taskGit                // the workspace's git state before and after the task
+	diags   *diagnostics            // the editor's errors before and after the task's edits; nil without them
+	check   *checkBaseline          // the check command before the first edit and after; nil without one
+	hooks   *extensions.Hooks       // the user's hooks of the task and their runs
+	mcp     *extensions.TaskServers // the MCP servers whose tools the task gets, and what failed of them; nil: none
+	edits   editLog                 // what edit tools said about their edits, for the report (renames)
+	bufs    bufferLog               // the user's unsaved buffers its commands met, for the report
+	reviews reviewLog               // what the user rejected in review, for the report
 
 	deniedMu sync.Mutex // guards denied
 	denied   []string   // what the task was refused (approval summaries: "run `go vet ./...`")
@@ -139,14 +138,13 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	if err != nil {
 		return nil, err
 	}
-	spec = h.expandCommand(ws, spec)
+	spec = h.prompts.Expand(spec, ws.Roots(), h.Redactor())
 	if spec.Kind == "" && spec.ResumeID == "" {
 		spec.Kind = DecideMode(spec.Prompt)
 	}
-	hr := h.hookRunner(ws, settings)
-	hlog := &hookLog{}
+	hk := h.hooks(ws, settings)
 	if spec.ResumeID == "" {
-		extra, err := h.promptHooks(ctx, hr, hlog, spec)
+		extra, err := hk.BeforeTask(ctx, spec)
 		if err != nil {
 			h.logger().Warn("prompt refused by a hook", "error", err)
 			return nil, err
@@ -155,15 +153,15 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	}
 	// Read before the task's first tool runs: the files the user had
 	// modified.
-	t := &Task{h: h, done: make(chan struct{}), hooks: hlog, git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
+	t := &Task{h: h, done: make(chan struct{}), hooks: hk, git: newTaskGit(ctx, ws.Roots()[0], h.gitRunner(settings.Sandbox, ws.Roots()))}
 	if spec.Kind == agent.KindEdit || spec.ResumeID != "" {
 		// Only edit tasks get tools that act (ask and plan tasks read).
-		t.mcp = h.mcpServers(ctx, settings, spec.Prompt, ws, port)
+		t.mcp = h.taskServers(ctx, settings, spec.Prompt, ws, port)
 	}
 	// The task's gate: its tools are built on it, and it knows what the
 	// task changed.
 	guard := agent.NewGuard()
-	hlog.bind(guard, h.Redactor().String)
+	hk.Bind(guard, h.Redactor().String)
 	sync := func(ctx context.Context) string {
 		note, user := h.syncBuffers(ctx, ws, port, guard.Changes())
 		if len(user) > 0 {
@@ -175,7 +173,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 		return note
 	}
 	cfg, st := h.agentConfig(ctx, ws, settings)
-	cfg.StopHook = stopHook(h, hr, hlog)
+	cfg.StopHook = hk.Stop()
 	if cfg.Check != nil {
 		t.check = &checkBaseline{next: savingCheck{next: cfg.Check, sync: sync}}
 		cfg.Check = t.check
@@ -196,7 +194,7 @@ func (h *Host) Start(ctx context.Context, spec agent.TaskSpec, port Port) (*Task
 	}
 	conv := h.conversation(spec)
 	cfg.Model, cfg.Guard = client, guard
-	cfg.Tools = h.toolSet(ws, port, settings, t, hr, conv, guard, sync)
+	cfg.Tools = h.toolSet(ws, port, settings, t, conv, guard, sync)
 	var at *agent.Task
 	if resumed != nil {
 		at, err = agent.Continue(ctx, cfg, resumed, port)
@@ -368,7 +366,7 @@ func (h *Host) conversation(spec agent.TaskSpec) string {
 // approvals through the guard (the task's state) and the task's approval
 // policy (rules and memory, asking the port), the shared search index and
 // command tracker.
-func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, hr *hooks.Runner, conv string, g *agent.Guard, sync func(context.Context) string) []tools.Tool {
+func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, conv string, g *agent.Guard, sync func(context.Context) string) []tools.Tool {
 	h.syncMu.Lock()
 	idx := h.index
 	h.syncMu.Unlock()
@@ -401,10 +399,12 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 	g.OnDone(closeTools)
 	// The MCP servers' tools, after the built-in ones (a stable order),
 	// asked about through the same task approvals.
-	out = append(out, h.mcpTools(ws, s, t.mcp, ap, g, port, &t.mcpErrs)...)
+	out = append(out, t.mcp.Tools(func() mcp.Launch { return h.mcpLaunch(ws, s) }, ap, g, port)...)
 	// Behaviour attaches by what a tool does, never by its name: a
 	// program sees the task's buffers on disk; a write is followed by
 	// the editor's diagnostics and preceded by the check's baseline.
+	hookEnv := extensions.ToolEnv{Workspace: ws, Guard: g, Sync: sync,
+		Changes: func(deltas []workspace.FileDelta) string { return commandChanges(ws, g, deltas) }}
 	for i, tool := range out {
 		eff := tool.Effects()
 		switch {
@@ -420,11 +420,8 @@ func (h *Host) toolSet(ws *workspace.Workspace, port Port, s Settings, t *Task, 
 			}
 		}
 		tool = gitReadyTool{Tool: tool, git: t.git}
-		if hr.Has(hooks.PreToolUse) || hr.Has(hooks.PostToolUse) {
-			// Outermost: a blocked call does nothing at all.
-			tool = hookTool{Tool: tool, r: hr, log: t.hooks, ws: ws, guard: g, sync: sync, h: h}
-		}
-		out[i] = tool
+		// Outermost: a blocked call does nothing at all.
+		out[i] = t.hooks.WrapTool(tool, hookEnv)
 	}
 	return out
 }
@@ -470,7 +467,7 @@ func (h *Host) writeReport(ws *workspace.Workspace, t *Task, res *agent.Result, 
 		return "", fmt.Errorf("write report: %w", err)
 	}
 	defer dir.Close()
-	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.section() + t.mcpErrs.section() + t.edits.section() + t.bufs.section() + t.reviews.section()
+	text := Report(res, t.Started()) + GitSection(t.git.state()) + diagnosticsSection(t.diags.delta()) + t.check.section() + t.hooks.Section() + t.mcp.Section() + t.edits.section() + t.bufs.section() + t.reviews.section()
 	if cost, ok := s.Cost(s.Model, res.Usage); ok {
 		text += fmt.Sprintf("\n## Cost\n\n$%.4f for %d input (%d cached) and %d output tokens of %s, at the prices in the settings\n",
 			cost, res.Usage.InputTokens, res.Usage.CachedTokens, res.Usage.OutputTokens, s.Model)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/hooks"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // taskTools are the tools a task gets under settings s, before the host
@@ -77,7 +78,7 @@ func (h *Host) Tools(ctx context.Context) (*ToolList, error) {
 	list, closeTools := h.taskTools(s, nil, tools.Env{Workspace: ws, Index: idx, Commands: h.commands,
 		SecretEnv: []string{s.APIKeyEnv}, Sandbox: s.Sandbox, Network: s.CommandNetwork.All})
 	defer closeTools()
-	list = append(list, h.listedMCPTools(ctx, ws, s)...)
+	list = append(list, h.servers.Listed(ctx, s.MCPServers, ws.Roots()[0], func() mcp.Launch { return h.mcpLaunch(ws, s) })...)
 	out := &ToolList{Tools: []ToolInfo{}, Hooks: []HookInfo{}}
 	for _, t := range list {
 		out.Tools = append(out.Tools, ToolInfo{Name: t.Name(), Source: sourceOf(t), Description: firstLine(t.Description()),
