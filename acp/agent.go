@@ -277,6 +277,11 @@ func (a *Agent) update(id string, u sdk.SessionUpdate) {
 // redactUpdate returns u with every secret hidden, through its JSON form;
 // false when that form cannot be made (the update is then not sent).
 func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
+	if c := u.UserMessageChunk; c != nil && isPlainImage(c.Content.Image) {
+		// The user's own picture, replayed: data, not text (a key's shape
+		// found in base64 would break the image and hide nothing).
+		return u, true
+	}
 	b, err := json.Marshal(u)
 	if err != nil {
 		return u, false
@@ -290,6 +295,12 @@ func (a *Agent) redactUpdate(u sdk.SessionUpdate) (sdk.SessionUpdate, bool) {
 		return u, false
 	}
 	return out, true
+}
+
+// isPlainImage reports whether b is an image block of data and a media
+// type agentls takes, nothing else (no URI, annotations or metadata).
+func isPlainImage(b *sdk.ContentBlockImage) bool {
+	return b != nil && imageTypes[b.MimeType] && b.Uri == nil && b.Annotations == nil && b.Meta == nil
 }
 
 // Initialize implements sdk.Agent with the capabilities agentls has: load,
@@ -496,6 +507,9 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	}
 	if in.Text == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "empty prompt"})
+	}
+	if len(in.Images) > 0 {
+		a.log.Info("acp prompt with images", "session", s.id, "images", describeImages(in.Images))
 	}
 	if f := strings.Fields(strings.TrimPrefix(in.Text, "/")); strings.HasPrefix(in.Text, "/") && len(f) > 0 {
 		if reply, handled := a.slash(ctx, s, f[0]); handled {

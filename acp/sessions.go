@@ -450,6 +450,14 @@ func (a *Agent) setTitle(ctx context.Context, s *acpSession, prompt string) {
 // replay sends one stored task as the updates a client shows for history.
 func (a *Agent) replay(s *acpSession, t session.ReplayTask) {
 	a.update(s.id, sdk.UpdateUserMessageText(t.Prompt))
+	// The prompt's images follow its text, as the model got them.
+	for _, img := range t.Images {
+		if img.Data == "" {
+			a.update(s.id, sdk.UpdateUserMessageText(img.Note))
+			continue
+		}
+		a.update(s.id, sdk.UpdateUserMessage(sdk.ImageBlock(img.Data, img.MIMEType)))
+	}
 	if t.Plan != nil && len(t.Plan.Items) > 0 {
 		a.update(s.id, sdk.SessionUpdate{Plan: &sdk.SessionUpdatePlan{Entries: planEntries(*t.Plan)}})
 	}

@@ -250,6 +250,17 @@ func readImage(b *sdk.ContentBlockImage) (llm.Image, error) {
 	return llm.Image{MIMEType: mime, Data: b.Data}, nil
 }
 
+// describeImages names a prompt's images for the log by type and size
+// ("image/png, 70 bytes"), never by their data.
+func describeImages(images []llm.Image) string {
+	parts := make([]string, len(images))
+	for i, img := range images {
+		b, _ := base64.StdEncoding.DecodeString(img.Data) // checked by readImage
+		parts[i] = fmt.Sprintf("%s, %d bytes", img.MIMEType, len(b))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // imageSize is the size of a prompt's image data in bytes.
 func imageSize(blocks []sdk.ContentBlock) int {
 	n := 0

@@ -9,6 +9,7 @@
 package journal
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -36,7 +37,37 @@ func storedMessage(m llm.Message) store.Message {
 			sm.ToolCalls[i] = store.CallRequest(c)
 		}
 	}
+	for _, img := range m.Images {
+		sm.Images = append(sm.Images, storedImage(img))
+	}
 	return sm
+}
+
+// storedImage is img as the store keeps it: its bytes, decoded from the
+// base64 the model client sends. Data that is not base64 (the ACP face
+// refuses it before a task starts) is kept without its data, by size.
+func storedImage(img llm.Image) store.Image {
+	b, err := base64.StdEncoding.DecodeString(img.Data)
+	if err != nil {
+		return store.Image{MIMEType: img.MIMEType, Size: base64.StdEncoding.DecodedLen(len(img.Data))}
+	}
+	return store.Image{MIMEType: img.MIMEType, Size: len(b), Data: b}
+}
+
+// ImageData is a stored image's data as base64, the form the model client
+// and ACP send; "" when the store did not keep it.
+func ImageData(img store.Image) string {
+	if img.Data == nil {
+		return ""
+	}
+	return base64.StdEncoding.EncodeToString(img.Data)
+}
+
+// ImageNote is what stands for an image the store did not keep (it passed
+// the store's cap of image bytes per message).
+func ImageNote(img store.Image) string {
+	return fmt.Sprintf("[an image (%s, %d bytes) was attached here; it is not kept: over the store's %d MiB of images per message]",
+		img.MIMEType, img.Size, store.MaxImageBytes>>20)
 }
 
 // historyMessage is the message of the history a stored message holds,
@@ -51,6 +82,15 @@ func historyMessage(m store.Message) llm.Message {
 		for i, c := range m.ToolCalls {
 			hm.ToolCalls[i] = llm.ToolCall(c)
 		}
+	}
+	// The images go back into the message, as the model saw them; one the
+	// store did not keep is named in the text instead.
+	for _, img := range m.Images {
+		if data := ImageData(img); data != "" {
+			hm.Images = append(hm.Images, llm.Image{MIMEType: img.MIMEType, Data: data})
+			continue
+		}
+		hm.Content += "\n" + ImageNote(img)
 	}
 	return hm
 }

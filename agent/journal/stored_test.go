@@ -16,6 +16,7 @@ func TestStoredMessageRoundTrip(t *testing.T) {
 	for _, m := range []llm.Message{
 		{Role: llm.RoleSystem, Content: "You are agentls."},
 		{Role: llm.RoleUser, Content: "rename Foo"},
+		{Role: llm.RoleUser, Content: "what is this?", Images: []llm.Image{{MIMEType: "image/png", Data: png1x1}}},
 		{Role: llm.RoleAssistant, Reasoning: "look first", ToolCalls: []llm.ToolCall{
 			{ID: "c1", Name: "grep", Arguments: `{"pattern":"Foo"}`},
 			{ID: "c2", Name: "read_file", Arguments: `{"pa`, Incomplete: true},

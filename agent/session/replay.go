@@ -57,6 +57,9 @@ type ReplayTask struct {
 	// ToolCalls and Files are empty when the task's record is unreadable.
 	ToolCalls []ReplayCall
 	Files     []ReplayFile // what it did to each file, in order of first edit
+	// Images are the pictures attached to the prompt, in order; empty
+	// when it had none or the task's record is unreadable.
+	Images []ReplayImage
 }
 
 // ReplayCall is one tool call of a stored task.
@@ -65,6 +68,13 @@ type ReplayCall struct {
 	Args    json.RawMessage
 	IsError bool
 	Summary string // the head and tail of the result's text
+}
+
+// ReplayImage is one picture of a stored prompt.
+type ReplayImage struct {
+	MIMEType string
+	Data     string // base64; "" when the store did not keep it (Note says so)
+	Note     string
 }
 
 // ReplayFile is what a stored task did to one file.
@@ -93,6 +103,7 @@ func (h *Host) Replay(ctx context.Context, sessionID string) ([]ReplayTask, erro
 			if plan, err := journal.StoredPlan(rec); err == nil && plan != nil {
 				rt.Plan = plan
 			}
+			rt.Images = promptImages(rec.Messages)
 			for _, tc := range rec.ToolCalls {
 				rt.ToolCalls = append(rt.ToolCalls, ReplayCall{Name: tc.Name, Args: tc.Args, IsError: tc.IsError, Summary: tc.Summary})
 			}
@@ -103,6 +114,27 @@ func (h *Host) Replay(ctx context.Context, sessionID string) ([]ReplayTask, erro
 		out = append(out, rt)
 	}
 	return out, nil
+}
+
+// promptImages are the images of a task's prompt: those of its first
+// user message that has any (a compacted or repaired history stores
+// copies of it later on).
+func promptImages(msgs []store.Message) []ReplayImage {
+	for _, m := range msgs {
+		if m.Role != "user" || len(m.Images) == 0 {
+			continue
+		}
+		out := make([]ReplayImage, 0, len(m.Images))
+		for _, img := range m.Images {
+			ri := ReplayImage{MIMEType: img.MIMEType, Data: journal.ImageData(img)}
+			if ri.Data == "" {
+				ri.Note = journal.ImageNote(img)
+			}
+			out = append(out, ri)
+		}
+		return out
+	}
+	return nil
 }
 
 // DeleteSession removes stored session id and all of its tasks from the

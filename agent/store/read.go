@@ -192,7 +192,39 @@ func queryMessages(ctx context.Context, tx *sql.Tx, taskID string) ([]Message, e
 	if err := closeRows(rows); err != nil {
 		return nil, fmt.Errorf("messages: %w", err)
 	}
+	if err := attachImages(ctx, tx, taskID, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// attachImages reads the images of a task's messages into msgs (in Seq
+// order).
+func attachImages(ctx context.Context, tx *sql.Tx, taskID string, msgs []Message) error {
+	rows, err := tx.QueryContext(ctx, `SELECT seq, mime_type, size, data FROM message_images
+		WHERE task_id = ? ORDER BY seq, idx`, taskID)
+	if err != nil {
+		return fmt.Errorf("message images: %w", err)
+	}
+	bySeq := make(map[int]int, len(msgs))
+	for i, m := range msgs {
+		bySeq[m.Seq] = i
+	}
+	for rows.Next() {
+		var seq int
+		var img Image
+		if err := rows.Scan(&seq, &img.MIMEType, &img.Size, &img.Data); err != nil {
+			rows.Close()
+			return fmt.Errorf("message images: %w", err)
+		}
+		if i, ok := bySeq[seq]; ok {
+			msgs[i].Images = append(msgs[i].Images, img)
+		}
+	}
+	if err := closeRows(rows); err != nil {
+		return fmt.Errorf("message images: %w", err)
+	}
+	return nil
 }
 
 func queryEdits(ctx context.Context, tx *sql.Tx, taskID string) ([]Edit, error) {

@@ -91,7 +91,28 @@ type Message struct {
 	Excluded       bool
 	ExcludedReason string
 	CreatedAt      time.Time
+
+	// Images are the pictures of a user message (a prompt from an ACP
+	// client), in order: data, not text. The store keeps them as given,
+	// neither redacted nor cut, up to MaxImageBytes a message.
+	Images []Image
 }
+
+// Image is one picture of a message. Data is nil when the store did not
+// keep it: its message's images passed MaxImageBytes (MIMEType and Size
+// say what it was).
+type Image struct {
+	MIMEType string
+	Size     int    // bytes of the image
+	Data     []byte // the image's bytes; nil when not kept
+}
+
+// MaxImageBytes bounds the image bytes the store keeps of one message:
+// 6 MiB, what the 8 MiB of base64 image data an ACP prompt may carry
+// decodes to. The images of a message are kept in order while their
+// bytes together stay within it; the ones after are recorded without
+// their data.
+const MaxImageBytes = 6 << 20
 
 // CallRequest is one tool call a model message asks for. A message's calls
 // are stored as a JSON array of these; the JSON names are part of the

@@ -130,6 +130,7 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 		}
 		calls = s.redact(string(b))
 	}
+	images := keptImages(m.Images)
 	return s.enqueue(fmt.Sprintf("append message %s/%d", taskID, m.Seq), func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages(task_id, seq, role, content, reasoning, tool_calls,
 			tool_call_id, name, model_call, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
@@ -142,8 +143,22 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 			return err
 		}
 		n, err := res.RowsAffected()
-		if err != nil || n == 0 || !m.ModelCall {
+		if err != nil || n == 0 {
 			return err
+		}
+		for i, img := range images {
+			// Data, not text: stored as bytes, never through the redactor.
+			var data any
+			if img.Data != nil {
+				data = img.Data
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO message_images(task_id, seq, idx, mime_type, size, data)
+				VALUES(?, ?, ?, ?, ?, ?)`, taskID, m.Seq, i, img.MIMEType, img.Size, data); err != nil {
+				return err
+			}
+		}
+		if !m.ModelCall {
+			return nil
 		}
 		return execOne(ctx, tx, `UPDATE tasks SET llm_calls = llm_calls + 1, input_tokens = input_tokens + ?,
 			output_tokens = output_tokens + ?, cached_tokens = cached_tokens + ?,
@@ -151,6 +166,29 @@ func (s *Store) AppendMessage(taskID string, m Message) error {
 			m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CachedTokens, m.Usage.ReasoningTokens,
 			m.Duration.Microseconds(), ms(at), taskID)
 	})
+}
+
+// keptImages is images as the store keeps them: in order, each with its
+// data while the message's image bytes stay within MaxImageBytes, the
+// rest without (their type and size only). Size is the data's length when
+// there is data.
+func keptImages(images []Image) []Image {
+	if len(images) == 0 {
+		return nil
+	}
+	out := make([]Image, len(images))
+	total := 0
+	for i, img := range images {
+		if img.Data != nil {
+			img.Size = len(img.Data)
+		}
+		total += img.Size
+		if total > MaxImageBytes {
+			img.Data = nil
+		}
+		out[i] = img
+	}
+	return out
 }
 
 // ExcludeMessages flags stored messages of a task as excluded from the

@@ -111,8 +111,31 @@ func (r *Recorder) open() error {
 	return nil
 }
 
-// Record appends x as one JSON line.
+// imageURL is an image sent inline in a request body (a data: URL of an
+// image_url part), its base64 data as JSON writes it.
+var imageURL = regexp.MustCompile(`"data:(image/[A-Za-z0-9.+-]+);base64,((?:[A-Za-z0-9+/=]|\\[rn])*)"`)
+
+// withoutImageData is a request body with each inline image's data
+// replaced by its type and size: a recording is a log, and an image is
+// data the session store keeps, not text to repeat in every line of a
+// task's calls.
+func withoutImageData(body json.RawMessage) json.RawMessage {
+	if !bytes.Contains(body, []byte(`"data:image/`)) {
+		return body
+	}
+	return imageURL.ReplaceAllFunc(body, func(m []byte) []byte {
+		sub := imageURL.FindSubmatch(m)
+		data := bytes.ReplaceAll(bytes.ReplaceAll(sub[2], []byte(`\n`), nil), []byte(`\r`), nil)
+		n := len(data) / 4 * 3
+		n -= bytes.Count(data[max(0, len(data)-2):], []byte("="))
+		return []byte(fmt.Sprintf(`"[image: %s, %d bytes, not recorded]"`, sub[1], n))
+	})
+}
+
+// Record appends x as one JSON line. An image's data in the request is
+// not recorded, only its type and size.
 func (r *Recorder) Record(x llm.Exchange) error {
+	x.Request = withoutImageData(x.Request)
 	line, err := json.Marshal(x)
 	if err != nil {
 		return fmt.Errorf("recorder: %w", err)

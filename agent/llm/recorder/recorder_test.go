@@ -45,3 +45,60 @@ func TestRecordHidesSecretsAndBoundsALine(t *testing.T) {
 		t.Errorf("line 2 has %d bytes, request %.80s; want the request recorded by its size", len(lines[1]), x.Request)
 	}
 }
+
+// TestRecordWritesImagesByTypeAndSize: an image sent inline in a request
+// (a data: URL, its base64 split by newlines or not) is recorded as its
+// type and size; the rest of the request stays as it was, valid JSON.
+func TestRecordWritesImagesByTypeAndSize(t *testing.T) {
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+	cases := map[string]struct {
+		url, want string
+	}{
+		"png":              {"data:image/png;base64," + png, "[image: image/png, 70 bytes, not recorded]"},
+		"split by newline": {"data:image/jpeg;base64," + png[:40] + "\n" + png[40:], "[image: image/jpeg, 70 bytes, not recorded]"},
+		"no padding":       {"data:image/webp;base64,AAAA", "[image: image/webp, 3 bytes, not recorded]"},
+		"not an image":     {"data:text/plain;base64,aGVsbG8=", "data:text/plain;base64,aGVsbG8="},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, err := Open(t.TempDir(), "task-1", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			req, _ := json.Marshal(map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "text", "text": "what is this?"},
+				map[string]any{"type": "image_url", "image_url": map[string]string{"url": c.url}},
+			}}}})
+			if err := r.Record(llm.Exchange{Model: "m", Request: req}); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(r.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var x llm.Exchange
+			if err := json.Unmarshal(b, &x); err != nil {
+				t.Fatalf("the line is not JSON: %v\n%s", err, b)
+			}
+			var body struct {
+				Messages []struct {
+					Content []struct {
+						Text     string            `json:"text"`
+						ImageURL map[string]string `json:"image_url"`
+					} `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(x.Request, &body); err != nil {
+				t.Fatalf("the recorded request is not JSON: %v\n%s", err, x.Request)
+			}
+			parts := body.Messages[0].Content
+			if parts[0].Text != "what is this?" || parts[1].ImageURL["url"] != c.want {
+				t.Errorf("recorded %+v; want the text, then the URL %q", parts, c.want)
+			}
+			if strings.Contains(string(b), png[:24]) {
+				t.Errorf("the recording holds the image's data")
+			}
+		})
+	}
+}

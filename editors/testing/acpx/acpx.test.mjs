@@ -340,16 +340,39 @@ function rawAgent() {
   };
 }
 
+// A 1x1 PNG; the scripted model answers XIMAGE only when the request's
+// last user message has an image_url part with its data URL.
+const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+let imageSession; // the session of the image prompt, for its replay
 test("acpx: an image in the prompt reaches the model", () => {
-  // A 1x1 PNG; the scripted model answers XIMAGE only when the request's
-  // last user message has an image_url part with its data URL.
-  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
   const file = path.join(HOME, "image-prompt.json");
   fs.writeFileSync(file, JSON.stringify([{ type: "text", text: "XIMAGE: what is in this picture?" }, { type: "image", mimeType: "image/png", data: png }]));
   const r = acpx(["--approve-all", "exec", "--file", file]);
   assert.equal(r.status, 0, r.stderr + r.stdout.slice(-1500));
   assert.equal(result(r.sent, "initialize").agentCapabilities.promptCapabilities.image, true, "promptCapabilities.image");
   assert.match(text(r.sent), /I see a one-pixel PNG image/, "the model saw the image");
+  imageSession = result(r.sent, "session/new")?.sessionId;
+});
+
+test("after the agent process ended, session/load replays the prompt with its image (raw client)", async () => {
+  assert.ok(imageSession, "the image prompt ran in a session of its own");
+  // acpx exec's agent process has ended: a new one reads the session store.
+  const c = rawAgent();
+  try {
+    await c.call("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const load = await c.call("session/load", { sessionId: imageSession, cwd: WS, mcpServers: [] });
+    assert.ok(load.result, `session/load: ${JSON.stringify(load.error)}`);
+    const replay = c.seen.filter((m) => m.method === "session/update" && m.params.sessionId === imageSession).map((m) => m.params.update);
+    const order = [];
+    for (const u of replay) {
+      if (u.sessionUpdate === "user_message_chunk" && u.content.type === "text" && u.content.text.includes("XIMAGE: what is in this picture?")) order.push("prompt");
+      if (u.sessionUpdate === "user_message_chunk" && u.content.type === "image") order.push(u.content.mimeType === "image/png" && u.content.data === png ? "image" : `another image (${u.content.mimeType})`);
+      if (u.sessionUpdate === "agent_message_chunk" && /I see a one-pixel PNG image/.test(u.content.text)) order.push("answer");
+    }
+    assert.deepEqual(order, ["prompt", "image", "answer"], "the replay: the prompt's text, its image, the answer");
+  } finally {
+    await c.close();
+  }
 });
 
 test("acpx: usage_update after each model call", () => {
