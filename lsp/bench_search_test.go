@@ -102,7 +102,7 @@ func BenchmarkCodeActionWhileTwoTasksSearch(b *testing.B) {
 			return ""
 		}
 		// The model's address is the user's own setting, as a user's is.
-		user := writeUserSettings(b, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
+		user := lsptest.UserSettingsDir(b, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
 		svc := lsp.NewService(lsp.ServiceOptions{Getenv: env, UserDir: user})
 		// Warnings only: a debug line per request would be part of the load.
 		quiet := slog.NewTextHandler(lsptest.LogWriter(b), &slog.HandlerOptions{Level: slog.LevelWarn})

@@ -77,7 +77,7 @@ func TestEditorIsAnsweredWhileTwoTasksSearch(t *testing.T) {
 		return ""
 	}
 	// The model's address is the user's own setting, as a user's is.
-	user := writeUserSettings(t, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
+	user := lsptest.UserSettingsDir(t, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
 	svc := lsp.NewService(lsp.ServiceOptions{Getenv: env, UserDir: user})
 	quiet := slog.NewTextHandler(lsptest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn})
 	s := newSession(t, cfg, append(svc.Options(), server.WithLogger(quiet, nil))...)
