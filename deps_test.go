@@ -26,6 +26,7 @@ const module = "github.com/agentls/agentls"
 // of a lower or equal rank (its own layer). Anything not listed is forbidden
 // from being imported by a listed layer.
 var layers = map[string]int{
+	"internal":  0, // helpers of the tests and benchmarks of every layer
 	"workspace": 0,
 	"tools":     1,
 	"agent":     2,
@@ -114,6 +115,7 @@ var leafRules = []struct {
 	why    string
 }{
 	{pkg: "workspace/...", why: "the workspace (files under a root handle) is the bottom of the stack"},
+	{pkg: "internal/...", why: "the helpers shared by the tests and benchmarks of every layer stand below all of them"},
 	{pkg: "agent/redact", why: "redaction is used by every package that writes text down"},
 	{pkg: "agent/gitstate", why: "git state is read by the session host and knows nothing of tasks or tools"},
 	{pkg: "agent/store", only: []string{"agent/redact"},
@@ -402,6 +404,7 @@ func TestPackageRulesCatchViolations(t *testing.T) {
 		{Path: "workspace", Deps: []string{"tools"}, Imports: []string{"tools"}},
 		{Path: "agent/redact"},
 		{Path: "agent/gitstate"},
+		{Path: "internal/benchstat"},
 		{Path: "agent/store", Deps: []string{"agent/redact", "agent/llm", "tools"}, Imports: []string{"agent/llm", "tools"}},
 		{Path: "agent/llm", Deps: []string{"agent/redact"}, Imports: []string{"agent/redact"}},
 		{Path: "agent/llm/recorder", Deps: []string{"agent/llm", "agent/redact", "tools"}, Imports: []string{"agent/llm", "tools"}},

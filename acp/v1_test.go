@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentls/agentls/acp"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
 	"github.com/agentls/agentls/agent/session"
+	"github.com/agentls/agentls/internal/rawrpc"
 )
 
 // The v1 surface, each method spoken by a raw client over real pipes
@@ -41,26 +40,13 @@ var v1Script = fakemodel.Script{Turns: []fakemodel.Turn{
 }}
 
 // wireMsg is any JSON-RPC message.
-type wireMsg struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
+type wireMsg = rawrpc.Message
 
 // rawClient is an ACP client of raw lines over os.Pipe.
 type rawClient struct {
-	t    *testing.T
-	w    *os.File
-	mu   sync.Mutex
-	next int
-	wait map[string]chan wireMsg
-	seen []wireMsg // every message from the agent, in order
-	cond *sync.Cond
+	*rawrpc.Conn
+	t  *testing.T
+	mu sync.Mutex // guards the answers below
 	// permission answers session/request_permission ("" holds it unanswered).
 	permission string
 	// elicitation is the result elicitation/create is answered with.
@@ -109,9 +95,8 @@ func scriptedAgent(t *testing.T, script fakemodel.Script, dbPath string, edit fu
 		_ = acp.Serve(ctx, ar, aw, o)
 		_ = aw.Close()
 	}()
-	c := &rawClient{t: t, w: cw, wait: map[string]chan wireMsg{}, permission: "allow_once", elicitation: `{"action":"decline"}`}
-	c.cond = sync.NewCond(&c.mu)
-	go c.read(cr)
+	c := &rawClient{t: t, permission: "allow_once", elicitation: `{"action":"decline"}`}
+	c.Conn = rawrpc.New(t, cr, cw, rawrpc.Options{OnRequest: c.answer})
 	t.Cleanup(func() {
 		cancel()
 		_ = cw.Close()
@@ -122,84 +107,24 @@ func scriptedAgent(t *testing.T, script fakemodel.Script, dbPath string, edit fu
 	return c
 }
 
-func (c *rawClient) read(r *os.File) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var m wireMsg
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			c.t.Errorf("the agent wrote a line that is not JSON: %q", sc.Text())
-			continue
-		}
-		c.mu.Lock()
-		c.seen = append(c.seen, m)
-		c.cond.Broadcast()
-		var ch chan wireMsg
-		if m.Method == "" {
-			ch = c.wait[string(m.ID)]
-			delete(c.wait, string(m.ID))
-		}
-		answer, form := c.permission, c.elicitation
-		c.mu.Unlock()
-		if m.Method == "elicitation/create" {
-			c.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, form))
-		}
-		if ch != nil {
-			ch <- m
-		}
-		if m.Method == "session/request_permission" && answer != "" {
-			c.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":%q}}}`, m.ID, answer))
-		}
-	}
+// answer answers the agent's questions: elicitation/create with
+// c.elicitation, session/request_permission with the option c.permission.
+func (c *rawClient) answer(conn *rawrpc.Conn, m wireMsg) {
 	c.mu.Lock()
-	for _, ch := range c.wait {
-		close(ch)
-	}
-	c.wait = map[string]chan wireMsg{}
+	answer, form := c.permission, c.elicitation
 	c.mu.Unlock()
-}
-
-func (c *rawClient) write(line string) {
-	if _, err := c.w.WriteString(line + "\n"); err != nil {
-		c.t.Errorf("write: %v", err)
+	switch {
+	case m.Method == "elicitation/create":
+		conn.Answer(m.ID, json.RawMessage(form))
+	case m.Method == "session/request_permission" && answer != "":
+		conn.Answer(m.ID, map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": answer}})
 	}
-}
-
-// start sends a request and returns its id and the channel of its reply.
-func (c *rawClient) start(method string, params any) (string, chan wireMsg) {
-	b, err := json.Marshal(params)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.mu.Lock()
-	c.next++
-	id := fmt.Sprint(c.next)
-	ch := make(chan wireMsg, 1)
-	c.wait[id] = ch
-	c.mu.Unlock()
-	c.write(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q,"params":%s}`, id, method, b))
-	return id, ch
 }
 
 // call sends a request and waits for its reply.
 func (c *rawClient) call(method string, params any) wireMsg {
 	c.t.Helper()
-	_, ch := c.start(method, params)
-	return c.await(method, ch)
-}
-
-func (c *rawClient) await(what string, ch chan wireMsg) wireMsg {
-	c.t.Helper()
-	select {
-	case m, ok := <-ch:
-		if !ok {
-			c.t.Fatalf("%s: the agent closed its output", what)
-		}
-		return m
-	case <-time.After(60 * time.Second):
-		c.t.Fatalf("%s: no reply within 60 s", what)
-	}
-	return wireMsg{}
+	return c.Call(method, params)
 }
 
 // ok is call that fails the test on an error reply, decoding the result into out.
@@ -216,37 +141,10 @@ func (c *rawClient) ok(method string, params any, out any) {
 	}
 }
 
-// waitFor waits until some message from the agent satisfies f.
-func (c *rawClient) waitFor(what string, f func(wireMsg) bool) wireMsg {
-	c.t.Helper()
-	timer := time.AfterFunc(60*time.Second, func() {
-		c.mu.Lock()
-		c.cond.Broadcast()
-		c.mu.Unlock()
-	})
-	defer timer.Stop()
-	deadline := time.Now().Add(60 * time.Second)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i := 0; ; {
-		for ; i < len(c.seen); i++ {
-			if f(c.seen[i]) {
-				return c.seen[i]
-			}
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-		c.cond.Wait()
-	}
-}
-
 // updates are the session/update payloads the agent sent for session id.
 func (c *rawClient) updates(id string) []map[string]any {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []map[string]any
-	for _, m := range c.seen {
+	for _, m := range c.Seen() {
 		if m.Method != "session/update" {
 			continue
 		}
@@ -580,17 +478,17 @@ func TestCancelRequest(t *testing.T) {
 	c.permission = "" // the question stays unanswered
 	c.initialize(`{}`)
 	id := c.newSession(root)
-	reqID, ch := c.start("session/prompt", map[string]any{"sessionId": id, "prompt": []any{textBlock("SLOW: wait")}})
-	ask := c.waitFor("the permission question", func(m wireMsg) bool { return m.Method == "session/request_permission" })
-	c.write(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":` + reqID + `}}`)
-	r := c.await("the cancelled prompt", ch)
+	reqID, ch := c.Start("session/prompt", map[string]any{"sessionId": id, "prompt": []any{textBlock("SLOW: wait")}})
+	ask := c.WaitFor("the permission question", func(m wireMsg) bool { return m.Method == "session/request_permission" })
+	c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}`, reqID))
+	r := c.Await("the cancelled prompt", ch)
 	if r.Error != nil && r.Error.Code != -32800 {
 		t.Fatalf("cancelled prompt: %+v", r.Error)
 	}
 	if r.Error == nil && !strings.Contains(string(r.Result), `"cancelled"`) {
 		t.Fatalf("cancelled prompt answered %s; want stopReason cancelled", r.Result)
 	}
-	c.waitFor("$/cancel_request of the permission question", func(m wireMsg) bool {
+	c.WaitFor("$/cancel_request of the permission question", func(m wireMsg) bool {
 		return m.Method == "$/cancel_request" && strings.Contains(string(m.Params), string(ask.ID))
 	})
 	// The session takes the next prompt.
@@ -720,8 +618,7 @@ func TestWorkspaceMCPFileIsAskedAsAFormWhereTheClientHasForms(t *testing.T) {
 				t.Fatal(r.Error.Message)
 			}
 			var forms, perms []wireMsg
-			c.mu.Lock()
-			for _, m := range c.seen {
+			for _, m := range c.Seen() {
 				switch m.Method {
 				case "elicitation/create":
 					forms = append(forms, m)
@@ -729,7 +626,6 @@ func TestWorkspaceMCPFileIsAskedAsAFormWhereTheClientHasForms(t *testing.T) {
 					perms = append(perms, m)
 				}
 			}
-			c.mu.Unlock()
 			if !tc.elicited {
 				if len(forms) != 0 || len(perms) != 1 || !strings.Contains(string(perms[0].Params), ".mcp.json") {
 					t.Fatalf("%d forms, permission requests %v; want one permission request about .mcp.json", len(forms), perms)

@@ -1,30 +1,23 @@
 package agent
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/agent/llm"
-	"github.com/agentls/agentls/tools"
 )
 
 // TestRepeatedDoneDoesNotCompleteABrokenBuild: a model that breaks the
 // build and then says "Done." twice does not complete the task on the
 // repeat: the repeated answer passes the check command like any answer.
 func TestRepeatedDoneDoesNotCompleteABrokenBuild(t *testing.T) {
-	var guard *Guard
-	edit := &fakeTool{name: "edit_file", run: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
-		guard.RecordChange("a.go", "package a\n", "package a\nfunc broken(\n")
-		return tools.Result{Text: "edited a.go", Changed: []string{"a.go"}}, nil
-	}}
+	toolsOf, check := breaksTheBuild(t)
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("edit_file", `{}`)),
 		answer("Done."), answer("Done."), answer("never reached"),
 	}}
-	cfg := Config{Validate: ValidateOff, CheckRounds: 5, Check: ShellCheck{Dir: t.TempDir(), Command: "echo 'a.go:2: syntax error' >&2; exit 2"}}
-	res, _ := runTask(t, cfg, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{edit} }, TaskSpec{Kind: KindEdit, Prompt: "p"})
+	cfg := Config{Validate: ValidateOff, CheckRounds: 5, Check: check}
+	res, _ := runTask(t, cfg, m, toolsOf, TaskSpec{Kind: KindEdit, Prompt: "p"})
 	if res.Status != StateFailed || res.StopReason != StopCheckFailed || res.ModelCalls != 3 {
 		t.Fatalf("%s/%s after %d calls (%s); want failed/check_failed after 3", res.Status, res.StopReason, res.ModelCalls, res.Error)
 	}

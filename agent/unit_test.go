@@ -599,18 +599,27 @@ func TestBudgets(t *testing.T) {
 	}
 }
 
-func TestCheckCommandFeedsBackThenFails(t *testing.T) {
+// breaksTheBuild is an edit_file tool that breaks a.go, for the tools of
+// runTask, and a check command that fails on the result: a task that
+// edits with it never passes its check.
+func breaksTheBuild(t *testing.T) (toolsOf func(*Guard) []tools.Tool, check ShellCheck) {
 	var guard *Guard
 	edit := &fakeTool{name: "edit_file", run: func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
 		guard.RecordChange("a.go", "package a\n", "package a\nfunc broken(\n")
 		return tools.Result{Text: "edited a.go", Changed: []string{"a.go"}}, nil
 	}}
+	return func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{edit} },
+		ShellCheck{Dir: t.TempDir(), Command: "echo 'a.go:2: syntax error' >&2; exit 2"}
+}
+
+func TestCheckCommandFeedsBackThenFails(t *testing.T) {
+	toolsOf, check := breaksTheBuild(t)
 	m := &scriptModel{resps: []*llm.Response{
 		calls("", call("edit_file", `{}`)),
 		answer("Done."), answer("Fixed."), answer("Really fixed."),
 	}}
-	cfg := Config{Validate: ValidateOff, CheckRounds: 2, Check: ShellCheck{Dir: t.TempDir(), Command: "echo 'a.go:2: syntax error' >&2; exit 2"}}
-	res, _ := runTask(t, cfg, m, func(g *Guard) []tools.Tool { guard = g; return []tools.Tool{edit} }, TaskSpec{Kind: KindEdit, Prompt: "p"})
+	cfg := Config{Validate: ValidateOff, CheckRounds: 2, Check: check}
+	res, _ := runTask(t, cfg, m, toolsOf, TaskSpec{Kind: KindEdit, Prompt: "p"})
 	if res.Status != StateFailed || res.StopReason != StopCheckFailed || res.ModelCalls != 4 {
 		t.Fatalf("%s/%s after %d calls; want failed/check_failed after 4", res.Status, res.StopReason, res.ModelCalls)
 	}

@@ -5,11 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/procmem"
 )
 
 var floodBuild struct {
@@ -43,34 +44,6 @@ func floodServer(t testing.TB) string {
 		t.Fatalf("building testdata/floodls: %v", floodBuild.err)
 	}
 	return floodBuild.path
-}
-
-// peakRSS is this process's peak resident set (VmHWM) in bytes.
-func peakRSS(t testing.TB) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
-}
-
-// resetPeakRSS starts a new peak (clear_refs 5 resets VmHWM).
-func resetPeakRSS(t testing.TB) {
-	t.Helper()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatalf("reset the peak RSS: %v", err)
-	}
 }
 
 // maxRSS is the most the test process may hold while a language server
@@ -131,11 +104,11 @@ func TestLanguageServerFloodsAreBounded(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, dir := goWorkspace(t, "greet")
 			ts := Tools(Env{Workspace: ws, Source: newPool(t, dir, map[string]Config{"go": {Command: bin, Args: tc.args}})})
-			resetPeakRSS(t)
+			procmem.ResetPeak(t)
 			start := time.Now()
 			res := run(t, ts, tc.tool, map[string]any{"file": "order/summary.go", "symbol": "Total", "line": 6})
 			took := time.Since(start)
-			peak := peakRSS(t)
+			peak := procmem.Peak(t, procmem.Self)
 			data, _ := res.Data.(*Answer)
 			tc.check(t, res.Text, data)
 			if peak > maxRSS {

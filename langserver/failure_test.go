@@ -2,7 +2,6 @@ package langserver
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -54,16 +53,7 @@ func TestBrokenServersFailClearlyAndBounded(t *testing.T) {
 // host's end (the command line's exit) is not held for seconds.
 func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
 	_, dir := goWorkspace(t, "greet")
-	// The script goes in the workspace: the sandbox shows a server the
-	// roots, not this package's folder (hidden when it is under /tmp).
-	src, err := os.ReadFile("testdata/deaf_to_shutdown.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "deaf_to_shutdown.py")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := fakeServer(t, dir, "deaf_to_shutdown.py")
 	p := NewPool(time.Minute)
 	p.Configure([]string{dir}, map[string]Config{"go": {Command: "python3", Args: []string{script}}}, "")
 	// Started and initialized (it answers that), then asked nothing.
@@ -90,14 +80,7 @@ func TestCloseDoesNotWaitOnABusyServer(t *testing.T) {
 // method keep Timeout.
 func TestFirstAnswerMayTakeLongerThanLaterOnes(t *testing.T) {
 	ws, dir := goWorkspace(t, "greet")
-	src, err := os.ReadFile("testdata/slow_first_answer.py")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "slow_first_answer.py")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	script := fakeServer(t, dir, "slow_first_answer.py")
 	slow := Timeout + time.Second
 	ts := Tools(Env{Workspace: ws, Source: newPool(t, dir, map[string]Config{"go": {Command: "python3", Args: []string{script, strconv.FormatFloat(slow.Seconds(), 'f', -1, 64)}}})})
 	start := time.Now()

@@ -53,6 +53,25 @@ func goWorkspace(t testing.TB, name string) (*workspace.Workspace, string) {
 	return ws, dir
 }
 
+// fakeServer copies the fake language server testdata/script into dir,
+// with the framing module it imports (testdata/lspframe.py) beside it, and
+// returns the script's path. The servers run in the workspace: the sandbox
+// shows a language server the roots, not this package's folder (hidden
+// when it is under /tmp).
+func fakeServer(t testing.TB, dir, script string) string {
+	t.Helper()
+	for _, name := range []string{script, "lspframe.py"} {
+		src, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, script)
+}
+
 func newPool(t testing.TB, dir string, configs map[string]Config) *Pool {
 	p := NewPool(0)
 	p.Configure([]string{dir}, configs, "")

@@ -45,10 +45,6 @@ func TestRenameAnswersThatAreNotRenamesAreRefused(t *testing.T) {
 		{"more than the name in a larger range", []edit{honest[0], honest[1], {file: "greet/greet.go", old: "Greet is used", newText: "Hellox is used"}}, "greet/greet.go"},
 		{"the name inside another identifier", []edit{honest[0], {file: "greet/greet.go", old: "func Greet(", newText: "func Hello(", n: 0}, {file: "main.go", old: "GreetAll", newText: "HelloAll"}}, "main.go"},
 	}
-	src, err := os.ReadFile(filepath.Join("testdata", "rename_answer.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ws, dir := goWorkspace(t, "greet")
@@ -64,10 +60,10 @@ func TestRenameAnswersThatAreNotRenamesAreRefused(t *testing.T) {
 			}
 			// The server and its answer live in the workspace: the sandbox
 			// shows a language server the roots only.
-			write("rename_answer.py", string(src))
+			script := fakeServer(t, dir, "rename_answer.py")
 			write("answer.json", string(answerFor(t, dir, c.edits)))
 			before := snapshot(t, dir)
-			ts := Tools(Env{Workspace: ws, Editor: ws.DiskEditor(), Source: newPool(t, dir, map[string]Config{"go": {Command: "python3", Args: []string{filepath.Join(dir, "rename_answer.py"), filepath.Join(dir, "answer.json")}}})})
+			ts := Tools(Env{Workspace: ws, Editor: ws.DiskEditor(), Source: newPool(t, dir, map[string]Config{"go": {Command: "python3", Args: []string{script, filepath.Join(dir, "answer.json")}}})})
 			res := run(t, ts, "rename_symbol", map[string]any{"file": "main.go", "symbol": "Greet", "new_name": "Hello"})
 			after := snapshot(t, dir)
 			if c.refused == "" {

@@ -1,7 +1,6 @@
 package lsp_test
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -67,7 +66,7 @@ func newAgentSession(t testing.TB, turns []fakemodel.Turn, files map[string]stri
 	// The settings are the user's own (the user settings file), as a
 	// user's would be: settings from the client are asked about first.
 	if o.svc.UserDir == "" {
-		o.svc.UserDir = writeUserSettings(t, settings)
+		o.svc.UserDir = lsptest.UserSettingsDir(t, settings)
 	}
 	logs := &syncLog{}
 	o.svc.Getenv = func(k string) string {
@@ -198,22 +197,4 @@ func readFile(t testing.TB, path string) string {
 func readFileErr(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
-}
-
-// writeUserSettings writes settings as the user settings file of a fresh
-// user folder and returns the folder.
-func writeUserSettings(t testing.TB, settings map[string]any) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "agentls")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

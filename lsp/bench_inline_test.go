@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/benchstat"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/lsp/server"
 )
@@ -87,12 +87,11 @@ func BenchmarkInlineCompletion(b *testing.B) {
 		own = append(own, took-m)
 	}
 	b.StopTimer()
-	slices.Sort(own)
 	mu.Lock()
 	defer mu.Unlock()
-	b.ReportMetric(float64(own[len(own)/2].Microseconds())/1000, "server-ms-p50")
-	b.ReportMetric(float64(own[len(own)*9/10].Microseconds())/1000, "server-ms-p90")
-	b.ReportMetric(float64(modelTime.Microseconds())/1000/float64(b.N), "model-ms/op")
+	b.ReportMetric(benchstat.Millis(benchstat.Median(own)), "server-ms-p50")
+	b.ReportMetric(benchstat.Millis(benchstat.Percentile(own, 90)), "server-ms-p90")
+	b.ReportMetric(benchstat.Millis(modelTime)/float64(b.N), "model-ms/op")
 	b.ReportMetric(float64(sent)/float64(b.N), "sent-B/op")
 }
 

@@ -2,10 +2,10 @@ package lsp_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/benchstat"
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
@@ -39,8 +39,7 @@ func BenchmarkRequestsDuringSlowCommand(b *testing.B) {
 		<-slowDone
 	}
 	b.StopTimer()
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(benchstat.Millis(benchstat.Median(lat)), "median-ms")
+	b.ReportMetric(benchstat.Millis(benchstat.Percentile(lat, 99)), "p99-ms")
 	b.ReportMetric(0, "ns/op")
 }

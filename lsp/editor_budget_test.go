@@ -4,69 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"go/build"
-	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/benchstat"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/lsp/server"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace/benchcorpus"
 )
-
-// copyGoSource copies the first n regular files of GOROOT/src under dir,
-// a tree for the searches of a test to work on.
-func copyGoSource(t *testing.T, dir string, n int) {
-	t.Helper()
-	src := filepath.Join(build.Default.GOROOT, "src")
-	made := 0
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || made == n {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(dst)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		made++
-		return out.Close()
-	})
-	if err != nil {
-		t.Fatalf("copy %s: %v", src, err)
-	}
-	if made < n/2 {
-		t.Fatalf("copied %d files of %s, want about %d", made, src, n)
-	}
-}
 
 // TestEditorIsAnsweredWhileTwoTasksSearch is the budget of the editor's
 // wait under the agent's load, by ratio: textDocument/codeAction's p99
@@ -85,7 +39,9 @@ func TestEditorIsAnsweredWhileTwoTasksSearch(t *testing.T) {
 		t.Skip("searches a 1,000-file tree for several seconds")
 	}
 	root := t.TempDir()
-	copyGoSource(t, root, 1000)
+	if made, err := benchcorpus.CopyGoSource(root, 1000); err != nil || made < 500 {
+		t.Fatalf("copied %d files of GOROOT/src, want about 1000: %v", made, err)
+	}
 	open := filepath.Join(root, "bufio", "bufio.go")
 	text, err := os.ReadFile(open)
 	if err != nil {
@@ -121,7 +77,7 @@ func TestEditorIsAnsweredWhileTwoTasksSearch(t *testing.T) {
 		return ""
 	}
 	// The model's address is the user's own setting, as a user's is.
-	user := writeUserSettings(t, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
+	user := lsptest.UserSettingsDir(t, map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"})
 	svc := lsp.NewService(lsp.ServiceOptions{Getenv: env, UserDir: user})
 	quiet := slog.NewTextHandler(lsptest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn})
 	s := newSession(t, cfg, append(svc.Options(), server.WithLogger(quiet, nil))...)
@@ -131,30 +87,9 @@ func TestEditorIsAnsweredWhileTwoTasksSearch(t *testing.T) {
 	if err := s.c.OpenDocument(ctx(t), open, "go", string(text)); err != nil {
 		t.Fatal(err)
 	}
-	ap := &protocol.CodeActionParams{
-		TextDocument: protocol.TextDocumentIdentifier{URI: lsptest.FileURI(open)},
-		Range:        protocol.Range{Start: protocol.Position{Line: 30, Character: 5}, End: protocol.Position{Line: 30, Character: 9}},
-		Context: protocol.CodeActionContext{Diagnostics: []protocol.Diagnostic{{
-			Range:    protocol.Range{Start: protocol.Position{Line: 30}, End: protocol.Position{Line: 30, Character: 4}},
-			Severity: protocol.DiagnosticSeverityError, Message: protocol.String("undefined: x")}}},
-	}
-	codeAction := func(ctx context.Context) time.Duration {
-		t0 := time.Now()
-		var acts []any
-		if err := s.c.Call(ctx, protocol.MethodTextDocumentCodeAction, ap, &acts); err != nil {
-			t.Fatalf("codeAction: %v", err)
-		}
-		d := time.Since(t0)
-		if len(acts) == 0 {
-			t.Fatal("no code action")
-		}
-		return d
-	}
-	p99 := func(v []time.Duration) time.Duration {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		return s[min(len(s)-1, len(s)*99/100)]
-	}
+	ap := lsptest.QuickFixProbe(open)
+	codeAction := func(ctx context.Context) time.Duration { return s.c.TimeCodeAction(ctx, ap) }
+	p99 := func(v []time.Duration) time.Duration { return benchstat.Percentile(v, 99) }
 
 	var report []string
 	for r := range rounds {

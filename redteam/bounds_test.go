@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/procmem"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/mcp/mcptest"
@@ -58,20 +59,6 @@ func floodlsBin(t *testing.T) string {
 		t.Fatalf("building floodls: %v", floodlsBuild.err)
 	}
 	return floodlsBuild.path
-}
-
-func peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(b)
-	if m == nil {
-		t.Fatal("no VmHWM")
-	}
-	kb, _ := strconv.ParseInt(string(m[1]), 10, 64)
-	return kb << 10
 }
 
 // discarded is the size named by a result that says a message over the
@@ -172,14 +159,12 @@ func floodAttemptWith(t *testing.T, settings map[string]any, files map[string]st
 		{Text: "Done.", FinishReason: "stop", Times: -1},
 	}, files, serverOpts{settings: settings, cfg: lsptest.Config{WorkDoneProgress: true}})
 	*sp = s
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatalf("reset the peak RSS: %v", err)
-	}
+	procmem.ResetPeak(t)
 	r, err := s.run(t, map[string]any{"prompt": "use the tool", "mode": "edit"})
 	if err != nil || r.Status != "completed" {
 		return escaped("the task failed: %+v %v", r, err)
 	}
-	peak := peakRSS(t)
+	peak := procmem.Peak(t, procmem.Self)
 	reqs := s.model.Requests()
 	if len(reqs) < 2 {
 		t.Fatalf("%d model requests: the tool's result never reached the model", len(reqs))

@@ -150,7 +150,7 @@ func TestEndpointFollowsTheClient(t *testing.T) {
 	// different port is asked about again.
 	attempt(t, famEndpoint, "a confirmed endpoint is remembered, bound to its URL", func(t *testing.T) outcome {
 		m := thief(t, answer)
-		dir := userDir(t, map[string]any{"model": "test-model", "validate": "off"})
+		dir := lsptest.UserSettingsDir(t, map[string]any{"model": "test-model", "validate": "off"})
 		allow := lsptest.Config{ShowMessageRequest: func(p protocol.ShowMessageRequestParams) *protocol.MessageActionItem {
 			return &protocol.MessageActionItem{Title: lsp.ActionAllowOnce}
 		}}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/procmem"
 )
 
 // Environment of the child process BenchmarkOneResponseManyReads starts:
@@ -132,23 +133,7 @@ func TestExhaustChild(t *testing.T) {
 		_ = pprof.Lookup("allocs").WriteTo(f, 0)
 		f.Close()
 	}
-	fmt.Printf("exhaust: calls=%s vmhwm_kb=%d db_bytes=%d rec_bytes=%d\n", n, vmHWM(t), dirSize(filepath.Join(s.root, ".agentls"), "agentls.db"), dirSize(filepath.Join(s.root, ".agentls", "recordings"), ""))
-}
-
-// vmHWM is this process's peak resident set size in KiB.
-func vmHWM(t *testing.T) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
+	fmt.Printf("exhaust: calls=%s vmhwm_kb=%d db_bytes=%d rec_bytes=%d\n", n, procmem.Peak(t, procmem.Self)>>10, dirSize(filepath.Join(s.root, ".agentls"), "agentls.db"), dirSize(filepath.Join(s.root, ".agentls", "recordings"), ""))
 }
 
 // dirSize is the total size of the files of dir whose names start with

@@ -2,7 +2,6 @@ package redteam
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -157,7 +156,7 @@ func newServer(t *testing.T, turns []fakemodel.Turn, files map[string]string, o 
 	// attack sends as the client's settings comes on top.
 	dir := o.userDir
 	if dir == "" {
-		dir = userDir(t, settings)
+		dir = lsptest.UserSettingsDir(t, settings)
 	}
 	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: dir})
 	logs := &syncLog{}
@@ -260,21 +259,4 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-// userDir is a fresh user agentls folder whose settings file holds settings.
-func userDir(t *testing.T, settings map[string]any) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "agentls")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }

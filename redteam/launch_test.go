@@ -253,11 +253,14 @@ func TestRenamesAreRenames(t *testing.T) {
 		attempt(t, famRename, v.name, func(t *testing.T) outcome {
 			root := t.TempDir()
 			writeFiles(t, root, files)
-			src, err := os.ReadFile(filepath.Join("..", "langserver", "testdata", "rename_answer.py"))
-			if err != nil {
-				t.Fatal(err)
+			// The fake server and the framing module it imports, side by side.
+			for _, name := range []string{"rename_answer.py", "lspframe.py"} {
+				src, err := os.ReadFile(filepath.Join("..", "langserver", "testdata", name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeFiles(t, root, map[string]string{name: string(src)})
 			}
-			writeFiles(t, root, map[string]string{"rename_answer.py": string(src)})
 			rename := func(edits []ed) (tools.Result, map[string]string) {
 				changes := map[string][]map[string]any{}
 				for _, e := range edits {

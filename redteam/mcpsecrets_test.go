@@ -116,28 +116,7 @@ func (r *acpRun) leaks(secrets map[string]string) []string {
 			sinks[filepath.Base(p)] = string(b)
 		}
 	}
-	_ = filepath.WalkDir(filepath.Join(r.root, ".agentls"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, err := os.ReadFile(p); err == nil {
-				rel, _ := filepath.Rel(r.root, p)
-				sinks[rel] = string(b)
-			}
-		}
-		return nil
-	})
-	var out []string
-	for name, value := range secrets {
-		var where []string
-		for sink, text := range sinks {
-			if strings.Contains(text, value) {
-				where = append(where, sink)
-			}
-		}
-		if len(where) > 0 {
-			out = append(out, fmt.Sprintf("%s reached %s", name, strings.Join(sortedStrings(where), ", ")))
-		}
-	}
-	return sortedStrings(out)
+	return whereSecretsReached(secrets, r.root, sinks)
 }
 
 // verdict fails the attempt unless the model got the tool's result (want

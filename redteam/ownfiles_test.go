@@ -310,7 +310,7 @@ func ownServer(t *testing.T, prepare func(root string), line string) *server {
 	settings := map[string]any{"baseURL": model.URL(), "model": "test-model", "validate": "off", "approval": "auto"}
 	// The user's own settings (the user settings file): from the client, a
 	// model service the user never named would be asked about first.
-	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: userDir(t, settings)})
+	svc := lsp.NewService(lsp.ServiceOptions{Getenv: os.Getenv, UserDir: lsptest.UserSettingsDir(t, settings)})
 	logs := &syncLog{}
 	srv := lspserver.New(append(svc.Options(),
 		lspserver.WithVersion("redteam"),

@@ -181,10 +181,17 @@ func leaks(s *server, secrets map[string]string, model bool) []string {
 	if model {
 		sinks["the model's requests"] = requestBodies(s)
 	}
-	_ = filepath.WalkDir(filepath.Join(s.root, ".agentls"), func(p string, d os.DirEntry, err error) error {
+	return whereSecretsReached(secrets, s.root, sinks)
+}
+
+// whereSecretsReached lists, sorted, "NAME reached SINK, ..." for each
+// secret found in the text of a sink (by name) or of a file under
+// root/.agentls (by its path below root), which are added to sinks.
+func whereSecretsReached(secrets map[string]string, root string, sinks map[string]string) []string {
+	_ = filepath.WalkDir(filepath.Join(root, ".agentls"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if b, err := os.ReadFile(p); err == nil {
-				rel, _ := filepath.Rel(s.root, p)
+				rel, _ := filepath.Rel(root, p)
 				sinks[rel] = string(b)
 			}
 		}

@@ -3,22 +3,19 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/benchstat"
+	"github.com/agentls/agentls/internal/procmem"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
 	"github.com/agentls/agentls/workspace/benchcorpus"
@@ -162,7 +159,7 @@ func BenchmarkGrep(b *testing.B) {
 				rgs = append(rgs, time.Since(t0))
 				rgCPU = append(rgCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			}
-			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			ms, median := benchstat.Millis, benchstat.Median[time.Duration]
 			b.ReportMetric(0, "ns/op")
 			b.ReportMetric(ms(median(first)), "first-ms")
 			b.ReportMetric(ms(median(walk)), "walk+first-ms")
@@ -178,12 +175,6 @@ func BenchmarkGrep(b *testing.B) {
 			b.ReportMetric(float64(median(rgs))/float64(median(warm)), "rg/warm")
 		})
 	}
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // cpuTime is the user+system CPU time this process has used.
@@ -244,29 +235,8 @@ func BenchmarkGrepFilterMemory(b *testing.B) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	n, size := idx.Stats()
-	b.ReportMetric(float64(rssBytes(b))/1e6, "RSS-MB")
+	b.ReportMetric(float64(procmem.Resident(b, procmem.Self))/1e6, "RSS-MB")
 	b.ReportMetric(float64(ms.HeapAlloc)/1e6, "heap-MB")
 	b.ReportMetric(float64(size)/1e6, "filter-MB")
 	b.ReportMetric(float64(n), "files")
-}
-
-// rssBytes is the resident set size of this process (Linux).
-func rssBytes(b *testing.B) int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		b.Fatalf("RSS: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				b.Fatalf("RSS: %q: %v", v, err)
-			}
-			return kb << 10
-		}
-	}
-	b.Fatal("RSS: no VmRSS line in /proc/self/status")
-	return 0
 }

@@ -6,12 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
+	"github.com/agentls/agentls/internal/linkswap"
 	"github.com/agentls/agentls/workspace"
-	"golang.org/x/sys/unix"
 )
 
 // TestGrepToolSymlinkSwapNeverLeadsOutside: 1,000 grep tool calls while a
@@ -53,27 +51,7 @@ func TestGrepToolSymlinkSwapNeverLeadsOutside(t *testing.T) {
 	}
 	r := newReg(t, Env{Workspace: ws})
 
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for _, pair := range [][2]string{{"sub", "sublink"}, {"f.txt", "flink"}} {
-				if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, pair[0]), unix.AT_FDCWD, filepath.Join(root, pair[1]), unix.RENAME_EXCHANGE); err != nil {
-					t.Errorf("renameat2: %v", err)
-					return
-				}
-				swaps.Add(1)
-			}
-		}
-	}()
+	stop := linkswap.Start(t, root, [][2]string{{"sub", "sublink"}, {"f.txt", "flink"}})
 	leaks, inside := 0, 0
 	for i := 0; i < 1000; i++ {
 		args := map[string]any{"pattern": "marker", "literal": true}
@@ -89,14 +67,13 @@ func TestGrepToolSymlinkSwapNeverLeadsOutside(t *testing.T) {
 		}
 		inside += strings.Count(res.Text, "marker inside")
 	}
-	close(stop)
-	wg.Wait()
-	t.Logf("1000 grep calls, %d swaps: %d lines from inside, %d calls with outside lines", swaps.Load(), inside, leaks)
+	swaps := stop()
+	t.Logf("1000 grep calls, %d swaps: %d lines from inside, %d calls with outside lines", swaps, inside, leaks)
 	if leaks > 0 {
 		t.Errorf("%d of 1000 grep calls printed lines from outside the workspace", leaks)
 	}
-	if swaps.Load() < 100 || inside == 0 {
-		t.Errorf("the race did not happen: %d swaps, %d inside lines", swaps.Load(), inside)
+	if swaps < 100 || inside == 0 {
+		t.Errorf("the race did not happen: %d swaps, %d inside lines", swaps, inside)
 	}
 }
 

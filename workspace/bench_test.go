@@ -6,10 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/benchstat"
 )
 
 // benchCorpus is the tree BenchmarkIndex indexes: AGENTLS_BENCH_CORPUS, or
@@ -78,10 +79,9 @@ func BenchmarkIndex(b *testing.B) {
 		builds = append(builds, time.Since(start))
 	}
 	b.StopTimer()
-	slices.Sort(builds)
-	build := builds[len(builds)/2]
+	build := benchstat.Median(builds)
 	files := len(w.Files())
-	b.ReportMetric(float64(build.Microseconds())/1000, "build-ms")
+	b.ReportMetric(benchstat.Millis(build), "build-ms")
 	b.ReportMetric(float64(files), "files")
 
 	if _, err := exec.LookPath("rg"); err != nil {
@@ -89,14 +89,14 @@ func BenchmarkIndex(b *testing.B) {
 	} else if d, n, err := timeCommand(corpus, "rg", "--files"); err != nil {
 		b.Logf("rg --files: %v", err)
 	} else {
-		b.ReportMetric(float64(d.Microseconds())/1000, "rg-ms")
+		b.ReportMetric(benchstat.Millis(d), "rg-ms")
 		b.ReportMetric(float64(build)/float64(d), "build/rg")
 		b.Logf("rg --files: %v for %d files; index build %v for %d files", d, n, build, files)
 	}
 	if _, err := exec.LookPath("git"); err == nil {
 		if err := exec.Command("git", "-C", corpus, "rev-parse", "--is-inside-work-tree").Run(); err == nil {
 			if d, n, err := timeCommand(corpus, "git", "ls-files"); err == nil {
-				b.ReportMetric(float64(d.Microseconds())/1000, "git-ms")
+				b.ReportMetric(benchstat.Millis(d), "git-ms")
 				b.Logf("git ls-files: %v for %d files", d, n)
 			}
 		} else {

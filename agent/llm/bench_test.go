@@ -5,18 +5,18 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/benchstat"
 )
 
+// median is the median of ds in µs.
 func median(ds []time.Duration) float64 {
-	slices.Sort(ds)
-	return float64(ds[len(ds)/2].Nanoseconds()) / 1e3
+	return float64(benchstat.Median(ds).Nanoseconds()) / 1e3
 }
 
 // BenchmarkClientStreamedCall measures one streamed call (a sentence of

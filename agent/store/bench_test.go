@@ -6,10 +6,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/benchstat"
 )
 
 var benchWords = strings.Fields(`func return if err nil the file package import context string int error
@@ -99,8 +100,8 @@ func BenchmarkStoreAppendMessage(b *testing.B) {
 		flushed = append(flushed, float64(time.Since(start).Microseconds()))
 	}
 	b.StopTimer()
-	b.ReportMetric(median(perMsg), "median-us/msg")
-	b.ReportMetric(median(flushed), "median-us/flushed-msg")
+	b.ReportMetric(benchstat.Median(perMsg), "median-us/msg")
+	b.ReportMetric(benchstat.Median(flushed), "median-us/flushed-msg")
 }
 
 // BenchmarkStoreSizePer1000Messages writes 1,000 realistic messages (1-2 KB
@@ -136,13 +137,4 @@ func BenchmarkStoreSizePer1000Messages(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/1000msgs")
 	b.ReportMetric(float64(content)/1000, "content-bytes/msg")
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }

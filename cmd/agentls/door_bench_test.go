@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"go.lsp.dev/protocol"
-
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/benchstat"
+	"github.com/agentls/agentls/internal/procmem"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
 	"github.com/agentls/agentls/workspace/benchcorpus"
@@ -66,16 +65,12 @@ func (r doorRow) worst() float64 {
 	return w
 }
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func median(v []time.Duration) time.Duration {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)/2]
-}
+// The table's figures, computed as every benchmark computes them.
+var (
+	ms     = benchstat.Millis
+	median = benchstat.Median[time.Duration]
+	pct    = benchstat.Percentile[time.Duration]
+)
 
 // loadAvg is the one-minute load average.
 func loadAvg() float64 {
@@ -86,23 +81,6 @@ func loadAvg() float64 {
 	}
 	v, _ := strconv.ParseFloat(f[0], 64)
 	return v
-}
-
-// peakRSS is the high-water resident size of process pid in MB.
-func peakRSS(pid int) float64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return -1
 }
 
 // timeRun runs a program in dir with its output read to the end through
@@ -292,12 +270,6 @@ func BenchmarkAtTheDoor(b *testing.B) {
 	}
 }
 
-func pct(v []time.Duration, p int) time.Duration {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*p/100)]
-}
-
 func loadRange(v []float64) string {
 	if len(v) == 0 {
 		return ""
@@ -475,25 +447,8 @@ func (s *doorServer) editorLatency(b *testing.B) (idle, loaded []time.Duration, 
 	if err := s.p.OpenDocument(ctxT(b), s.open, "go", string(text)); err != nil {
 		b.Fatal(err)
 	}
-	diag := []protocol.Diagnostic{{Range: protocol.Range{Start: protocol.Position{Line: 30}, End: protocol.Position{Line: 30, Character: 4}},
-		Severity: protocol.DiagnosticSeverityError, Message: protocol.String("undefined: x")}}
-	ap := &protocol.CodeActionParams{
-		TextDocument: protocol.TextDocumentIdentifier{URI: lsptest.FileURI(s.open)},
-		Range:        protocol.Range{Start: protocol.Position{Line: 30, Character: 5}, End: protocol.Position{Line: 30, Character: 9}},
-		Context:      protocol.CodeActionContext{Diagnostics: diag},
-	}
-	one := func(ctx context.Context) time.Duration {
-		t0 := time.Now()
-		var acts []any
-		if err := s.p.Call(ctx, protocol.MethodTextDocumentCodeAction, ap, &acts); err != nil {
-			b.Fatalf("codeAction: %v", err)
-		}
-		d := time.Since(t0)
-		if len(acts) == 0 {
-			b.Fatal("no code action")
-		}
-		return d
-	}
+	ap := lsptest.QuickFixProbe(s.open)
+	one := func(ctx context.Context) time.Duration { return s.p.TimeCodeAction(ctx, ap) }
 	load[0] = loadAvg()
 	for range 2000 {
 		time.Sleep(time.Millisecond)
@@ -538,7 +493,7 @@ func (s *doorServer) editorLatency(b *testing.B) (idle, loaded []time.Duration, 
 
 // stop ends the server and returns its peak RSS in MB.
 func (s *doorServer) stop(b *testing.B) float64 {
-	rss := peakRSS(s.p.Cmd.Process.Pid)
+	rss := float64(procmem.Peak(b, s.p.Cmd.Process.Pid)) / (1 << 20) // MB
 	_ = s.p.Shutdown(ctxT(b))
 	_ = s.p.Exit(ctxT(b))
 	if code, err := s.p.Wait(30 * time.Second); err != nil || code != 0 {

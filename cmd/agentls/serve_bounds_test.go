@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,8 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/benchstat"
+	"github.com/agentls/agentls/internal/procmem"
 	"github.com/agentls/agentls/langserver"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/lsptest"
@@ -55,26 +55,6 @@ func floodls(t *testing.T) string {
 	return bin
 }
 
-// vmHWM is the peak resident set of process pid, in bytes.
-func vmHWM(t *testing.T, pid int) int64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatalf("no VmHWM for process %d", pid)
-	return 0
-}
-
 // latencies times codeAction requests on file, back to back, until stop
 // is closed (at least min of them).
 func latencies(t *testing.T, p *lsptest.Process, file string, stop <-chan struct{}, min int) []time.Duration {
@@ -100,12 +80,6 @@ func latencies(t *testing.T, p *lsptest.Process, file string, stop <-chan struct
 		}
 		out = append(out, time.Since(start))
 	}
-}
-
-func quantile(ds []time.Duration, q float64) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
 
 // TestServeBoundsOutsidePrograms drives a real `agentls serve` process
@@ -230,7 +204,7 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 			if runErr != nil || reply.Status != "completed" {
 				t.Fatalf("the task: %+v, %v", reply, runErr)
 			}
-			peak := vmHWM(t, p.Cmd.Process.Pid)
+			peak := procmem.Peak(t, p.Cmd.Process.Pid)
 			reqs := model.Requests()
 			if len(reqs) < 2 {
 				t.Fatalf("%d model requests; want the tool's result sent", len(reqs))
@@ -250,12 +224,12 @@ func TestServeBoundsOutsidePrograms(t *testing.T) {
 			if peak > serveMaxRSS {
 				t.Errorf("agentls's peak RSS %d MB; want under %d MB", peak>>20, serveMaxRSS>>20)
 			}
-			bound := max(editorLatency, 3*quantile(idle, 0.95))
-			if p95 := quantile(busy, 0.95); p95 > bound {
-				t.Errorf("codeAction p95 %s during the flood (idle p95 %s); want at most %s", p95, quantile(idle, 0.95), bound)
+			bound := max(editorLatency, 3*benchstat.Percentile(idle, 95))
+			if p95 := benchstat.Percentile(busy, 95); p95 > bound {
+				t.Errorf("codeAction p95 %s during the flood (idle p95 %s); want at most %s", p95, benchstat.Percentile(idle, 95), bound)
 			}
 			t.Logf("%s: agentls peak RSS %d MB; codeAction idle p50 %s p95 %s; during the task (%d requests) p50 %s p95 %s max %s; largest model request %d bytes",
-				tc.name, peak>>20, quantile(idle, 0.5), quantile(idle, 0.95), len(busy), quantile(busy, 0.5), quantile(busy, 0.95), quantile(busy, 1), biggest)
+				tc.name, peak>>20, benchstat.Median(idle), benchstat.Percentile(idle, 95), len(busy), benchstat.Median(busy), benchstat.Percentile(busy, 95), benchstat.Percentile(busy, 100), biggest)
 		})
 	}
 }

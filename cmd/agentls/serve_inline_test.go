@@ -1,55 +1,31 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm/fakemodel"
+	"github.com/agentls/agentls/internal/rawrpc"
 )
 
 // Inline completion through the built binary, driven by a plain LSP
-// client written here (Content-Length framing over the process's stdin
-// and stdout, nothing of the project's test client), against a scripted
-// model over real HTTP.
+// client written by hand (rawrpc's Content-Length framing over the
+// process's stdin and stdout, nothing of the project's LSP test client),
+// against a scripted model over real HTTP.
 
-// rawLSP is a minimal LSP client over a process's pipes.
+// rawLSP is a minimal LSP client over a process's pipes: it answers the
+// server's requests with null and keeps them.
 type rawLSP struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	mu    sync.Mutex
-	next  int
-	wait  map[int]chan rawReply
-	reqs  []rawMessage // requests the server sent
-	wmu   sync.Mutex
-	ended chan struct{}
-}
-
-type rawMessage struct {
-	ID     json.RawMessage `json:"id,omitempty"`
-	Method string          `json:"method,omitempty"`
-	Params json.RawMessage `json:"params,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
-}
-
-type rawReply struct {
-	msg rawMessage
-	at  time.Time
+	*rawrpc.Conn
+	t *testing.T
 }
 
 func startRawLSP(t *testing.T, bin string, env []string) *rawLSP {
@@ -70,12 +46,15 @@ func startRawLSP(t *testing.T, bin string, env []string) *rawLSP {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &rawLSP{t: t, cmd: cmd, in: in, wait: map[int]chan rawReply{}, ended: make(chan struct{})}
-	go c.read(bufio.NewReader(out))
+	c := &rawLSP{t: t, Conn: rawrpc.New(t, out, in, rawrpc.Options{
+		Framing:   rawrpc.ContentLength,
+		Timeout:   30 * time.Second,
+		OnRequest: func(c *rawrpc.Conn, req rawrpc.Message) { c.Answer(req.ID, nil) },
+	})}
 	t.Cleanup(func() {
 		_ = in.Close()
 		select {
-		case <-c.ended:
+		case <-c.Done():
 		case <-time.After(5 * time.Second):
 			_ = cmd.Process.Kill()
 		}
@@ -93,102 +72,11 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-func (c *rawLSP) read(r *bufio.Reader) {
-	defer close(c.ended)
-	for {
-		n := -1
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
-			if line == "" {
-				break
-			}
-			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
-				n, _ = strconv.Atoi(v)
-			}
-		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return
-		}
-		at := time.Now()
-		var m rawMessage
-		if err := json.Unmarshal(body, &m); err != nil {
-			c.t.Errorf("server sent malformed JSON: %s", body)
-			return
-		}
-		switch {
-		case m.Method != "" && len(m.ID) > 0: // a request to the client
-			c.mu.Lock()
-			c.reqs = append(c.reqs, m)
-			c.mu.Unlock()
-			c.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": nil})
-		case m.Method != "":
-		default:
-			id, _ := strconv.Atoi(string(m.ID))
-			c.mu.Lock()
-			ch := c.wait[id]
-			delete(c.wait, id)
-			c.mu.Unlock()
-			if ch != nil {
-				ch <- rawReply{m, at}
-			}
-		}
-	}
-}
-
-func (c *rawLSP) send(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(b), b); err != nil {
-		c.t.Errorf("write to server: %v", err)
-	}
-}
-
-// start sends a request and returns its id and the channel its reply
-// comes on.
-func (c *rawLSP) start(method string, params any) (int, <-chan rawReply) {
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	ch := make(chan rawReply, 1)
-	c.wait[id] = ch
-	c.mu.Unlock()
-	c.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-	return id, ch
-}
-
-func (c *rawLSP) call(method string, params any) rawMessage {
-	c.t.Helper()
-	_, ch := c.start(method, params)
-	select {
-	case r := <-ch:
-		return r.msg
-	case <-time.After(30 * time.Second):
-		c.t.Fatalf("%s: no reply in 30 s", method)
-	case <-c.ended:
-		c.t.Fatalf("%s: the server ended", method)
-	}
-	return rawMessage{}
-}
-
-func (c *rawLSP) notify(method string, params any) {
-	c.send(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
-}
-
-func (c *rawLSP) serverRequests(method string) []rawMessage {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []rawMessage
-	for _, m := range c.reqs {
-		if m.Method == method {
+// serverRequests are the requests of method the server sent.
+func (c *rawLSP) serverRequests(method string) []rawrpc.Message {
+	var out []rawrpc.Message
+	for _, m := range c.Seen() {
+		if m.Method == method && len(m.ID) > 0 {
 			out = append(out, m)
 		}
 	}
@@ -224,7 +112,7 @@ func (c *rawLSP) initialize(root string, dynamic bool) map[string]json.RawMessag
 // initializeWith is initialize with initializationOptions opts.
 func (c *rawLSP) initializeWith(root string, dynamic bool, opts any) map[string]json.RawMessage {
 	c.t.Helper()
-	res := c.call("initialize", map[string]any{
+	res := c.Call("initialize", map[string]any{
 		"initializationOptions": opts,
 		"processId":             nil,
 		"rootUri":               fileURI(root),
@@ -242,12 +130,12 @@ func (c *rawLSP) initializeWith(root string, dynamic bool, opts any) map[string]
 	if err := json.Unmarshal(res.Result, &r); err != nil {
 		c.t.Fatal(err)
 	}
-	c.notify("initialized", map[string]any{})
+	c.Notify("initialized", map[string]any{})
 	return r.Capabilities
 }
 
 func (c *rawLSP) open(path, lang, text string) {
-	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
+	c.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{
 		"uri": fileURI(path), "languageId": lang, "version": 1, "text": text}})
 }
 
@@ -268,7 +156,7 @@ type inlineList struct {
 	} `json:"items"`
 }
 
-func decodeInline(t *testing.T, m rawMessage) inlineList {
+func decodeInline(t *testing.T, m rawrpc.Message) inlineList {
 	t.Helper()
 	if m.Error != nil {
 		t.Fatalf("inlineCompletion failed: %d %s", m.Error.Code, m.Error.Message)
@@ -318,7 +206,7 @@ func TestServeInlineCompletion(t *testing.T) {
 			t.Errorf("inlineCompletionProvider declared while completion is off: %s", caps["inlineCompletionProvider"])
 		}
 		c.open(filepath.Join(root, "main.go"), "go", inlineMain)
-		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "main.go"), 6, 13, 1)))
+		l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "main.go"), 6, 13, 1)))
 		if len(l.Items) != 0 || len(model.Requests()) != 0 {
 			t.Errorf("completion off: items %+v, model requests %d; want none", l.Items, len(model.Requests()))
 		}
@@ -340,7 +228,7 @@ func TestServeInlineCompletion(t *testing.T) {
 		}
 		path := filepath.Join(root, "main.go")
 		c.open(path, "go", inlineMain)
-		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
 		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
 			t.Fatalf("items = %+v; want one item inserting %q", l.Items, "total)")
 		}
@@ -359,7 +247,7 @@ func TestServeInlineCompletion(t *testing.T) {
 			t.Errorf("stop = %q; want a single line (stop at the newline) in the middle of a line", got.Stop)
 		}
 		// The same place again: the cache answers, the model is not asked.
-		l = decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 2)))
+		l = decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 2)))
 		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" || len(model.Requests()) != 1 {
 			t.Errorf("re-request: items %+v, model requests %d; want the cached item and no new request", l.Items, len(model.Requests()))
 		}
@@ -375,7 +263,7 @@ func TestServeInlineCompletion(t *testing.T) {
 		c.initialize(root, false)
 		path := filepath.Join(root, "main.go")
 		c.open(path, "go", inlineMain)
-		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
 		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
 			t.Fatalf("items = %+v; want %q from the chat answer, fence removed", l.Items, "total)")
 		}
@@ -392,22 +280,22 @@ func TestServeInlineCompletion(t *testing.T) {
 		c.initialize(root, false)
 		path := filepath.Join(root, "main.go")
 		c.open(path, "go", inlineMain)
-		id, reply := c.start("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1))
+		id, reply := c.Start("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1))
 		waitUntil(t, "the model to receive the request", func() bool { return len(model.Requests()) == 1 })
 		sent := time.Now()
-		c.notify("$/cancelRequest", map[string]any{"id": id})
+		c.Notify("$/cancelRequest", map[string]any{"id": id})
 		select {
 		case r := <-reply:
-			took := r.at.Sub(sent)
-			if r.msg.Error == nil || r.msg.Error.Code != -32800 {
-				t.Errorf("reply = %s %+v; want the RequestCancelled error -32800", r.msg.Result, r.msg.Error)
+			took := r.At.Sub(sent)
+			if r.Error == nil || r.Error.Code != -32800 {
+				t.Errorf("reply = %s %+v; want the RequestCancelled error -32800", r.Result, r.Error)
 			}
 			// The machine may be loaded (tests share it): the bound is
 			// 100 ms beyond what the server takes to answer a request
 			// that waits for nothing, timed right after under the same
 			// load.
 			p0 := time.Now()
-			c.call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "closed.go"), 0, 0, 1))
+			c.Call("textDocument/inlineCompletion", inlineParams(filepath.Join(root, "closed.go"), 0, 0, 1))
 			ping := time.Since(p0)
 			if took > 100*time.Millisecond+ping {
 				t.Errorf("the cancelled request answered after %v (a request that waits for nothing: %v); want within 100 ms", took, ping)
@@ -417,7 +305,7 @@ func TestServeInlineCompletion(t *testing.T) {
 			t.Fatal("the cancelled request did not answer while the model held its answer")
 		}
 		// The server remains responsive.
-		if r := c.call("shutdown", nil); r.Error != nil {
+		if r := c.Call("shutdown", nil); r.Error != nil {
 			t.Errorf("shutdown: %s", r.Error.Message)
 		}
 	})
@@ -435,7 +323,7 @@ func TestServeInlineCompletion(t *testing.T) {
 		c.open(mainPath, "go", inlineMain)
 		// In the .env file itself: nothing is sent, nothing comes back.
 		for _, kind := range []int{1, 2} {
-			l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(envPath, 0, 3, kind)))
+			l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(envPath, 0, 3, kind)))
 			if len(l.Items) != 0 {
 				t.Errorf("completion in .env returned %+v; want nothing", l.Items)
 			}
@@ -445,7 +333,7 @@ func TestServeInlineCompletion(t *testing.T) {
 		}
 		// In main.go, with the .env open beside it (its line declares the
 		// Add the cursor's lines call): its text is not in the context.
-		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(mainPath, 6, 13, 1)))
+		l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(mainPath, 6, 13, 1)))
 		if len(l.Items) != 1 {
 			t.Fatalf("completion in main.go: items %+v; want one", l.Items)
 		}
@@ -470,20 +358,20 @@ func TestServeInlineCompletion(t *testing.T) {
 		}
 		path := filepath.Join(root, "main.go")
 		c.open(path, "go", inlineMain)
-		c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": true}}}})
+		c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": true}}}})
 		waitUntil(t, "client/registerCapability", func() bool { return len(c.serverRequests("client/registerCapability")) == 1 })
 		reg := c.serverRequests("client/registerCapability")[0]
 		if !strings.Contains(string(reg.Params), `"method":"textDocument/inlineCompletion"`) {
 			t.Errorf("registration %s; want textDocument/inlineCompletion", reg.Params)
 		}
-		l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+		l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
 		if len(l.Items) != 1 || l.Items[0].InsertText != "total)" {
 			t.Errorf("after registration: items %+v; want the model's text", l.Items)
 		}
-		c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": false}}}})
+		c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"completion": map[string]any{"enabled": false}}}})
 		waitUntil(t, "client/unregisterCapability", func() bool { return len(c.serverRequests("client/unregisterCapability")) == 1 })
 		n := len(model.Requests())
-		l = decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 5, 1, 1)))
+		l = decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 5, 1, 1)))
 		if len(l.Items) != 0 || len(model.Requests()) != n {
 			t.Errorf("turned off: items %+v, model asked again: %v", l.Items, len(model.Requests()) != n)
 		}
@@ -506,11 +394,11 @@ func TestServeInlineCompletion(t *testing.T) {
 					c.initializeWith(root, false, map[string]any{"agentls": redirect})
 				} else {
 					c.initialize(root, false)
-					c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": redirect}})
+					c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": redirect}})
 				}
 				path := filepath.Join(root, "main.go")
 				c.open(path, "go", inlineMain)
-				l := decodeInline(t, c.call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
+				l := decodeInline(t, c.Call("textDocument/inlineCompletion", inlineParams(path, 6, 13, 1)))
 				if len(other.Requests()) != 0 {
 					t.Errorf("the endpoint only the editor's settings name received %d completion requests", len(other.Requests()))
 				}

@@ -3,25 +3,8 @@
 # a rename with any text. It answers initialize, documentSymbol (nothing)
 # and shutdown; notifications are read and dropped.
 import json, sys
-
-def read():
-    length = 0
-    while True:
-        line = sys.stdin.buffer.readline()
-        if not line:
-            sys.exit(0)
-        line = line.strip()
-        if not line:
-            break
-        k, _, v = line.partition(b":")
-        if k.lower() == b"content-length":
-            length = int(v)
-    return json.loads(sys.stdin.buffer.read(length))
-
-def reply(msg, result):
-    body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
-    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    sys.stdout.buffer.flush()
+sys.dont_write_bytecode = True  # the workspace it runs in stays as written
+from lspframe import read, reply
 
 while True:
     msg = read()

@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -33,6 +35,24 @@ func Code(err error) jsonrpc2.Code {
 		return e.Code
 	}
 	return 0
+}
+
+// UserSettingsDir writes settings as the settings file of a fresh user
+// agentls folder and returns the folder (lsp.ServiceOptions.UserDir).
+func UserSettingsDir(t testing.TB, settings map[string]any) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "agentls")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // MustJSON is the JSON of v; it fails the test when v has none.

@@ -5,11 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/agentls/agentls/internal/linkswap"
 )
 
 // TestSymlinkSwapNeverLeadsOutside: while a goroutine keeps exchanging a
@@ -55,28 +53,7 @@ func TestSymlinkSwapNeverLeadsOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stop := make(chan struct{})
-	var swaps atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for _, pair := range [][2]string{{"sub", "sublink"}, {"f.txt", "flink"}} {
-				err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(root, pair[0]), unix.AT_FDCWD, filepath.Join(root, pair[1]), unix.RENAME_EXCHANGE)
-				if err != nil {
-					t.Errorf("renameat2: %v", err)
-					return
-				}
-				swaps.Add(1)
-			}
-		}
-	}()
+	stop := linkswap.Start(t, root, [][2]string{{"sub", "sublink"}, {"f.txt", "flink"}})
 
 	inside, leaks := 0, 0
 	for i := 0; i < 1000; i++ {
@@ -96,13 +73,12 @@ func TestSymlinkSwapNeverLeadsOutside(t *testing.T) {
 			}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	t.Logf("2000 searches, %d swaps: %d lines from inside, %d from outside", swaps.Load(), inside, leaks)
+	swaps := stop()
+	t.Logf("2000 searches, %d swaps: %d lines from inside, %d from outside", swaps, inside, leaks)
 	if leaks > 0 {
 		t.Errorf("%d searches printed a line from outside the root", leaks)
 	}
-	if swaps.Load() < 100 || inside == 0 {
-		t.Errorf("the race did not happen: %d swaps, %d inside lines", swaps.Load(), inside)
+	if swaps < 100 || inside == 0 {
+		t.Errorf("the race did not happen: %d swaps, %d inside lines", swaps, inside)
 	}
 }

@@ -4,42 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/procmem"
 	"github.com/agentls/agentls/tools/mcp/mcptest"
 )
-
-// peakRSS is this process's peak resident set (VmHWM) in bytes.
-func peakRSS(t testing.TB) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	t.Fatal("no VmHWM in /proc/self/status")
-	return 0
-}
-
-// resetPeakRSS starts a new peak (clear_refs 5 resets VmHWM).
-func resetPeakRSS(t testing.TB) {
-	t.Helper()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Fatalf("reset the peak RSS: %v", err)
-	}
-}
 
 // maxRSS is the most the test process may hold while a server floods it
 // (under the race detector, with its shadow memory, 5 times that).
@@ -57,11 +28,11 @@ var flood = map[bool]int{false: 10, true: 3}[raceEnabled] * MaxMessageBytes
 func TestStdioFloodsAreBounded(t *testing.T) {
 	f := newFixture(t)
 	got := f.tools(t, nil, stdio("test"))
-	resetPeakRSS(t)
+	procmem.ResetPeak(t)
 	start := time.Now()
 	r := call(t, got["mcp__test__flood"], fmt.Sprintf(`{"bytes":%d}`, flood))
 	took := time.Since(start)
-	peak := peakRSS(t)
+	peak := procmem.Peak(t, procmem.Self)
 	if !r.IsError || !strings.Contains(r.Text, fmt.Sprintf("over the limit of %d bytes", MaxMessageBytes)) || !strings.Contains(r.Text, "starts again on the next call") {
 		t.Errorf("result of the flood: %.400s", r.Text)
 	}
@@ -115,11 +86,11 @@ func TestHTTPBodiesAreBounded(t *testing.T) {
 			f := newFixture(t)
 			defer f.m.Close()
 			got := f.tools(t, nil, ServerConfig{Name: "remote", Type: "http", URL: hs.URL, Source: FromSettings})
-			resetPeakRSS(t)
+			procmem.ResetPeak(t)
 			start := time.Now()
 			r := call(t, got["mcp__remote__flood"], `{}`)
 			took := time.Since(start)
-			peak := peakRSS(t)
+			peak := procmem.Peak(t, procmem.Self)
 			if !r.IsError || !strings.Contains(r.Text, fmt.Sprintf("over the limit of %d bytes", MaxMessageBytes)) {
 				t.Errorf("result of the flood: %.400s", r.Text)
 			}

@@ -1,7 +1,8 @@
-// Package benchcorpus builds the trees the benchmarks search: copies of the
-// Go source tree (GOROOT/src) cut to an exact number of files, cached under
-// the user cache folder so later runs reuse them. Only benchmarks should
-// call it: a 99,000-file tree is 1.4 GB.
+// Package benchcorpus builds the trees the benchmarks and budget tests
+// search: copies of the Go source tree (GOROOT/src) cut to an exact number
+// of files. GoSource caches its trees under the user cache folder so later
+// runs reuse them; only benchmarks should call it: a 99,000-file tree is
+// 1.4 GB. CopyGoSource writes a small tree where a test asks.
 package benchcorpus
 
 import (
@@ -31,29 +32,9 @@ func GoSource(n int) (dir string, built bool, err error) {
 	if _, err := os.Stat(done); err == nil {
 		return dir, false, nil
 	}
-	// go/build knows GOROOT (the environment, else the toolchain's own)
-	// without running a program: only package tools starts programs.
-	goroot := build.Default.GOROOT
-	if goroot == "" {
-		return "", false, errors.New("benchcorpus: GOROOT unknown")
-	}
-	src := filepath.Join(goroot, "src")
-	var rels []string
-	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			rel, _ := filepath.Rel(src, p)
-			rels = append(rels, rel)
-		}
-		return nil
-	})
+	src, rels, err := goSourceFiles()
 	if err != nil {
-		return "", false, fmt.Errorf("benchcorpus: list %s: %w", src, err)
-	}
-	if len(rels) == 0 {
-		return "", false, fmt.Errorf("benchcorpus: no files in %s", src)
+		return "", false, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return "", false, fmt.Errorf("benchcorpus: %w", err)
@@ -74,6 +55,52 @@ func GoSource(n int) (dir string, built bool, err error) {
 		return "", false, fmt.Errorf("benchcorpus: %w", err)
 	}
 	return dir, true, nil
+}
+
+// CopyGoSource copies the first n regular files of GOROOT/src, in the
+// order of a walk, under dir at their paths below GOROOT/src, and returns
+// how many it copied: fewer than n when GOROOT/src holds fewer.
+func CopyGoSource(dir string, n int) (int, error) {
+	src, rels, err := goSourceFiles()
+	if err != nil {
+		return 0, err
+	}
+	rels = rels[:min(n, len(rels))]
+	for _, rel := range rels {
+		if err := copyFile(filepath.Join(src, rel), filepath.Join(dir, rel)); err != nil {
+			return 0, fmt.Errorf("benchcorpus: %w", err)
+		}
+	}
+	return len(rels), nil
+}
+
+// goSourceFiles is GOROOT/src and its regular files, as paths below it in
+// the order of a walk.
+func goSourceFiles() (src string, rels []string, err error) {
+	// go/build knows GOROOT (the environment, else the toolchain's own)
+	// without running a program: only package tools starts programs.
+	goroot := build.Default.GOROOT
+	if goroot == "" {
+		return "", nil, errors.New("benchcorpus: GOROOT unknown")
+	}
+	src = filepath.Join(goroot, "src")
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, _ := filepath.Rel(src, p)
+			rels = append(rels, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("benchcorpus: list %s: %w", src, err)
+	}
+	if len(rels) == 0 {
+		return "", nil, fmt.Errorf("benchcorpus: no files in %s", src)
+	}
+	return src, rels, nil
 }
 
 func copyFile(src, dst string) error {
