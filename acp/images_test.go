@@ -9,29 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/acp"
+	"github.com/agentls/agentls/lsp/lsptest"
 )
-
-// lockedBuffer is a log the agent's goroutines write to together.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestLoadReplaysThePromptsImage: a prompt's image is kept with the
 // session; after a restart (a second agent on the same store),
@@ -43,7 +25,7 @@ func TestLoadReplaysThePromptsImage(t *testing.T) {
 	root := workspaceRoot(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "a.db")
-	var log lockedBuffer
+	var log lsptest.SyncBuffer
 	withLog := func(o *acp.Options) {
 		o.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
