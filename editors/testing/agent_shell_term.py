@@ -19,12 +19,24 @@ terminal (open_shell says how it is answered).
      completes it) loads it (session/load), headed by its title: the replay
      shows the prompts, the image and the answers; a follow-up (XFOLLOW)
      is answered with the earlier prompts in the model's context.
+  5. A command (XSLOW: sleep 37) allowed with `y`, then C-c C-c
+     (agent-shell-interrupt) and `y` at its "Interrupt?": session/cancel
+     reaches agentls, the prompt ends "cancelled", the sleep is gone, and
+     the next question (XAFTER) is answered.
+After the question (1), agent-shell's header line shows the context used
+and size of agentls's last usage_update, and M-x agent-shell-show-usage its
+context and cost. Last, every message agentls sent (the runner records each
+process's stdin and stdout in E2E_TRACE) is validated against the v1 schema
+(agent-shell/schema_check.mjs, the acpx suite's check).
 
   python3 agent_shell_term.py ROOT WORKSPACE ARTIFACTS
-Environment: AGENTLS_E2E_EMACS (Emacs 29.1+), E2E_SERVER_LOG (agentls's log).
+Environment: AGENTLS_E2E_EMACS (Emacs 29.1+), E2E_SERVER_LOG (agentls's log),
+E2E_TRACE (agentls's traffic), E2E_NODE22 (node for the schema check).
 """
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -35,6 +47,8 @@ from term import Blocked, Term  # noqa: E402
 root, ws, art = sys.argv[1:4]
 emacs = os.environ.get("AGENTLS_E2E_EMACS", "emacs-30.1")
 server_log = os.environ["E2E_SERVER_LOG"]
+trace_dir = os.environ["E2E_TRACE"]
+node = os.environ["E2E_NODE22"]
 probe = os.path.join(art, "agent-shell.probe.json")
 main_go = os.path.join(ws, "main.go")
 PNG_B64_HEAD = "iVBORw0KGgo"
@@ -68,6 +82,50 @@ def agentls_pids():
         if len(argv) >= 2 and argv[0].endswith(b"agentls") and argv[1] == b"acp" and cwd == ws:
             out.append(int(d))
     return out
+
+
+def traffic(pid, way):
+    """The JSON-RPC messages agentls process pid read ("in") or sent
+    ("out") so far (the recorder's copy; complete lines only)."""
+    text = read(os.path.join(trace_dir, "%d.%s.jsonl" % (pid, way))) or ""
+    return [json.loads(l) for l in text.split("\n")[:-1] if l.strip()]
+
+
+def prompt_results(pid):
+    """agentls's answers to the client's session/prompt requests, in order."""
+    asked = {json.dumps(m["id"]) for m in traffic(pid, "in") if m.get("method") == "session/prompt" and "id" in m}
+    return [m for m in traffic(pid, "out") if "method" not in m and json.dumps(m.get("id")) in asked]
+
+
+def wait(cond, timeout):
+    """cond() once it is true, polled until timeout; else its last value."""
+    deadline = time.time() + timeout
+    while True:
+        v = cond()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(0.1)
+
+
+def running(argv):
+    """Pids of the processes whose command line is argv."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")[:-1] == [a.encode() for a in argv]:
+                    out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def compact(n):
+    """A token count as agent-shell writes it (agent-shell--format-number-compact)."""
+    for div, suffix in ((1e9, "b"), (1e6, "m"), (1e3, "k")):
+        if n >= div:
+            return "%.0f%s" % (n / div, suffix)
+    return "%d" % n
 
 
 def start_emacs(name):
@@ -141,6 +199,25 @@ try:
     t.note(ask(t, "XQ: What does Greet return?", r'Greet returns "Hello, " followed by the name\.'),
            "a question is answered in the agent-shell buffer")
 
+    # Usage: the question's last model call reported 43008 tokens (the
+    # script's usage); agentls sends them with the model's context size.
+    pid = (agentls_pids() or [0])[0]
+    wait(lambda: prompt_results(pid), 30)
+    usage = [m["params"]["update"] for m in traffic(pid, "out")
+             if m.get("method") == "session/update" and m["params"]["update"].get("sessionUpdate") == "usage_update"]
+    last = usage[-1] if usage else {}
+    used, size, cost = last.get("used", 0), last.get("size", 0), (last.get("cost") or {})
+    t.note(len(usage) == 2 and used == 43008 and size == 128000 and cost.get("currency") == "USD" and cost.get("amount", 0) > 0,
+           "agentls sent usage_update after each model call of the question (%d), the last: %s" % (len(usage), json.dumps(last)))
+    indicator = "%s/%s (%.0f%%)" % (compact(used), compact(size), 100.0 * used / max(size, 1))
+    t.note(t.wait_for("➤ " + re.escape(indicator), 15) is not None,
+           "agent-shell's header line shows the context used and size of agentls's usage_update: %s" % indicator)
+    context = "Context: %s/%s (%.1f%%)" % (compact(used), compact(size), 100.0 * used / max(size, 1))
+    price = "Cost: %s%.2f" % (cost.get("currency", "USD"), cost.get("amount", 0))
+    keys.mx("agent-shell-show-usage")
+    t.note(t.wait_for(re.escape(context), 15) is not None and t.wait_for(re.escape(price), 5) is not None,
+           "M-x agent-shell-show-usage shows agentls's figures: %s, %s" % (context, price))
+
     # 2. An edit: agent-shell's permission dialog, answered with its key.
     before = read(main_go)
     t.send("M->")
@@ -205,6 +282,54 @@ try:
     t.note(ask(t, "XFOLLOW: what did I show you last?", r"You last showed me a picture\.|NO CONTEXT") and
            t.wait_for(r"You last showed me a picture\.", 5) is not None,
            "a follow-up in the resumed session has the earlier prompts in the model's context")
+
+    # 5. Interrupt a running command the way a user does: C-c C-c.
+    pid = (agentls_pids() or [0])[0]
+    prompts = len(prompt_results(pid))
+    t.send("M->")
+    t.type("XSLOW: run a long command")
+    t.wait_for(r"XSLOW: run a long command", 15)
+    t.send("Enter")
+    dialog = t.wait_for(r"\[ Allow[^]]*\(y\) \]", 90)
+    screen = t.screen()
+    t.note(dialog is not None and "sleep 37" in screen,
+           "the command asks with agent-shell's permission dialog: %s"
+           % " ".join(l.strip() for l in screen.splitlines() if "sleep 37" in l or "(y)" in l)[:200])
+    t.send("y")
+    sleeping = wait(lambda: running(["sleep", "37"]), 60)
+    t.note(bool(sleeping), "after `y` the command runs (sleep 37: %s)" % sleeping)
+    t.send("C-c", "C-c")
+    t.note(t.wait_for(r"Interrupt\? \(y or n\)", 15) is not None, "C-c C-c (agent-shell-interrupt) asks \"Interrupt? (y or n)\"")
+    start = time.time()
+    t.send("y")
+    ended = wait(lambda: prompt_results(pid)[prompts:], 30)
+    took = time.time() - start
+    cancels = [m for m in traffic(pid, "in") if m.get("method") == "session/cancel"]
+    t.note(bool(cancels) and bool(ended) and ended[0].get("result", {}).get("stopReason") == "cancelled",
+           "`y` sends session/cancel to agentls (%d) and the prompt ends %s in %.1f s"
+           % (len(cancels), json.dumps(ended[0].get("result") if ended else None), took))
+    t.note(wait(lambda: not running(["sleep", "37"]), 10), "nothing keeps running: the command's sleep 37 is gone")
+    t.note(ask(t, "XAFTER: are you there?", r"Ready after the interrupt\.|the sleep ended") and
+           t.wait_for(r"Ready after the interrupt\.", 5) is not None and "the sleep ended" not in t.screen(),
+           "the shell answers the next question after the interrupt")
+    t.close()
+    failed += t.failed
+    last_term, t = t, None
+    gone = wait(lambda: not agentls_pids(), 30)
+
+    # Every message agentls sent, validated against the v1 schema.
+    r = subprocess.run([node, os.path.join(root, "editors/testing/agent-shell/schema_check.mjs"), trace_dir],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    try:
+        res = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        res = {"checked": 0, "invalid": [r.stdout[-500:] + r.stderr[-500:]]}
+    ok = gone and r.returncode == 0 and res["checked"] > 30 and not res["invalid"]
+    last_term.note(ok,
+                   "schema: %d agentls messages (%s agentls processes) checked against %s, %d invalid%s"
+                   % (res["checked"], res.get("processes"), res.get("schema"), len(res["invalid"]),
+                      "" if not res["invalid"] else ": " + json.dumps(res["invalid"][:3])))
+    failed += 0 if ok else 1
 except Blocked as e:
     t.note(False, str(e))
 finally:

