@@ -41,9 +41,11 @@ const transcript = [];
 // refused with QUEUE_OWNER_CLOSED, which acpx marks retryable, or, on a
 // busy machine, fails to connect to the owner's socket as it closes
 // ("connect ECONNRESET ....sock", "connect ECONNREFUSED ...", CI saw the
-// first): either way nothing was sent, so it is sent again (a new owner
-// starts).
-const ownerGone = /"QUEUE_OWNER_CLOSED"|connect (ECONNRESET|ECONNREFUSED|ENOENT) [^"]*\.sock/;
+// first), or connects and then meets the closed socket on its first write
+// ("write EPIPE", QUEUE_SUBMISSION_OUTCOME_UNKNOWN: the owner had already
+// shut its end, so it read nothing): either way nothing reached agentls,
+// so it is sent again (a new owner starts).
+const ownerGone = /"QUEUE_OWNER_CLOSED"|connect (ECONNRESET|ECONNREFUSED|ENOENT) [^"]*\.sock|"write EPIPE; request outcome is unknown[^"]*"[^]*"QUEUE_SUBMISSION_OUTCOME_UNKNOWN"/;
 function acpx(args, { timeout = 180000 } = {}) {
   for (let attempt = 1; ; attempt++) {
     const r = spawnSync(NODE22, [ACPX, "--agent", agentCmd, "--format", "json", ...args], { cwd: WS, env, encoding: "utf8", timeout });

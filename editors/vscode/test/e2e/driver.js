@@ -591,12 +591,21 @@ async function main() {
       fs.writeFileSync(path.join(ws, 'notes.txt'), 'first: todo\nsecond: todo\n');
       // Open, as a user looks at the file the task edits (with approval
       // "ask", an edit of a file no editor shows asks first).
-      await page.keyboard.press('Escape');
-      await page.keyboard.press('Control+P');
-      await page.waitForSelector('.quick-input-widget:not([style*="display: none"]) input', { timeout: 10000 });
-      await page.keyboard.type('notes.txt', { delay: 10 });
-      await poll(() => page.$$eval('.quick-input-list .monaco-list-row', (els) => els.some((e) => e.innerText.includes('notes.txt'))), 10000, 50);
-      await page.keyboard.press('Enter');
+      // Quick Open lists a file only once VS Code's file search has seen
+      // it, which a loaded machine delays: Enter is pressed only when the
+      // row is there, and Quick Open is opened again (its list is read
+      // afresh) until it is.
+      for (let attempt = 1; attempt <= 4; attempt++) {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+P');
+        await page.waitForSelector('.quick-input-widget:not([style*="display: none"]) input', { timeout: 10000 });
+        await page.keyboard.type('notes.txt', { delay: 10 });
+        const listed = await poll(() => page.$$eval('.quick-input-list .monaco-list-row', (els) => els.some((e) => e.innerText.includes('notes.txt'))), 15000, 50);
+        if (listed) {
+          await page.keyboard.press('Enter');
+          break;
+        }
+      }
       // (Other scenarios leave editor groups open: an active tab of any.)
       const shown = await poll(() => page.$$eval('.tab.active', (els) => els.some((e) => e.innerText.includes('notes.txt'))), 10000, 50);
       note(Boolean(shown), `notes.txt open in the editor (active tabs: ${(await page.$$eval('.tab.active', (els) => els.map((e) => e.innerText.trim())).catch(() => [])).join(', ')})`);
