@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,11 +18,7 @@ const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8Dw
 // real store through the Writer and comes back through Resume.
 func TestResumedHistoryKeepsThePromptImages(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(ctx)
+	st := openStore(t)
 	w := NewWriter(st)
 	prompt := llm.Message{Role: llm.RoleUser, Content: "what is in this picture?",
 		Images: []llm.Image{{MIMEType: "image/png", Data: png1x1}, {MIMEType: "image/gif", Data: "R0lGODlhAQABAAAAACw="}}}

@@ -18,11 +18,7 @@ import (
 // store's form, and Commit makes it durable (read on a reader connection).
 func TestWriterRecordsEveryRecord(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(ctx)
+	st := openStore(t)
 	w := NewWriter(st)
 	plan := tools.Plan{Items: []tools.PlanItem{{ID: "1", Text: "fix it", Status: tools.PlanPending}}}
 	for _, r := range []Record{
@@ -85,4 +81,17 @@ func TestWriterRefusesNoRecord(t *testing.T) {
 	if err := NewWriter(nil).Record(context.Background(), "t", nil); err == nil || !strings.Contains(err.Error(), "no such record") {
 		t.Errorf("Record(nil) = %v; want an error", err)
 	}
+}
+
+// openStore is a real store in a temporary folder, closed at the end of
+// the test.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "s.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(ctx) })
+	return st
 }

@@ -60,6 +60,18 @@ PICKER = r"Start shell \(default: [^)]*\): "
 PROMPT = r"^agentls>"
 
 
+
+def ask_until_dialog(t, prompt):
+    """Types prompt at the end of the shell, sends it once it shows, and
+    waits for agent-shell's permission dialog; returns (its match or None,
+    the screen then)."""
+    t.send("M->")
+    t.type(prompt)
+    t.wait_for(re.escape(prompt), 15)
+    t.send("Enter")
+    dialog = t.wait_for(r"\[ Allow[^]]*\(y\) \]", 90)
+    return dialog, t.screen()
+
 def read(path):
     try:
         with open(path) as f:
@@ -220,12 +232,7 @@ try:
 
     # 2. An edit: agent-shell's permission dialog, answered with its key.
     before = read(main_go)
-    t.send("M->")
-    t.type("XEDIT: add a package comment to main.go")
-    t.wait_for(r"XEDIT: add a package comment", 15)
-    t.send("Enter")
-    dialog = t.wait_for(r"\[ Allow[^]]*\(y\) \]", 90)
-    screen = t.screen()
+    dialog, screen = ask_until_dialog(t, "XEDIT: add a package comment to main.go")
     t.note(dialog is not None and "View (v)" in screen,
            "the edit asks with agent-shell's permission dialog, with the diff to view: %s"
            % " ".join(l.strip() for l in screen.splitlines() if "(y)" in l)[:200])
@@ -286,12 +293,7 @@ try:
     # 5. Interrupt a running command the way a user does: C-c C-c.
     pid = (agentls_pids() or [0])[0]
     prompts = len(prompt_results(pid))
-    t.send("M->")
-    t.type("XSLOW: run a long command")
-    t.wait_for(r"XSLOW: run a long command", 15)
-    t.send("Enter")
-    dialog = t.wait_for(r"\[ Allow[^]]*\(y\) \]", 90)
-    screen = t.screen()
+    dialog, screen = ask_until_dialog(t, "XSLOW: run a long command")
     t.note(dialog is not None and "sleep 37" in screen,
            "the command asks with agent-shell's permission dialog: %s"
            % " ".join(l.strip() for l in screen.splitlines() if "sleep 37" in l or "(y)" in l)[:200])
