@@ -152,6 +152,9 @@ func BenchmarkAtTheDoor(b *testing.B) {
 
 		// The command line: fresh processes, interleaved with rg.
 		for _, q := range doorQueries {
+			if !doorPart("tool") {
+				break
+			}
 			r := doorRow{what: "`agentls tool grep` (" + q.class + ")", query: q.display, anchor: "rg"}
 			args := `{` + q.grep + `,"limit":1000}`
 			for range reps {
@@ -163,11 +166,16 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		}
 		lf := doorRow{what: "`agentls tool list_files`", query: "whole tree", anchor: "rg --files"}
 		for range reps {
+			if !doorPart("tool") {
+				break
+			}
 			lf.load = append(lf.load, loadAvg())
 			lf.ours = append(lf.ours, timeRun(b, gosrc, env, bin, "tool", "list_files", `{"limit":100000}`))
 			lf.theirs = append(lf.theirs, timeRun(b, gosrc, env, rg, "--no-config", "--files"))
 		}
-		rows = append(rows, lf)
+		if doorPart("tool") {
+			rows = append(rows, lf)
+		}
 
 		// Through the server: a task started right after initialize, on a
 		// new server per query, then tasks on one server whose filter is
@@ -179,6 +187,9 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		// another tree).
 		timeRun(b, corpus, env, rg, "--no-config", "-c", "hashMightPanic")
 		for _, q := range doorQueries {
+			if !doorPart("first") {
+				break
+			}
 			f := doorRow{what: "first search of a task started at initialize (" + q.class + ")", query: q.display, anchor: "rg"}
 			l := doorRow{what: "later searches of that task (" + q.class + ")", query: q.display, anchor: "rg"}
 			for range max(1, reps/2) {
@@ -196,8 +207,14 @@ func BenchmarkAtTheDoor(b *testing.B) {
 			}
 			first, later = append(first, f), append(later, l)
 		}
-		s := startDoorServer(b, bin, corpus, true)
+		var s *doorServer
+		if doorPart("warm") || doorPart("editor") {
+			s = startDoorServer(b, bin, corpus, true)
+		}
 		for i := range reps {
+			if !doorPart("warm") {
+				break
+			}
 			for j, q := range doorQueries {
 				if i == 0 {
 					warmFirst = append(warmFirst, doorRow{what: "first search of a task started once the filter is built (" + q.class + ")", query: q.display, anchor: "rg"})
@@ -219,14 +236,23 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		rows = append(rows, warmLater...)
 
 		// The editor while two tasks search.
-		idle, loaded, lload := s.editorLatency(b)
-		rss = append(rss, s.stop(b))
+		var idle, loaded []time.Duration
+		var lload [2]float64
+		if doorPart("editor") {
+			idle, loaded, lload = s.editorLatency(b)
+		}
+		if s != nil {
+			rss = append(rss, s.stop(b))
+		}
 
 		// The completion and MCP paths.
 		pload := [2]float64{loadAvg()}
-		completion, model := doorCompletion(b, bin, 200)
-		pload[1] = loadAvg()
-		through, direct := doorMCP(b, bin, 30)
+		var completion, model, through, direct []time.Duration
+		if doorPart("paths") {
+			completion, model = doorCompletion(b, bin, 200)
+			pload[1] = loadAvg()
+			through, direct = doorMCP(b, bin, 30)
+		}
 
 		var out strings.Builder
 		fmt.Fprintf(&out, "agentls at the user's door, %s, %d CPUs; load average %.2f at start, %.2f at end; %v\n",
@@ -237,10 +263,16 @@ func BenchmarkAtTheDoor(b *testing.B) {
 		for _, r := range rows {
 			fmt.Fprintf(&out, "| %s | %s | %.0f | %s | %.0f | %.2fx | %.2fx | %s |\n", r.what, r.query, ms(median(r.ours)), r.anchor, ms(median(r.theirs)), r.ratio(), r.worst(), loadRange(r.load))
 		}
-		fmt.Fprintf(&out, "| editor `textDocument/codeAction` idle | %d requests | p50 %.2f, p99 %.2f | | | | | %.2f |\n", len(idle), ms(pct(idle, 50)), ms(pct(idle, 99)), lload[0])
-		fmt.Fprintf(&out, "| editor `textDocument/codeAction` while two tasks search | %d requests | p50 %.2f, p99 %.2f | idle p99 | %.2f | %.2fx | | %.2f |\n", len(loaded), ms(pct(loaded, 50)), ms(pct(loaded, 99)), ms(pct(idle, 99)), ms(pct(loaded, 99))/ms(pct(idle, 99)), lload[1])
-		fmt.Fprintf(&out, "| peak RSS of `agentls serve` (VmHWM), highest of %d servers | 55,000 files | %.1f MB | goal | 150 MB | %.2fx | | |\n", len(rss), slices.Max(rss), slices.Max(rss)/150)
-		out.WriteString(pathLines(completion, model, through, direct, pload))
+		if doorPart("editor") {
+			fmt.Fprintf(&out, "| editor `textDocument/codeAction` idle | %d requests | p50 %.2f, p99 %.2f | | | | | %.2f |\n", len(idle), ms(pct(idle, 50)), ms(pct(idle, 99)), lload[0])
+			fmt.Fprintf(&out, "| editor `textDocument/codeAction` while two tasks search | %d requests | p50 %.2f, p99 %.2f | idle p99 | %.2f | %.2fx | | %.2f |\n", len(loaded), ms(pct(loaded, 50)), ms(pct(loaded, 99)), ms(pct(idle, 99)), ms(pct(loaded, 99))/ms(pct(idle, 99)), lload[1])
+		}
+		if len(rss) > 0 {
+			fmt.Fprintf(&out, "| peak RSS of `agentls serve` (VmHWM), highest of %d servers | 55,000 files | %.1f MB | goal | 150 MB | %.2fx | | |\n", len(rss), slices.Max(rss), slices.Max(rss)/150)
+		}
+		if doorPart("paths") {
+			out.WriteString(pathLines(completion, model, through, direct, pload))
+		}
 		worst := map[string]float64{}
 		for _, r := range rows {
 			k := r.what
@@ -268,6 +300,15 @@ func BenchmarkAtTheDoor(b *testing.B) {
 			}
 		}
 	}
+}
+
+// doorPart reports whether the table's part named part is taken in this
+// run: every part, unless $AGENTLS_BENCH_ONLY lists some of tool, first,
+// warm, editor and paths (comma-separated), for a look at one part while
+// working on it. The table of record is the whole one.
+func doorPart(part string) bool {
+	only := os.Getenv("AGENTLS_BENCH_ONLY")
+	return only == "" || slices.Contains(strings.Split(only, ","), part)
 }
 
 func loadRange(v []float64) string {
