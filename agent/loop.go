@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	flightrec "github.com/agentls/agentls/agent/llm/recorder"
 	"github.com/agentls/agentls/agent/redact"
 	"github.com/agentls/agentls/agent/render"
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -579,21 +579,24 @@ const changeVerbs = `(changed|updated|added|fixed|renamed|replaced|removed|delet
 // quantities are added too", "entries are removed when full") is none of
 // these.
 var (
-	claimsChange = regexp.MustCompile(`(?i)\b(i|we)('ve| have)?(\s+(just|also|then|now|already))*\s+` + changeVerbs + `\b` +
+	claimsChange = lazyregexp.New(`(?i)\b(i|we)('ve| have)?(\s+(just|also|then|now|already))*\s+` + changeVerbs + `\b` +
 		`|(?i)\b(has|have) (now )?been ` + changeVerbs + `\b`)
-	reportsChange = regexp.MustCompile(`(?i)^\s*(done\W+)?(and\s+)?` + changeVerbs + `\b`)
-	describes     = regexp.MustCompile(`(?i)\b(is|are)\b`)
+	reportsChange = lazyregexp.New(`(?i)^\s*(done\W+)?(and\s+)?` + changeVerbs + `\b`)
+	describes     = lazyregexp.New(`(?i)\b(is|are)\b`)
 )
 
 // negation matches a sentence that denies a change: "I changed nothing",
 // "no file was modified", "did not edit", "nothing needed to be changed".
-var negation = regexp.MustCompile(`(?i)\b(no|not|nothing|never|none|without|didn't|don't|haven't|hasn't|wasn't|isn't|needn't|neither|nor)\b|n't\b`)
+var negation = lazyregexp.New(`(?i)\b(no|not|nothing|never|none|without|didn't|don't|haven't|hasn't|wasn't|isn't|needn't|neither|nor)\b|n't\b`)
+
+// sentenceBreak splits prose into sentences and clauses.
+var sentenceBreak = lazyregexp.New(`[.!?;:\n]+`)
 
 // claimsChangeMade reports whether some sentence of answer (its prose, not
 // the code it quotes) reports a change made, without denying it in the
 // same sentence.
 func claimsChangeMade(answer string) bool {
-	for _, s := range regexp.MustCompile(`[.!?;:\n]+`).Split(prose(answer), -1) {
+	for _, s := range sentenceBreak.Split(prose(answer), -1) {
 		claim := claimsChange.MatchString(s) || reportsChange.MatchString(s) && !describes.MatchString(s)
 		if claim && !negation.MatchString(s) {
 			return true

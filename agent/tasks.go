@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // TaskRegistry is the index of the tasks of one host, the only one: every
@@ -37,7 +38,7 @@ func (g *TaskRegistry) newID() string {
 
 // taskIDFormat is the form of every ID newID makes: the registry's prefix
 // (8 hexadecimal digits) and the task's number.
-var taskIDFormat = regexp.MustCompile(`^[0-9a-f]{8}-[1-9][0-9]{0,9}$`)
+var taskIDFormat = lazyregexp.New(`^[0-9a-f]{8}-[1-9][0-9]{0,9}$`)
 
 // ErrInvalidTaskID is the error of a task ID that agentls never makes.
 var ErrInvalidTaskID = errors.New("invalid task id")

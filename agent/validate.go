@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/netproxy"
 )
@@ -82,7 +83,7 @@ func globPrefix(glob string) string {
 // nothing found, no such files, not used anywhere. Only the things a
 // search finds count (files, matches, usages, callers, ...): "no other bug
 // found" is a judgement of code, not a search result.
-var claimRE = regexp.MustCompile(`(?i)\b(no|none)\b[^\n]{0,40}?\b(files?|matches|results|occurrences?|usages?|callers?|references?|imports?|definitions?|implementations?|instances?|mentions?|tests)\b` +
+var claimRE = lazyregexp.New(`(?i)\b(no|none)\b[^\n]{0,40}?\b(files?|matches|results|occurrences?|usages?|callers?|references?|imports?|definitions?|implementations?|instances?|mentions?|tests)\b` +
 	`|\b(0|zero) (files|matches|results|occurrences|usages|callers|references)\b` +
 	`|\bnothing (was |is )?(found|matched)\b|\bfound nothing\b|\bno match(es)?\b` +
 	`|\b(could not|couldn't|cannot|can't|did not|didn't|was unable to|were unable to) (find|locate)\b` +
@@ -93,15 +94,15 @@ var claimRE = regexp.MustCompile(`(?i)\b(no|none)\b[^\n]{0,40}?\b(files?|matches
 
 // conditionalRE marks a clause that describes what code does ("returns 0
 // when no files match"), not what a search found.
-var conditionalRE = regexp.MustCompile(`(?i)\b(if|when|whenever|unless|until|while|returns?|returning|otherwise|in case)\b`)
+var conditionalRE = lazyregexp.New(`(?i)\b(if|when|whenever|unless|until|while|returns?|returning|otherwise|in case)\b`)
 
 // sentenceEnd splits an answer into sentences. A dot inside a word
 // (".go", "main.go") does not end a sentence.
-var sentenceEnd = regexp.MustCompile(`[.!?;]+(\s|$)|\n+`)
+var sentenceEnd = lazyregexp.New(`[.!?;]+(\s|$)|\n+`)
 
 // codeRE matches what an answer quotes rather than says: fenced blocks and
 // code spans. A quoted `errors.New("not found")` claims nothing.
-var codeRE = regexp.MustCompile("(?s)```.*?(```|$)|`[^`\n]*`")
+var codeRE = lazyregexp.New("(?s)```.*?(```|$)|`[^`\n]*`")
 
 // prose is answer without the code it quotes (each quote left as "code",
 // so a sentence keeps its shape).
@@ -129,10 +130,10 @@ func nothingClaims(answer string) []string {
 func claimsNothing(answer string) bool { return len(nothingClaims(answer)) > 0 }
 
 // wideClaimRE marks a claim about more than the code at hand.
-var wideClaimRE = regexp.MustCompile(`(?i)\b(anywhere|elsewhere|everywhere|workspace|project|repo|repository|codebase|code base|directory|folder|outside)\b`)
+var wideClaimRE = lazyregexp.New(`(?i)\b(anywhere|elsewhere|everywhere|workspace|project|repo|repository|codebase|code base|directory|folder|outside)\b`)
 
 // widerScopeRE marks a prompt that asks beyond the code in the editor.
-var widerScopeRE = regexp.MustCompile(`(?i)\b(workspace|project|repo|repository|codebase|code base|anywhere|elsewhere|everywhere|other files?|all files|callers?|usages?|references?|who calls|where)\b`)
+var widerScopeRE = lazyregexp.New(`(?i)\b(workspace|project|repo|repository|codebase|code base|anywhere|elsewhere|everywhere|other files?|all files|callers?|usages?|references?|who calls|where)\b`)
 
 // searchTools are the tools whose clean result counts as a real search over
 // the workspace: they are recursive and gitignore-aware by design.

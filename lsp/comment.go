@@ -2,8 +2,9 @@ package lsp
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // Instruction comments: a whole-line comment whose text starts with
@@ -78,7 +79,7 @@ func markersFor(languageID, filename string) []string {
 }
 
 // agentTag is "agent:" at the start of a comment's text (any case).
-var agentTag = regexp.MustCompile(`(?i)^agent:\s*`)
+var agentTag = lazyregexp.New(`(?i)^agent:\s*`)
 
 // commentText is the text of line after its comment marker (and the
 // marker's repetitions: ";;", "///", "##"), and the marker, when the line

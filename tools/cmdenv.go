@@ -1,8 +1,9 @@
 package tools
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // secretName matches environment variable names that mark a secret. It
@@ -10,11 +11,11 @@ import (
 // import: it sits above them), written as one regexp; a test of
 // agent/redact checks that CommandEnv drops every name SecretName marks.
 // PWD and OLDPWD take a secret word but hold none (isSecret).
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|WEBHOOK|CONNECTION_?STRING)|(^|_)(PASS|PWD|PW|JWT|DSN|PAT|PIN|OTP)(_|$)`)
+var secretName = lazyregexp.New(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|WEBHOOK|CONNECTION_?STRING)|(^|_)(PASS|PWD|PW|JWT|DSN|PAT|PIN|OTP)(_|$)`)
 
 // urlUserInfo matches the user information of URLs inside a value
 // ("https://user:pass@host", also in lists such as NO_PROXY or PIP_INDEX_URL).
-var urlUserInfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]*@`)
+var urlUserInfo = lazyregexp.New(`([A-Za-z][A-Za-z0-9+.\-]*://)[^/@\s]*@`)
 
 // envNames are the variables commands get by name: what builds and tests
 // of the common toolchains read. Everything else is dropped, in
@@ -44,7 +45,7 @@ var envNames = map[string]bool{
 
 // goVar matches Go's own variables (GOPATH, GOFLAGS, GO111MODULE), not
 // GOOGLE_CLOUD_PROJECT.
-var goVar = regexp.MustCompile(`^GO[A-Z0-9]+$`)
+var goVar = lazyregexp.New(`^GO[A-Z0-9]+$`)
 
 // envPrefixes are families of variables commands get: cgo (CGO_*),
 // locales (LC_*), Python, npm configuration, cargo and pip settings. A

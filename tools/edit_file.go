@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -338,7 +338,7 @@ func snippets(newText string, ms []match) string {
 	return b.String()
 }
 
-var lineNumberPrefix = regexp.MustCompile(`^\s*\d+\t`)
+var lineNumberPrefix = lazyregexp.New(`^\s*\d+\t`)
 
 // notFound explains why old was not found in text: a whitespace-only
 // difference, or the closest candidate lines and how they differ.

@@ -215,23 +215,33 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 	if idx.wt != nil {
 		idx.wt.add(abs)
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return files, nil
+	prefix := ""
+	if d.rel != "" {
+		prefix = d.rel + "/"
 	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil && len(ents) == 0 {
-		return files, nil
-	}
+	sc := dirScratch.Get().(*readDirScratch)
+	defer dirScratch.Put(sc)
+	sc.names, sc.ends, sc.typs = sc.names[:0], sc.ends[:0], sc.typs[:0]
 	var ign *ignoreList
-	for _, e := range ents {
-		if n := e.Name(); (n == ".gitignore" || n == ".ignore") && !e.IsDir() {
-			if ign == nil {
-				ign = &ignoreList{dir: d.rel}
-			}
+	// Below the root a folder is opened without following a link: one
+	// swapped in for a folder since its parent was read is not walked.
+	err := listDir(abs, d.rel == "", func(name []byte, typ fs.FileMode) {
+		if typ&fs.ModeIrregular != 0 {
+			return
 		}
+		if typ == 0 && (string(name) == ".gitignore" || string(name) == ".ignore") && ign == nil {
+			ign = &ignoreList{dir: d.rel}
+		}
+		sc.names = append(append(sc.names, prefix...), name...)
+		sc.ends = append(sc.ends, len(sc.names))
+		sc.typs = append(sc.typs, typ)
+	})
+	if err != nil && len(sc.ends) == 0 {
+		return files, nil
 	}
+	// Every path of the folder in one string: one allocation per folder,
+	// not one per file.
+	all := string(sc.names)
 	if ign != nil {
 		// .ignore after .gitignore: its lines win.
 		ign.load(filepath.Join(abs, ".gitignore"))
@@ -240,14 +250,12 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 			d.ign = ign
 		}
 	}
-	prefix := ""
-	if d.rel != "" {
-		prefix = d.rel + "/"
-	}
 	var subdirs []*dirInfo
-	for _, e := range ents {
-		name := e.Name()
-		typ := e.Type()
+	start := 0
+	for i, end := range sc.ends {
+		rel, typ := all[start:end], sc.typs[i]
+		start = end
+		name := rel[len(prefix):]
 		if typ&fs.ModeSymlink != 0 {
 			// Symlinked folders are not followed; a symlinked file is
 			// listed when its target is a regular file inside this root:
@@ -259,21 +267,28 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 			typ = 0
 		}
 		isDir := typ.IsDir()
-		if !isDir && !typ.IsRegular() {
-			continue
-		}
-		rel := prefix + name
 		if idx.excluded(d, rel, name, isDir) {
 			continue
 		}
 		if isDir {
-			subdirs = append(subdirs, &dirInfo{rel: rel, parent: d})
+			// Its own copy: the folder is kept for the index's life, its
+			// parent's string of paths only until the list is packed.
+			subdirs = append(subdirs, &dirInfo{rel: strings.Clone(rel), parent: d})
 		} else {
 			files = append(files, rel)
 		}
 	}
 	return files, subdirs
 }
+
+// readDirScratch is what readDir reuses from one folder to the next.
+type readDirScratch struct {
+	names []byte        // the entries' paths, one after the other
+	ends  []int         // where each ends in names
+	typs  []fs.FileMode // each one's type
+}
+
+var dirScratch = sync.Pool{New: func() any { return new(readDirScratch) }}
 
 // linkInside reports whether the symlink at abs points to a regular file
 // inside the index's root.

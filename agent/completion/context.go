@@ -2,8 +2,9 @@ package completion
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // Prompt is what one completion sends: the text before and after the
@@ -78,7 +79,7 @@ func window(prefix, suffix string, n, m int) (string, string, bool) {
 // importRE matches the lines that bring names into a file in the common
 // languages: Go, Python, JavaScript and TypeScript, Rust, Java, Kotlin, C
 // and C++, C#, Ruby, PHP.
-var importRE = regexp.MustCompile(`^\s*(import\b|from\s+\S+\s+import\b|#\s*include\b|use\s+\S|using\s+\S|require\b|(const|let|var)\s+.*=\s*require\(|extern\s+crate\b)`)
+var importRE = lazyregexp.New(`^\s*(import\b|from\s+\S+\s+import\b|#\s*include\b|use\s+\S|using\s+\S|require\b|(const|let|var)\s+.*=\s*require\(|extern\s+crate\b)`)
 
 // imports returns the import lines of text (Go's import blocks whole),
 // from its first lines, at most max bytes.
@@ -116,9 +117,9 @@ func imports(text string, max int) string {
 
 // declRE matches a line declaring a function, method, type or class, with
 // the declared name in group "name".
-var declRE = regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?(?:func|def|fn|function|class|type|interface|struct|enum|trait)\s+(?:\([^)]*\)\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)`)
+var declRE = lazyregexp.New(`^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:static\s+)?(?:func|def|fn|function|class|type|interface|struct|enum|trait)\s+(?:\([^)]*\)\s*)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)`)
 
-var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var identRE = lazyregexp.New(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // nearIdentifiers are the identifiers of the lines around the cursor (the
 // last lines of the prefix, the first of the suffix).

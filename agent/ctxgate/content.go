@@ -1,10 +1,10 @@
 package ctxgate
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // assignment is a dotenv-style assignment: an upper-case variable name
@@ -12,7 +12,7 @@ import (
 // (a tool's line prefix: grep's "path:3: ", read_file's number and tab),
 // "=" with nothing around it, and a literal value: quoted, or running to
 // the end of the line or the next white space.
-var assignment = regexp.MustCompile(`(?m)(^|[ \t])((?:export[ \t]+)?[A-Z][A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'$#][^\s]*)`)
+var assignment = lazyregexp.New(`(?m)(^|[ \t])((?:export[ \t]+)?[A-Z][A-Z0-9_]*)=("[^"\n]*"|'[^'\n]*'|[^\s"'$#][^\s]*)`)
 
 // Assignments returns s with the value of every dotenv-style assignment
 // whose name marks a secret (redact.SecretName: API_TOKEN, DB_PASSWORD,

@@ -25,9 +25,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // MaxBytes bounds a prompt file; a larger one is skipped with an error.
@@ -119,7 +120,7 @@ func Load(roots []string, userDir string) ([]Prompt, []error) {
 	return out, errs
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.\-:]*$`)
+var nameRE = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9_.\-:]*$`)
 
 // read reads the prompt files of one folder.
 func read(fsys fs.FS, f folder, base, scope string) ([]Prompt, []error) {
@@ -178,7 +179,7 @@ func read(fsys fs.FS, f folder, base, scope string) ([]Prompt, []error) {
 }
 
 // selectionRE matches the selection placeholders.
-var selectionRE = regexp.MustCompile(`\$SELECTION\b|\$\{selection\}|\$\{selectedText\}`)
+var selectionRE = lazyregexp.New(`\$SELECTION\b|\$\{selection\}|\$\{selectedText\}`)
 
 // Parse reads a prompt file's text: front matter (between --- lines: flat
 // "key: value" pairs; nothing else of YAML is needed for these files, so
@@ -238,8 +239,8 @@ func firstLine(s string, n int) string {
 }
 
 var (
-	argsRE       = regexp.MustCompile(`\$ARGUMENTS\b|\$\{input:[^}]*\}`)
-	positionalRE = regexp.MustCompile(`\$([1-9])\b`)
+	argsRE       = lazyregexp.New(`\$ARGUMENTS\b|\$\{input:[^}]*\}`)
+	positionalRE = lazyregexp.New(`\$([1-9])\b`)
 )
 
 // Expand is the prompt for the command run with args and the editor's

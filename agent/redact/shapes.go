@@ -1,8 +1,9 @@
 package redact
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // A shape is a kind of secret recognised by its value wherever it appears
@@ -16,7 +17,7 @@ type shape struct {
 	// without any of them is not searched (the regexps cost more than
 	// strings.Contains on every log line and tool result).
 	anchors []string
-	re      *regexp.Regexp
+	re      *lazyregexp.Regexp
 	// random, when set, rejects matches whose body is not random-looking
 	// (an identifier such as sk-learn-contrib-packages-list).
 	random bool
@@ -24,28 +25,28 @@ type shape struct {
 
 var shapes = []shape{
 	{name: "OpenAI / Anthropic key", anchors: []string{"sk-"}, random: true,
-		re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
+		re: lazyregexp.New(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}`)},
 	{name: "GitHub token", anchors: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"},
-		re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
+		re: lazyregexp.New(`\bgh[pousr]_[A-Za-z0-9]{30,}`)},
 	{name: "GitHub fine-grained token", anchors: []string{"github_pat_"},
-		re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
+		re: lazyregexp.New(`\bgithub_pat_[A-Za-z0-9_]{22,}`)},
 	{name: "GitLab token", anchors: []string{"glpat-"},
-		re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
+		re: lazyregexp.New(`\bglpat-[A-Za-z0-9_-]{20,}`)},
 	{name: "Slack token", anchors: []string{"xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"},
-		re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+		re: lazyregexp.New(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
 	{name: "Slack webhook", anchors: []string{"hooks.slack.com/"},
-		re: regexp.MustCompile(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+`)},
+		re: lazyregexp.New(`hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+`)},
 	{name: "AWS access key ID", anchors: []string{"AKIA", "ASIA"},
-		re: regexp.MustCompile(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
+		re: lazyregexp.New(`\b(?:AKIA|ASIA)[A-Z0-9]{16}\b`)},
 	{name: "Google API key", anchors: []string{"AIza"},
-		re: regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}`)},
+		re: lazyregexp.New(`\bAIza[0-9A-Za-z_-]{35}`)},
 	{name: "JSON web token", anchors: []string{"eyJ"},
-		re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
+		re: lazyregexp.New(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*`)},
 	// A private key block, to its END line; a block cut before its END
 	// (a truncated output) is hidden to where its base64 stops. [^"] keeps
 	// a match inside one JSON string.
 	{name: "private key block", anchors: []string{"PRIVATE KEY-----"},
-		re: regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\:,-]*)`)},
+		re: lazyregexp.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^"]*?-----END [A-Z0-9 ]*PRIVATE KEY-----|[A-Za-z0-9+/=\s\\:,-]*)`)},
 }
 
 // hideShapes replaces every secret of a known shape in s with Text.

@@ -2,20 +2,21 @@ package redact
 
 import (
 	"net/url"
-	"regexp"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // secretName matches environment variable names that mark a secret
 // anywhere in the name: OPENAI_API_KEY, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY,
 // DB_PASSWORD, SLACK_WEBHOOK_URL, GOOGLE_APPLICATION_CREDENTIALS, ...
-var secretName = regexp.MustCompile(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|WEBHOOK|CONNECTION_?STRING)`)
+var secretName = lazyregexp.New(`(?i)(KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION|PRIVATE|WEBHOOK|CONNECTION_?STRING)`)
 
 // secretWord matches short words that mark a secret only as a whole word
 // of a name (PASS in DB_PASS but not in COMPASS_HOME; PWD in MYSQL_PWD;
 // PAT in GITLAB_PAT but not in PATH): a password, a signed token, a data
 // source name with its password, a personal access token, a PIN.
-var secretWord = regexp.MustCompile(`(?i)(^|_)(PASS|PWD|PW|JWT|DSN|PAT|PIN|OTP)(_|$)`)
+var secretWord = lazyregexp.New(`(?i)(^|_)(PASS|PWD|PW|JWT|DSN|PAT|PIN|OTP)(_|$)`)
 
 // notSecret are names that take a secret word but hold none: the shell's
 // working directories.

@@ -30,10 +30,11 @@ import (
 	"bytes"
 	"html"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -154,7 +155,9 @@ func (r endRecorder) CloseBlock(parent ast.Node, block text.Reader, pc parser.Co
 	}
 }
 
-var md = func() goldmark.Markdown {
+// markdown is the parser, built on first use (not at start: a process that
+// renders nothing, such as agentls tool, does not pay for it).
+var markdown = sync.OnceValue(func() goldmark.Markdown {
 	inline := parser.DefaultInlineParsers()
 	for i, p := range inline {
 		if p.Priority == 200 { // the link parser
@@ -167,7 +170,7 @@ var md = func() goldmark.Markdown {
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	)
 	return goldmark.New(goldmark.WithParser(p), goldmark.WithExtensions(extension.GFM))
-}()
+})
 
 // scan parses src and returns the fixes of one pass: outermost nodes first,
 // nothing inside a node that is replaced whole.
@@ -175,7 +178,7 @@ func scan(src []byte) []fix {
 	pc := parser.NewContext()
 	ends := map[ast.Node]int{}
 	pc.Set(linkEnds, ends)
-	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
+	doc := markdown().Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 	var fixes []fix
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
@@ -268,7 +271,7 @@ func scan(src []byte) []fix {
 // bareURL finds what a linkifying renderer (VS Code's markdown-it with
 // linkify) may turn into a link: an address with a scheme, one starting with
 // www., or a domain name followed by a path, query or fragment.
-var bareURL = regexp.MustCompile(`(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bmailto:|\bwww\.|\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.[a-z]{2,}(?::[0-9]+)?[/?#])[^\s<>\x60]*`)
+var bareURL = lazyregexp.New(`(?i)(?:\b[a-z][a-z0-9+.\-]*://|\bmailto:|\bwww\.|\b[a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.[a-z]{2,}(?::[0-9]+)?[/?#])[^\s<>\x60]*`)
 
 // bareURLs returns the fixes of the addresses in the run of contiguous text
 // nodes that starts at n (nothing when n continues a run): each one that
@@ -514,12 +517,12 @@ func linkAllowed(dest []byte) bool {
 }
 
 // safeTag matches one attribute-less tag of the allowlist.
-var safeTag = regexp.MustCompile(`(?i)^</?(b|i|em|strong|code|kbd|sub|sup|br|p|details|summary|s|del|ins|mark|small|u|hr|ul|ol|li|blockquote|pre|table|thead|tbody|tr|th|td)\s*/?>$`)
+var safeTag = lazyregexp.New(`(?i)^</?(b|i|em|strong|code|kbd|sub|sup|br|p|details|summary|s|del|ins|mark|small|u|hr|ul|ol|li|blockquote|pre|table|thead|tbody|tr|th|td)\s*/?>$`)
 
 func allowedTag(raw []byte) bool { return safeTag.Match(bytes.TrimSpace(raw)) }
 
 // tagLike finds what a browser may read as a tag, comment or declaration.
-var tagLike = regexp.MustCompile(`<[^>]*>?`)
+var tagLike = lazyregexp.New(`<[^>]*>?`)
 
 // allowedHTML reports whether every tag of an HTML block is in the
 // allowlist.

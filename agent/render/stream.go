@@ -129,7 +129,7 @@ func atBoundary(src string) bool {
 		return false
 	}
 	probe := src + "\nP\n"
-	doc := md.Parser().Parse(text.NewReader([]byte(probe)), parser.WithContext(parser.NewContext()))
+	doc := markdown().Parser().Parse(text.NewReader([]byte(probe)), parser.WithContext(parser.NewContext()))
 	last := doc.LastChild()
 	if last == nil || last.Kind() != ast.KindParagraph || blockStart(last) != len(src)+1 {
 		return false
@@ -142,7 +142,7 @@ func atBoundary(src string) bool {
 // top-level blocks: up to the line where its last top-level block starts.
 func completeBlocks(buf string) int {
 	src := []byte(buf)
-	doc := md.Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
+	doc := markdown().Parser().Parse(text.NewReader(src), parser.WithContext(parser.NewContext()))
 	last := doc.LastChild()
 	if last == nil || last.PreviousSibling() == nil {
 		return 0

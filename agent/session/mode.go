@@ -1,17 +1,17 @@
 package session
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/agentls/agentls/agent"
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 var (
-	editVerbs     = regexp.MustCompile(`(?i)\b(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|apply|edit|modify|rewrite|format|clean ?up|optimi[sz]e|improve|simplify|extract|inline|migrate|upgrade|bump|port|translate|document|comment out|uncomment|set|turn|split|merge|introduce|append|prepend|drop)\b`)
-	questionStart = regexp.MustCompile(`(?i)^\s*(what|why|how|where|which|who|whom|whose|when|is|are|was|were|does|do|did|can|could|should|would|will|has|have|explain|describe|summari[sz]e|tell me|show me|list|find|locate|search|look up|where's|what's|how's|why's)\b`)
+	editVerbs     = lazyregexp.New(`(?i)\b(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|apply|edit|modify|rewrite|format|clean ?up|optimi[sz]e|improve|simplify|extract|inline|migrate|upgrade|bump|port|translate|document|comment out|uncomment|set|turn|split|merge|introduce|append|prepend|drop)\b`)
+	questionStart = lazyregexp.New(`(?i)^\s*(what|why|how|where|which|who|whom|whose|when|is|are|was|were|does|do|did|can|could|should|would|will|has|have|explain|describe|summari[sz]e|tell me|show me|list|find|locate|search|look up|where's|what's|how's|why's)\b`)
 	// Requests that look like questions but ask for a change.
-	editQuestion = regexp.MustCompile(`(?i)^\s*(can|could|would|will) you (please )?(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|edit|modify|rewrite|format)\b`)
+	editQuestion = lazyregexp.New(`(?i)^\s*(can|could|would|will) you (please )?(fix|add|change|rename|refactor|implement|write|create|remove|delete|update|replace|make|move|convert|generate|insert|edit|modify|rewrite|format)\b`)
 )
 
 // DecideMode picks the task kind of a prompt sent without a mode: "ask"

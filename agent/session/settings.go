@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/tools/hooks"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/shellpolicy"
@@ -418,7 +418,7 @@ func between(lo, hi int) func(*int) error {
 	}
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // table is every setting, validated by one rule each.
 var table = []field{

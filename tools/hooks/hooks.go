@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -188,7 +189,7 @@ var ClaudeCodeNames = map[string]string{
 }
 
 // plainNames is a matcher of names joined by |, matched exactly.
-var plainNames = regexp.MustCompile(`^[A-Za-z0-9_\-|]+$`)
+var plainNames = lazyregexp.New(`^[A-Za-z0-9_\-|]+$`)
 
 var (
 	reMu    sync.Mutex
@@ -413,7 +414,7 @@ func isJSON(s string) bool { return strings.HasPrefix(s, "{") && json.Valid([]by
 // reports its own errors: its name or script, the line number, the
 // message ("sh: 1: cannot create /x: Permission denied", "sh: line 1:
 // /x: Permission denied").
-var shellMessage = regexp.MustCompile(`^[^\s:]+: (line )?[0-9]+: `)
+var shellMessage = lazyregexp.New(`^[^\s:]+: (line )?[0-9]+: `)
 
 // FromShell reports whether a hook's exit code 2 came from the shell
 // itself rather than from the hook's choice: the last line of its stderr

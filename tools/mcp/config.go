@@ -16,9 +16,10 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // Source says who configured a server: what decides how far it is trusted.
@@ -62,7 +63,7 @@ type ServerConfig struct {
 
 // serverName is what a server name may hold: the tool names built from it
 // must match the model APIs' ^[a-zA-Z0-9_-]{1,64}$.
-var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+var serverName = lazyregexp.New(`^[A-Za-z0-9_-]{1,32}$`)
 
 // ParseServers reads servers in .mcp.json's shape: either the whole file
 // ({"mcpServers": {...}}) or the map itself ({"name": {...}}), as the
@@ -172,7 +173,7 @@ func (c ServerConfig) Describe() string {
 
 // varRef matches ${NAME} and ${NAME:-default}, as Claude Code expands
 // them in .mcp.json.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
+var varRef = lazyregexp.New(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // Refs are the environment variables c's values name, sorted.
 func (c ServerConfig) Refs() []string {

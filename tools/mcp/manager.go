@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/tools"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -168,7 +168,7 @@ func (m *Manager) Tools(ctx context.Context, servers []ServerConfig, launch Laun
 }
 
 // toolChars is what a model API takes in a tool name.
-var toolChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var toolChars = lazyregexp.New(`[^A-Za-z0-9_-]`)
 
 // ToolName is the name the model calls a server's tool by:
 // mcp__<server>__<tool>, with characters the model APIs refuse replaced

@@ -16,10 +16,11 @@ package netproxy
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentls/agentls/internal/lazyregexp"
 )
 
 // DefaultPorts are the ports an allowlist entry without a port allows:
@@ -39,7 +40,7 @@ type entry struct {
 }
 
 // label is one DNS label of letters, digits and inner hyphens.
-var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+var nameRE = lazyregexp.New(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
 
 // ParseAllowlist reads the entries of a commandNetwork list: "example.com"
 // (that name, ports 443 and 80), "*.example.com" (every name below it, not

@@ -15,13 +15,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/agentls/agentls/agent/llm"
 	"github.com/agentls/agentls/agent/redact"
+	"github.com/agentls/agentls/internal/lazyregexp"
 	"github.com/agentls/agentls/workspace/ownfs"
 )
 
@@ -52,7 +52,7 @@ type Recorder struct {
 	size int64
 }
 
-var safeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var safeName = lazyregexp.New(`[^A-Za-z0-9._-]+`)
 
 // Open creates dir if needed and opens (appending) <dir>/<name>.jsonl,
 // following no link at dir's last name or in it.
@@ -113,7 +113,7 @@ func (r *Recorder) open() error {
 
 // imageURL is an image sent inline in a request body (a data: URL of an
 // image_url part), its base64 data as JSON writes it.
-var imageURL = regexp.MustCompile(`"data:(image/[A-Za-z0-9.+-]+);base64,((?:[A-Za-z0-9+/=]|\\[rn])*)"`)
+var imageURL = lazyregexp.New(`"data:(image/[A-Za-z0-9.+-]+);base64,((?:[A-Za-z0-9+/=]|\\[rn])*)"`)
 
 // withoutImageData is a request body with each inline image's data
 // replaced by its type and size: a recording is a log, and an image is

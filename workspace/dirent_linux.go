@@ -1,0 +1,111 @@
+package workspace
+
+import (
+	"io/fs"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// dirBufs are the buffers folders are read into: one per walking worker
+// in use, grown to the largest folder read.
+var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// listDir calls fn for every entry of the folder abs but . and .., with
+// the type the folder reports: fs.ModeDir, fs.ModeSymlink, 0 for a regular
+// file, fs.ModeIrregular for anything else (an entry whose file system
+// reports no type is looked up with lstat). name is valid only during the
+// call. A folder below the root is opened without following a link, so a
+// folder swapped for a link after its parent was read is not walked.
+//
+// It reads with getdents64 into a reused buffer: os.File.ReadDir makes a
+// file (with its poller registration and a fcntl), one DirEntry per entry
+// and its name, which was the larger part of the walk's time.
+func listDir(abs string, follow bool, fn func(name []byte, typ fs.FileMode)) error {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(abs, flags, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	bp := dirBufs.Get().(*[]byte)
+	defer dirBufs.Put(bp)
+	// The whole folder first: fn may open other files (ignore files),
+	// and a folder read in pieces could see renames between them.
+	buf := (*bp)[:0]
+	for {
+		if cap(buf)-len(buf) < 8<<10 {
+			nb := make([]byte, len(buf), 2*cap(buf))
+			copy(nb, buf)
+			buf = nb
+		}
+		n, err := unix.Getdents(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			*bp = buf[:0]
+			return err
+		}
+		if n <= 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	*bp = buf[:0]
+	for off := 0; off+19 <= len(buf); {
+		reclen := int(*(*uint16)(unsafe.Pointer(&buf[off+16])))
+		if reclen == 0 || off+reclen > len(buf) {
+			break
+		}
+		rec := buf[off : off+reclen]
+		off += reclen
+		name := rec[19:]
+		for i, c := range name {
+			if c == 0 {
+				name = name[:i]
+				break
+			}
+		}
+		if len(name) == 0 || name[0] == '.' && (len(name) == 1 || len(name) == 2 && name[1] == '.') {
+			continue
+		}
+		var typ fs.FileMode
+		switch rec[18] {
+		case unix.DT_REG:
+		case unix.DT_DIR:
+			typ = fs.ModeDir
+		case unix.DT_LNK:
+			typ = fs.ModeSymlink
+		case unix.DT_UNKNOWN:
+			var st unix.Stat_t
+			if unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue // gone since the folder was read
+			}
+			switch st.Mode & unix.S_IFMT {
+			case unix.S_IFREG:
+			case unix.S_IFDIR:
+				typ = fs.ModeDir
+			case unix.S_IFLNK:
+				typ = fs.ModeSymlink
+			default:
+				typ = fs.ModeIrregular
+			}
+		default:
+			typ = fs.ModeIrregular
+		}
+		fn(name, typ)
+	}
+	return nil
+}
