@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,7 +40,7 @@ func openBeneath(r *Root, rel string) (int, error) {
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 		}
 		for tries := 0; ; tries++ {
-			fd, err := unix.Openat2(r.fd, rel, &how)
+			fd, err := openat2(r.fd, rel, &how)
 			switch {
 			case err == nil:
 				return fd, nil
@@ -64,6 +66,37 @@ func openBeneath(r *Root, rel string) (int, error) {
 	}
 	defer f.Close()
 	return unix.Dup(int(f.Fd()))
+}
+
+// openat2 is unix.Openat2 without its allocation: the path of a file of a
+// search is copied to a buffer on the stack (x/sys allocates one per call,
+// a few MB per search of a large tree).
+func openat2(dirfd int, path string, how *unix.OpenHow) (int, error) {
+	var b [512]byte
+	if len(path) >= len(b) || strings.IndexByte(path, 0) >= 0 {
+		return unix.Openat2(dirfd, path, how)
+	}
+	copy(b[:], path)
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), nil
+}
+
+// fstatat is unix.Fstatat (following links) without its allocation, as
+// openat2.
+func fstatat(dirfd int, path string, st *unix.Stat_t) error {
+	var b [512]byte
+	if len(path) >= len(b) || strings.IndexByte(path, 0) >= 0 {
+		return unix.Fstatat(dirfd, path, st, 0)
+	}
+	copy(b[:], path)
+	_, _, errno := unix.Syscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(st)), 0, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }
 
 // readFile reads file rel of r into *buf (grown as needed) with raw system
@@ -93,20 +126,36 @@ func readFile(r *Root, rel string, size int64, buf *[]byte) ([]byte, error) {
 	return readAll(fd, int(size), buf)
 }
 
-// readAll reads fd, which promises size bytes, into *buf.
+// readAll reads fd, which promises size bytes, into *buf; of a binary file
+// (isBinary of the first read) only that first read.
 func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 	if size > maxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
 	}
-	// Room for one more byte: a file that reports size 0 (procfs-like) or
-	// grows while it is read is read to its end.
-	if cap(*buf) < size+1 {
-		*buf = make([]byte, size+1+size/4)
+	if cap(*buf) < readHead {
+		*buf = make([]byte, readHead)
 	}
 	b := (*buf)[:cap(*buf)]
 	n := 0
-	for n < len(b) {
-		m, err := unix.Read(fd, b[n:])
+	for {
+		if n == len(b) {
+			// Room for one more byte than the size promised: a file that
+			// reports size 0 (procfs-like) or grows while it is read is
+			// read to its end. Doubling: a worker meets ever larger files
+			// as a search goes on, and growing to each one's size
+			// allocated (and faulted in) about 1 MB per 1,000 files.
+			if n > maxFileBytes {
+				return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
+			}
+			nb := make([]byte, max(2*len(b), size+1))
+			copy(nb, b[:n])
+			*buf, b = nb, nb
+		}
+		end := len(b)
+		if n == 0 {
+			end = min(end, readHead)
+		}
+		m, err := unix.Read(fd, b[n:end])
 		if err == unix.EINTR {
 			continue
 		}
@@ -116,22 +165,23 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 		if m == 0 {
 			break
 		}
+		if n == 0 && isBinary(b[:m]) {
+			// A NUL in the head: binary whatever follows (isBinary reads
+			// no further than binaryHead bytes), so the rest is not read,
+			// as ripgrep does not read it.
+			return b[:m], nil
+		}
 		n += m
 		if n == size && size > 0 {
 			break // what the size promised: no second read to learn it ended
 		}
-		if n == len(b) {
-			// It grew: read to the end with a larger buffer.
-			if n > maxFileBytes {
-				return nil, fmt.Errorf("over the %d MiB grep limit", maxFileBytes>>20)
-			}
-			nb := make([]byte, 2*len(b))
-			copy(nb, b)
-			*buf, b = nb, nb
-		}
 	}
 	return b[:n], nil
 }
+
+// readHead is the first read of a file: enough for most source files
+// whole, and for the binary check of the rest before they are read.
+const readHead = 64 << 10
 
 // statFile returns the stamp of file rel of r. It follows symlinks relative
 // to r's handle; a stamp is only compared with stamps of content read
@@ -139,7 +189,7 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 func statFile(r *Root, rel string) (stamp, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Fstatat(r.fd, rel, &st, 0)
+		err := fstatat(r.fd, rel, &st)
 		if err == unix.EINTR {
 			continue
 		}

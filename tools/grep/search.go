@@ -282,10 +282,13 @@ func trimMatches(fr *FileResult, keep int) {
 	fr.More = true
 }
 
+// binaryHead is how far isBinary looks for a NUL byte.
+const binaryHead = 8000
+
 func isBinary(content []byte) bool {
 	head := content
-	if len(head) > 8000 {
-		head = head[:8000]
+	if len(head) > binaryHead {
+		head = head[:binaryHead]
 	}
 	return bytes.IndexByte(head, 0) >= 0
 }

@@ -1,0 +1,53 @@
+package grep
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("some text line\n"), 20000) // 300 KB
+	lateNUL := append(bytes.Repeat([]byte("x"), binaryHead+10), 0)
+	cases := []struct {
+		name    string
+		content []byte
+		want    int  // bytes readFile returns
+		binary  bool // isBinary of what it returns
+	}{
+		{"small.txt", []byte("hello\n"), 6, false},
+		{"empty.txt", nil, 0, false},
+		{"big.txt", big, len(big), false},
+		{"big.bin", append([]byte{0x7f, 'E', 'L', 'F', 0}, big...), readHead, true},
+		{"small.bin", []byte{1, 0, 2}, 3, true},
+		{"late-nul.txt", lateNUL, len(lateNUL), false},
+	}
+	for _, c := range cases {
+		if err := os.WriteFile(filepath.Join(dir, c.name), c.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := NewIndex(1 << 20)
+	defer x.Close()
+	r, err := x.Root(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	for _, c := range cases {
+		for _, size := range []int64{-1, int64(len(c.content))} { // unknown, and known from the index
+			got, err := readFile(r, c.name, size, &buf)
+			if err != nil {
+				t.Fatalf("%s (size %d): %v", c.name, size, err)
+			}
+			if len(got) != c.want || isBinary(got) != c.binary {
+				t.Errorf("%s (size %d): read %d bytes (binary %v), want %d (binary %v)", c.name, size, len(got), isBinary(got), c.want, c.binary)
+			}
+			if !c.binary && !bytes.Equal(got, c.content) {
+				t.Errorf("%s (size %d): the text read differs from the file", c.name, size)
+			}
+		}
+	}
+}
