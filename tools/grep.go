@@ -102,7 +102,16 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	// commonly hold secrets: their lines would reach the model unasked.
 	// Naming one as path asks the user first.
 	var secrets []string
-	if whole && a.Glob == "" {
+	var feed *grep.Feed
+	var fed func() (int, []string, error)
+	if whole && a.Glob == "" && !w.Listed() {
+		// The workspace's files are still being listed (a task started as
+		// the editor opened it): the search reads them as the walk finds
+		// them instead of waiting for the whole list.
+		if feed, fed, err = streamWorkspace(ctx, w, idx); err != nil {
+			return Result{}, fmt.Errorf("grep: %w", err)
+		}
+	} else if whole && a.Glob == "" {
 		// The whole workspace, the most common scope: its file list, with
 		// the secret files already left out, is kept by the index from one
 		// grep to the next while the workspace lists the same files, so a
@@ -132,7 +141,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 		paths = kept
 		scope += " (files matching " + g + ")"
 	}
-	if files == nil {
+	if files == nil && feed == nil {
 		if files, err = grepFiles(idx, paths); err != nil {
 			return Result{}, fmt.Errorf("grep: %w", err)
 		}
@@ -140,7 +149,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			files, secrets = withoutSecrets(files)
 		}
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && feed == nil {
 		if len(secrets) > 0 {
 			return errorf("nothing was searched: the only files in %s commonly hold secrets (%s); grep with one of them as path asks the user first", scope, strings.Join(secrets, ", ")), nil
 		}
@@ -159,7 +168,7 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 			}
 		}
 	}
-	if !explicitFile && !r.env.OneShot {
+	if !explicitFile && !r.env.OneShot && feed == nil {
 		// The filter is built once per index, in the background, for every
 		// later search of every task; this search does not wait for it.
 		if err := StartGrepFilter(w, idx); err != nil {
@@ -169,13 +178,27 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 	seq := w.Seq()
 	trusted := r.syncIndex()
 	res, err := m.Search(ctx, grep.Request{
-		Files: files, Buffers: open, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: idx, Trusted: trusted,
+		Files: files, Feed: feed, Buffers: open, MaxPerFile: grepMaxPerFile, MaxTotal: limit, Context: ctxLines, Index: idx, Trusted: trusted,
 	})
+	if feed != nil {
+		n, left, ferr := fed()
+		if err == nil {
+			err = ferr
+		}
+		secrets = left
+		if err == nil && n == 0 {
+			if len(secrets) > 0 {
+				return errorf("nothing was searched: the only files in %s commonly hold secrets (%s); grep with one of them as path asks the user first", scope, strings.Join(secrets, ", ")), nil
+			}
+			return errorf("nothing was searched: no files in %s; check path and glob (list_files shows what is there)", scope), nil
+		}
+		if err == nil && !r.env.OneShot {
+			// The list is complete now: the filter builds for later searches.
+			err = StartGrepFilter(w, idx)
+		}
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
-	}
-	if os.Getenv("GREPDBG") != "" {
-		fmt.Fprintf(os.Stderr, "dbg trusted=%v warm=%v searched=%d filtered=%d files=%d matches=%d\n", trusted, idx.Warm(), res.Searched, res.Filtered, len(files), res.Matches)
 	}
 	if !trusted && idx.Warm() && res.Skipped == 0 && (a.Path == "" || a.Path == ".") && a.Glob == "" {
 		idx.Synced(seq) // every file's stamp was just checked
@@ -272,6 +295,86 @@ func wholeWorkspace(w *workspace.Workspace, idx *grep.Index) ([]grep.File, []str
 		idx.KeepFiles(before, files, secrets)
 	}
 	return files, secrets, nil
+}
+
+// streamHook, when set by a test, runs as a search starts on a workspace
+// whose files are still being listed: the test then lets the walk go on.
+var streamHook func()
+
+// streamWorkspace starts passing the files of w a whole-workspace search
+// reads to a Feed as w's walk finds them (the same files wholeWorkspace
+// lists: secret files left out by name), ordered as Files orders them.
+// wait waits for the last file and returns how many were fed and the
+// names of the secret files left out, in that order.
+func streamWorkspace(ctx context.Context, w *workspace.Workspace, idx *grep.Index) (feed *grep.Feed, wait func() (int, []string, error), err error) {
+	rank := map[*grep.Root]int{}
+	for i, dir := range w.Roots() {
+		rt, err := idx.Root(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		rank[rt] = i
+	}
+	less := func(a, b *grep.File) bool {
+		if ra, rb := rank[a.Root], rank[b.Root]; ra != rb {
+			return ra < rb
+		}
+		return a.Rel < b.Rel
+	}
+	feed = grep.NewFeed(less)
+	var (
+		n        int
+		left     []grep.File
+		listErr  error
+		done     = make(chan struct{})
+		addFiles = func(ps []workspace.Path) {
+			if listErr != nil {
+				return
+			}
+			all, err := grepFiles(idx, ps)
+			if err != nil {
+				listErr = err
+				return
+			}
+			kept := all[:0]
+			for _, f := range all {
+				if SecretFile(f.Rel) {
+					left = append(left, f)
+				} else {
+					kept = append(kept, f)
+				}
+			}
+			n += len(kept)
+			feed.Add(kept)
+		}
+	)
+	if streamHook != nil {
+		streamHook()
+	}
+	go func() {
+		defer close(done)
+		defer feed.Close()
+		if err := w.StreamFiles(ctx, addFiles); err != nil && listErr == nil {
+			listErr = err
+		}
+	}()
+	return feed, func() (int, []string, error) {
+		<-done
+		slices.SortFunc(left, func(a, b grep.File) int {
+			switch {
+			case less(&a, &b):
+				return -1
+			case less(&b, &a):
+				return 1
+			}
+			return 0
+		})
+		names := make([]string, len(left))
+		for i, f := range left {
+			names[i] = f.Name
+		}
+		return n, names, listErr
+	}, nil
 }
 
 // withoutSecrets is files without the ones that commonly hold secrets (by

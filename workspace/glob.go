@@ -35,6 +35,7 @@ func (w *Workspace) Glob(pattern string) ([]Path, error) {
 		if only != nil && r != only {
 			continue
 		}
+		r.idx.wait()
 		s := r.idx.snap.Load()
 		hits = hits[:0]
 		if r.name == "" {

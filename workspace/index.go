@@ -3,7 +3,6 @@ package workspace
 import (
 	"context"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,6 +25,20 @@ type index struct {
 	mu   sync.Mutex          // serializes updates; guards dirs
 	dirs map[string]*dirInfo // indexed folders by slash path relative to the root ("" = root)
 	snap atomic.Pointer[snapshot]
+
+	// The first walk runs in the background (walk): ready is closed once
+	// its list is in snap. Everything that reads or updates the list
+	// waits for it (wait); stream hands out what it has found so far.
+	ready  chan struct{}
+	cancel context.CancelFunc // stops the first walk
+	hook   func(rel string)   // Options.WalkHook
+	// found holds the first walk's files folder by folder, as each folder
+	// is read, until the walk is over and no stream reads it any more.
+	fmu       sync.Mutex // guards found, walked and streamers
+	fcond     *sync.Cond
+	found     [][]string
+	walked    bool
+	streamers int
 }
 
 // dirInfo is one indexed folder.
@@ -81,11 +94,12 @@ func (s *snapshot) paths() []string {
 	return out
 }
 
-// buildIndex lists r's files, honouring the exclude list and the ignore
-// files, reading folders in parallel; with a watcher it watches each folder
-// before reading it, so no change is missed between the two.
-func buildIndex(ctx context.Context, r *root, exclude []string, wt *watcher, log *slog.Logger) (*index, error) {
-	idx := &index{r: r, dirs: make(map[string]*dirInfo), workers: 8, wt: wt}
+// newIndex makes r's index, empty until walk lists r's files, honouring
+// the exclude list and the ignore files; with a watcher, each folder is
+// watched before it is read, so no change is missed between the two.
+func newIndex(r *root, exclude []string, wt *watcher, hook func(string)) *index {
+	idx := &index{r: r, dirs: make(map[string]*dirInfo), workers: 8, wt: wt, ready: make(chan struct{}), cancel: func() {}, hook: hook}
+	idx.fcond = sync.NewCond(&idx.fmu)
 	base := &ignoreList{}
 	for _, line := range DefaultExcludes {
 		if rule, ok := parseRule(line); ok {
@@ -99,17 +113,95 @@ func buildIndex(ctx context.Context, r *root, exclude []string, wt *watcher, log
 	}
 	base.load(filepath.Join(r.dir, ".git", "info", "exclude"))
 	idx.base = base
-	top := &dirInfo{}
-	files, dirs, err := idx.scan(ctx, top)
-	if err != nil {
-		return nil, err
+	idx.snap.Store(newSnapshot(nil))
+	return idx
+}
+
+// walk lists the root's files, reading folders in parallel, and makes the
+// list the index's; streams see each folder's files as soon as it is
+// read. It ends the index's wait, with an empty list when ctx ended first.
+func (idx *index) walk(ctx context.Context) error {
+	defer close(idx.ready)
+	files, dirs, err := idx.scan(ctx, &dirInfo{}, func(batch []string) {
+		idx.fmu.Lock()
+		idx.found = append(idx.found, batch)
+		idx.fmu.Unlock()
+		idx.fcond.Broadcast()
+	})
+	if err == nil {
+		idx.mu.Lock()
+		for _, d := range dirs {
+			idx.dirs[d.rel] = d
+		}
+		slices.Sort(files)
+		idx.snap.Store(newSnapshot(files))
+		idx.mu.Unlock()
 	}
-	for _, d := range dirs {
-		idx.dirs[d.rel] = d
+	idx.fmu.Lock()
+	idx.walked = true
+	if idx.streamers == 0 {
+		idx.found = nil
 	}
-	slices.Sort(files)
-	idx.snap.Store(newSnapshot(files))
-	return idx, nil
+	idx.fmu.Unlock()
+	idx.fcond.Broadcast()
+	return err
+}
+
+// wait waits for the first walk.
+func (idx *index) wait() { <-idx.ready }
+
+// isReady reports whether the first walk is over.
+func (idx *index) isReady() bool {
+	select {
+	case <-idx.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// stream calls add with the index's files, in batches: those of each folder
+// as the first walk reads it while the walk runs, the whole list once it
+// is over. The batches hold exactly the files of the list the walk makes,
+// each once (add must not keep or modify them). It returns once every file
+// was passed, or with ctx's error.
+func (idx *index) stream(ctx context.Context, add func([]string)) error {
+	idx.fmu.Lock()
+	if idx.walked {
+		idx.fmu.Unlock()
+		if s := idx.snap.Load(); s.len() > 0 {
+			add(s.paths())
+		}
+		return ctx.Err()
+	}
+	idx.streamers++
+	stop := context.AfterFunc(ctx, func() {
+		idx.fmu.Lock()
+		idx.fcond.Broadcast()
+		idx.fmu.Unlock()
+	})
+	defer stop()
+	next := 0
+	for ctx.Err() == nil {
+		if next < len(idx.found) {
+			b := idx.found[next]
+			next++
+			idx.fmu.Unlock()
+			add(b)
+			idx.fmu.Lock()
+			continue
+		}
+		if idx.walked {
+			break
+		}
+		idx.fcond.Wait()
+	}
+	idx.streamers--
+	if idx.walked && idx.streamers == 0 {
+		idx.found = nil
+	}
+	idx.fmu.Unlock()
+	return ctx.Err()
 }
 
 // excluded reports whether rel (a path below the root; name its last
@@ -146,8 +238,10 @@ func (idx *index) excluded(d *dirInfo, rel, name string, isDir bool) bool {
 
 // scan lists the files below folder start (which is not excluded), with
 // workers reading folders in parallel. It returns unsorted file paths and
-// every folder visited (start included).
-func (idx *index) scan(ctx context.Context, start *dirInfo) (files []string, dirs []*dirInfo, err error) {
+// every folder visited (start included); found, when not nil, gets each
+// folder's files as soon as the folder is read (a batch it must not
+// modify).
+func (idx *index) scan(ctx context.Context, start *dirInfo, found func([]string)) (files []string, dirs []*dirInfo, err error) {
 	var (
 		mu      sync.Mutex
 		cond    = sync.NewCond(&mu)
@@ -176,8 +270,15 @@ func (idx *index) scan(ctx context.Context, start *dirInfo) (files []string, dir
 
 				var subdirs []*dirInfo
 				if ctx.Err() == nil {
+					if found != nil && idx.hook != nil {
+						idx.hook(d.rel)
+					}
+					before := len(results[w])
 					results[w], subdirs = idx.readDir(d, results[w])
 					visited[w] = append(visited[w], d)
+					if n := len(results[w]); found != nil && n > before {
+						found(results[w][before:n:n])
+					}
 				}
 				mu.Lock()
 				queue = append(queue, subdirs...)
@@ -307,8 +408,11 @@ func (idx *index) linkInside(abs string) bool {
 
 // update applies a batch of observed paths (absolute, below the root) to the
 // index and returns what changed: files that appeared, disappeared, or (for
-// paths in modified) were written.
-func (idx *index) update(ctx context.Context, abspaths []string, modified map[string]bool) []indexChange {
+// paths in modified) were written. A path in created is reported created
+// even when the index lists it already (its folder's first walk found it
+// after the event). It waits for the first walk.
+func (idx *index) update(ctx context.Context, abspaths []string, modified, created map[string]bool) []indexChange {
+	idx.wait()
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	snap := idx.snap.Load()
@@ -369,7 +473,7 @@ func (idx *index) update(ctx context.Context, abspaths []string, modified map[st
 			} else {
 				d.ign = nil
 			}
-			files, dirs, err := idx.scan(ctx, d)
+			files, dirs, err := idx.scan(ctx, d, nil)
 			if err != nil {
 				continue
 			}
@@ -409,7 +513,10 @@ func (idx *index) update(ctx context.Context, abspaths []string, modified map[st
 			continue
 		}
 		if _, ok := snap.find(rel); ok {
-			if modified[abs] {
+			switch {
+			case created[abs]:
+				changes = append(changes, indexChange{rel, Created})
+			case modified[abs]:
 				changes = append(changes, indexChange{rel, Modified})
 			}
 			continue
@@ -518,12 +625,13 @@ func (idx *index) add(rel string) {
 		paths = append([]string{d}, paths...)
 	}
 	if len(paths) > 0 {
-		idx.update(context.Background(), paths[:1], nil)
+		idx.update(context.Background(), paths[:1], nil, nil)
 	}
-	idx.update(context.Background(), []string{abs}, nil)
+	idx.update(context.Background(), []string{abs}, nil, nil)
 }
 
 func (idx *index) knownDir(rel string) bool {
+	idx.wait()
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	_, ok := idx.dirs[rel]
@@ -533,7 +641,8 @@ func (idx *index) knownDir(rel string) bool {
 // rescan rebuilds the whole index (the fallback when watching is not
 // possible) and returns the files that appeared or disappeared.
 func (idx *index) rescan(ctx context.Context) ([]indexChange, error) {
-	files, dirs, err := idx.scan(ctx, &dirInfo{})
+	idx.wait()
+	files, dirs, err := idx.scan(ctx, &dirInfo{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -579,17 +688,19 @@ func (w *Workspace) FilesVersion() []uint64 {
 	roots := w.rootList()
 	v := make([]uint64, len(roots))
 	for i, r := range roots {
+		r.idx.wait()
 		v[i] = r.idx.snap.Load().id
 	}
 	return v
 }
 
 // Files lists every indexed file: the primary root's, sorted, then each
-// other root's.
+// other root's. It waits for the roots' first walks.
 func (w *Workspace) Files() []Path {
 	roots := w.rootList()
 	n := 0
 	for _, r := range roots {
+		r.idx.wait()
 		n += r.idx.snap.Load().len()
 	}
 	out := make([]Path, 0, n)
@@ -600,4 +711,39 @@ func (w *Workspace) Files() []Path {
 		}
 	}
 	return out
+}
+
+// Listed reports whether every root's first walk is over, so Files,
+// FilesVersion and Glob answer without waiting.
+func (w *Workspace) Listed() bool {
+	for _, r := range w.rootList() {
+		if !r.idx.isReady() {
+			return false
+		}
+	}
+	return true
+}
+
+// StreamFiles passes every file Files lists to add, in batches, as the
+// roots' walks find them: while a root's first walk runs, each folder's
+// files as soon as the folder is read, so a caller can work on the first
+// files long before the walk ends. The batches hold exactly the files
+// Files returns once the walks are over (the same ignore files, excludes
+// and links left out), each once, in no particular order; add runs on the
+// caller's goroutine. It returns once every file was passed, or with
+// ctx's error.
+func (w *Workspace) StreamFiles(ctx context.Context, add func([]Path)) error {
+	for _, r := range w.rootList() {
+		err := r.idx.stream(ctx, func(rels []string) {
+			paths := make([]Path, len(rels))
+			for i, rel := range rels {
+				paths[i] = r.path(rel)
+			}
+			add(paths)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

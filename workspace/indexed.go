@@ -17,6 +17,7 @@ func (w *Workspace) Indexed(p Path) bool {
 	if err != nil || r.idx == nil {
 		return false
 	}
+	r.idx.wait()
 	_, ok := r.idx.snap.Load().find(rel)
 	return ok
 }

@@ -149,6 +149,10 @@ func (wt *watcher) loop() {
 	timer.Stop()
 	var first time.Time
 	pending := make(map[string]bool) // path -> written (not only created/removed)
+	// Paths created while a root's first walk ran: the walk may list such
+	// a file before its event is applied, and the event still says it is
+	// new.
+	created := make(map[string]bool)
 	for {
 		select {
 		case <-wt.w.closing:
@@ -163,11 +167,11 @@ func (wt *watcher) loop() {
 				// Every event before the marker's is in pending: apply
 				// them now, then release the waiter.
 				if len(pending) > 0 {
-					batch := pending
-					pending = make(map[string]bool)
+					batch, made := pending, created
+					pending, created = make(map[string]bool), make(map[string]bool)
 					first = time.Time{}
 					timer.Stop()
-					wt.w.applyEvents(batch)
+					wt.w.applyEvents(batch, made)
 				}
 				wt.settled(base)
 				continue
@@ -176,6 +180,9 @@ func (wt *watcher) loop() {
 				continue
 			}
 			pending[ev.Name] = pending[ev.Name] || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Create)
+			if ev.Has(fsnotify.Create) && !wt.w.Listed() {
+				created[ev.Name] = true
+			}
 			now := time.Now()
 			if first.IsZero() {
 				first = now
@@ -197,10 +204,10 @@ func (wt *watcher) loop() {
 			}
 			wt.w.log.Warn("file watcher error", "err", err)
 		case <-timer.C:
-			batch := pending
-			pending = make(map[string]bool)
+			batch, made := pending, created
+			pending, created = make(map[string]bool), make(map[string]bool)
 			first = time.Time{}
-			wt.w.applyEvents(batch)
+			wt.w.applyEvents(batch, made)
 		case <-ticker.C:
 			if wt.isPolling() {
 				wt.w.rescanAll()
@@ -231,8 +238,9 @@ func (wt *watcher) close() {
 }
 
 // applyEvents updates the indexes with a batch of changed paths and records
-// the changes.
-func (w *Workspace) applyEvents(batch map[string]bool) {
+// the changes; created are the paths of the batch created while a first
+// walk ran.
+func (w *Workspace) applyEvents(batch, created map[string]bool) {
 	byRoot := make(map[*root][]string)
 	roots := w.rootList()
 	for p := range batch {
@@ -241,7 +249,7 @@ func (w *Workspace) applyEvents(batch map[string]bool) {
 		}
 	}
 	for r, paths := range byRoot {
-		w.recordObserved(r, r.idx.update(context.Background(), paths, batch))
+		w.recordObserved(r, r.idx.update(context.Background(), paths, batch, created))
 	}
 }
 

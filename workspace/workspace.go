@@ -40,6 +40,18 @@ type Options struct {
 	// Exclude adds gitignore-style patterns, applied in every root on top of
 	// the default exclude list (DefaultExcludes).
 	Exclude []string
+	// ListInBackground makes New and AddRoot return before a root's files
+	// are listed: the walk runs in the background, and what needs the list
+	// (Files, Glob, Indexed) waits for it or takes the files as they are
+	// found (StreamFiles). Changes made on disk before a folder is read
+	// are in the list, not in the change log. Without it, New and AddRoot
+	// return once the list is complete and every folder watched.
+	ListInBackground bool
+	// WalkHook, when set, is called with each folder (slash path relative
+	// to its root, "" for the root) before a root's first walk reads it:
+	// a test holds a walk midway with it, to show what does and does not
+	// wait for the list.
+	WalkHook func(dir string)
 }
 
 // Workspace is one editor session's set of root folders, with their file
@@ -49,6 +61,8 @@ type Workspace struct {
 	maxSize int64
 	log     *slog.Logger
 	exclude []string
+	bgList  bool // Options.ListInBackground
+	onWalk  func(string)
 	changes *changeLog
 	locks   fileLocks // serializes DiskEditor writes per file
 	snaps   *snapshots
@@ -96,6 +110,8 @@ func New(ctx context.Context, opts Options) (*Workspace, error) {
 		maxSize: opts.MaxFileSize,
 		log:     opts.Logger,
 		exclude: opts.Exclude,
+		bgList:  opts.ListInBackground,
+		onWalk:  opts.WalkHook,
 		changes: newChangeLog(),
 		snaps:   newSnapshots(),
 		bufHash: make(map[string]string),
@@ -185,12 +201,43 @@ func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
 	}
 	r.fs = fsys
 	sweepTemps(r, w.log)
-	idx, err := buildIndex(ctx, r, w.exclude, w.watch, w.log)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		fsys.Close()
 		return fmt.Errorf("index %s: %w", dir, err)
 	}
-	r.idx = idx
+	r.idx = newIndex(r, w.exclude, w.watch, w.onWalk)
+	if !w.bgList {
+		if err := r.idx.walk(ctx); err != nil {
+			fsys.Close()
+			return fmt.Errorf("index %s: %w", dir, err)
+		}
+		w.mu.Lock()
+		w.roots = append(w.roots, r)
+		w.mu.Unlock()
+		return nil
+	}
+	// The root's files are listed in the background: reads, writes and
+	// the path rule need no list, and what does (Files, Glob, Indexed)
+	// waits for the walk, or takes its files as they are found
+	// (StreamFiles). Close and RemoveRoot stop it.
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.idx.cancel = cancel
+	w.wg.Add(2)
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		if err := r.idx.walk(wctx); err != nil {
+			w.log.Warn("workspace walk stopped", "root", dir, "err", err)
+		}
+	}()
+	go func() {
+		defer w.wg.Done()
+		select {
+		case <-w.closing:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
 	w.mu.Lock()
 	w.roots = append(w.roots, r)
 	w.mu.Unlock()
@@ -235,6 +282,7 @@ func (w *Workspace) RemoveRoot(dir string) error {
 			roots[0] = &root{dir: roots[0].dir, real: roots[0].real, idx: roots[0].idx, fs: roots[0].fs}
 		}
 		w.roots = roots
+		r.idx.cancel()
 		// Paths into the removed root can no longer reach its files.
 		r.fs.Close()
 		return nil

@@ -70,6 +70,9 @@ type Options struct {
 	// Endpoints remember the model endpoints the user confirmed, across
 	// restarts; nil: a yes holds until the host closes.
 	Endpoints EndpointMemory
+	// WalkHook is the workspace's (workspace.Options.WalkHook): tests hold
+	// the listing of the files midway with it.
+	WalkHook func(dir string)
 }
 
 // EndpointMemory keeps the model endpoints (as endpointOf names them) the
@@ -241,21 +244,29 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		return h.ws, nil
 	}
 	if h.ws == nil {
+		// The files are listed in the background: a task's first model
+		// call does not wait for the walk of a large tree, only the tools
+		// that need the list do (and a whole-workspace grep searches the
+		// files as the walk finds them).
 		ws, err := workspace.New(ctx, workspace.Options{
-			Roots: roots, Buffers: h.opts.Buffers, Watch: h.opts.Watch, Logger: h.logger(),
+			Roots: roots, Buffers: h.opts.Buffers, Watch: h.opts.Watch, Logger: h.logger(), ListInBackground: true, WalkHook: h.opts.WalkHook,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		h.ws, h.index, h.wsRoots = ws, grep.NewIndex(0), roots
-		// The search filter builds in the background from now on, shared
-		// by every task of the workspace; a search never waits for it.
-		began := time.Now()
-		if err := tools.StartGrepFilter(ws, h.index); err != nil {
-			h.logger().Warn("search filter not started", "error", err)
-		} else {
-			go h.reportFilter(h.index, began)
-		}
+		// The search filter builds in the background once the walk is
+		// over, shared by every task of the workspace; a search never
+		// waits for it.
+		// Not waited for at Close: Close stops the walk and the build.
+		go func(idx *grep.Index) {
+			began := time.Now()
+			if err := tools.StartGrepFilter(ws, idx); err != nil {
+				h.logger().Warn("search filter not started", "error", err)
+				return
+			}
+			h.reportFilter(idx, began)
+		}(h.index)
 		h.checking.Add(1)
 		go func() {
 			defer h.checking.Done()

@@ -37,6 +37,7 @@ type budget struct {
 	fixed     int // the size; 0: GOMAXPROCS-1
 	size      int // guarded by mu
 	free      int // tokens not held; guarded by mu
+	building  int // tokens held by build workers; guarded by mu
 	searching int // searches running or waiting; guarded by mu
 }
 
@@ -70,15 +71,21 @@ func (b *budget) workersFor() int {
 }
 
 // search registers a search and takes between 1 and want tokens, waiting
-// for the first. done returns them and ends the search.
+// for the first, and for every token a build worker holds: those come back
+// as soon as the worker finishes the file in hand (it takes no new one
+// while a search waits), and a search that started with only the tokens
+// free at that instant would run the whole tree on fewer workers than the
+// machine has because a build happened to be mid-file. Tokens other
+// searches hold are not waited for. done returns them and ends the search.
 func (b *budget) search(want int) (n int, done func()) {
 	b.mu.Lock()
 	b.resize()
 	b.searching++
-	for b.free <= 0 {
+	want = max(want, 1)
+	for b.free <= 0 || b.free < want && b.building > 0 {
 		b.cond.Wait()
 	}
-	n = min(max(want, 1), b.free)
+	n = min(want, b.free)
 	b.free -= n
 	b.mu.Unlock()
 	return n, func() {
@@ -110,6 +117,7 @@ func (b *budget) build(stop <-chan struct{}) bool {
 	default:
 	}
 	b.free--
+	b.building++
 	return true
 }
 
@@ -117,6 +125,7 @@ func (b *budget) build(stop <-chan struct{}) bool {
 func (b *budget) buildDone() {
 	b.mu.Lock()
 	b.free++
+	b.building--
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }

@@ -103,3 +103,47 @@ func TestWorkerBudgetFollowsGOMAXPROCS(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchWaitsForTheTokensBuildsHold: a search that starts while build
+// workers hold every token gets all of them once the workers finish the
+// files in hand, not only the first one returned: it does not run the
+// whole tree on one worker because a build happened to be mid-file.
+func TestSearchWaitsForTheTokensBuildsHold(t *testing.T) {
+	b := newBudget(2)
+	stop := make(chan struct{})
+	for range 2 {
+		if !b.build(stop) {
+			t.Fatal("build got no token from an idle budget")
+		}
+	}
+	got := make(chan int)
+	go func() {
+		n, done := b.search(8)
+		done()
+		got <- n
+	}()
+	// Wait until the search is registered, then return one token and let
+	// the search see it before the other comes back.
+	for {
+		b.mu.Lock()
+		waiting := b.searching == 1
+		b.mu.Unlock()
+		if waiting {
+			break
+		}
+		runtime.Gosched()
+	}
+	b.buildDone()
+	for range 100 {
+		runtime.Gosched()
+	}
+	select {
+	case n := <-got:
+		t.Fatalf("the search started with %d of 2 tokens while a build worker was finishing its file", n)
+	default:
+	}
+	b.buildDone()
+	if n := <-got; n != 2 {
+		t.Fatalf("search got %d tokens; want 2", n)
+	}
+}

@@ -21,6 +21,10 @@ type File struct {
 // Request is one search over a list of files.
 type Request struct {
 	Files []File
+	// Feed, instead of Files, is a list still growing while it is
+	// searched; the result is the one Files holding the complete list, in
+	// the feed's order, would give.
+	Feed *Feed
 	// Buffers are the editor's unsaved texts by File.Name: searched instead
 	// of the disk.
 	Buffers    map[string]string
@@ -90,6 +94,12 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	}
 	n := len(req.Files)
 	per := make([]*FileResult, n)
+	feed := req.Feed
+	var fed *fedResults
+	if feed != nil {
+		n, per = 0, nil
+		fed = newFedResults(feed.less, req.MaxTotal)
+	}
 	var (
 		next     atomic.Int64
 		cutoff   atomic.Int64
@@ -98,6 +108,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 		binary   atomic.Int64
 		filtered atomic.Int64
 		errs     atomic.Int64
+		skipped  atomic.Int64 // files of a feed not searched: they come after enough matches
 		errOnce  sync.Once
 		firstErr error
 	)
@@ -110,7 +121,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	var ents []entry
 	var gen uint64
 	fresh := false
-	if warm && req.Trusted {
+	if warm && req.Trusted && feed == nil {
 		gen = idx.gen.Load()
 		if a := idx.alignedFor(req.Files); a != nil {
 			ents = a.ents
@@ -118,7 +129,11 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 			ents, fresh = make([]entry, n), true
 		}
 	}
-	nw, done := workers.search(max(1, (n+batch-1)/batch))
+	want := max(1, (n+batch-1)/batch)
+	if feed != nil {
+		want = workers.workersFor()
+	}
+	nw, done := workers.search(want)
 	defer done()
 	var wg sync.WaitGroup
 	for w := 0; w < nw; w++ {
@@ -130,29 +145,44 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 			defer func() { buffers.put(sc.workerBuffers) }()
 			// Counted here and added once: shared counters bumped per
 			// file would bounce one cache line between the workers.
-			var nSearched, nFiltered, nBinary int64
+			var nSearched, nFiltered, nBinary, nSkipped int64
 			defer func() {
 				searched.Add(nSearched)
 				filtered.Add(nFiltered)
 				binary.Add(nBinary)
+				skipped.Add(nSkipped)
 			}()
 			for {
 				if ctx.Err() != nil {
 					return
 				}
-				start := int(next.Add(batch)) - batch
-				if start >= n {
-					return
-				}
-				end := min(start+batch, n)
-				if fresh {
-					idx.lookupTrustedAll(req.Files[start:end], ents[start:end])
-				}
-				for i := start; i < end; i++ {
-					if int64(i) >= cutoff.Load() {
+				var list []File
+				start := 0
+				if feed != nil {
+					if list = feed.take(batch); list == nil {
 						return
 					}
-					f := &req.Files[i]
+				} else {
+					start = int(next.Add(batch)) - batch
+					if start >= n {
+						return
+					}
+					end := min(start+batch, n)
+					if fresh {
+						idx.lookupTrustedAll(req.Files[start:end], ents[start:end])
+					}
+					list = req.Files[start:end]
+				}
+				for k := range list {
+					i := start + k
+					if feed == nil && int64(i) >= cutoff.Load() {
+						return
+					}
+					f := &list[k]
+					if fed != nil && fed.beyond(f) {
+						nSkipped++
+						continue
+					}
 					var content []byte
 					if text, ok := req.Buffers[f.Name]; ok {
 						content = []byte(text)
@@ -207,7 +237,9 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						continue
 					}
 					nSearched++
-					if fr := sc.scan(f.Name, content); fr != nil {
+					if fr := sc.scan(f.Name, content); fr != nil && fed != nil {
+						fed.add(*f, fr)
+					} else if fr != nil {
 						per[i] = fr
 						if found.Add(int64(fr.Matches)) >= int64(req.MaxTotal) {
 							// Every file before next is claimed: they hold
@@ -243,7 +275,12 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 		res.Skipped = n - c
 		res.Truncated = true
 	}
-	for i := 0; i < n; i++ {
+	if fed != nil {
+		per = fed.ordered()
+		res.Skipped = int(skipped.Load())
+		res.Truncated = fed.dropped || res.Skipped > 0
+	}
+	for i := range per {
 		fr := per[i]
 		if fr == nil {
 			continue
