@@ -103,6 +103,10 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	)
 	cutoff.Store(int64(n))
 	idx := req.Index
+	if idx != nil {
+		// Bit sets may be read until the workers end (offheap.go).
+		defer idx.unpin(idx.pin())
+	}
 	warm := idx != nil && idx.Warm()
 	// A trusted warm search takes the index's entries in list order: from
 	// the last search over the same list when nothing changed since, else
