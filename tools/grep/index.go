@@ -320,6 +320,8 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 		lowPriority.run(func() {
 			defer wg.Done()
 			var buf []byte
+			var big bigBuffer
+			defer func() { big.release(&buf) }()
 			var scratch, out []uint64
 			for workers.build(done) {
 				i := int(next.Add(1)) - 1
@@ -330,6 +332,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				f := &files[i]
 				if f.Root != nil {
 					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
+						big.fit(&buf, st.size)
 						if data, err := readFile(f.Root, f.Rel, -1, &buf); err == nil {
 							x.learn(f.Name, st, data, &scratch, &out)
 						}
@@ -337,6 +340,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				}
 				workers.buildDone()
 				if cap(buf) > 1<<20 {
+					big.release(&buf)
 					buf = nil // one large file must not pin its buffer for the whole build
 				}
 			}

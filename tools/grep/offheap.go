@@ -175,3 +175,42 @@ func (x *Index) unpin(epoch uint64) { x.mem.unpin(epoch) }
 // OffHeap reports the bytes of bit-set chunks mapped outside the Go heap,
 // live or retired and not yet freed (0 where chunks are Go slices).
 func (x *Index) OffHeap() int64 { return x.mem.mapped.Load() }
+
+// bigBuffer is one worker's read buffer for files larger than keptBuffer,
+// in memory mapped outside the Go heap on Linux: the few megabyte-sized
+// files of a tree are read by every search whose pattern they may match,
+// and a heap buffer for each (allocated, zeroed, then collected) was a
+// third of what a searching server allocated. What a worker reads into it
+// is used only until it reads its next file (matching lines are copied
+// out as strings, bits into the arena), and the mapping is unmapped only
+// when the worker asks for a larger one or is done with it (release).
+type bigBuffer struct{ c chunk }
+
+// fit makes *buf hold a file of size bytes (readAll wants one byte more),
+// from a fresh mapping when the file is larger than keptBuffer and *buf
+// is too small; smaller files keep the heap buffer readAll grows.
+func (b *bigBuffer) fit(buf *[]byte, size int64) {
+	if size <= keptBuffer || int64(cap(*buf)) > size {
+		return
+	}
+	b.release(buf)
+	n := int(size) + 1 + int(size)/4
+	b.c = mapChunk((n + 7) / 8)
+	*buf = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.c.words))), len(b.c.words)*8)[:0]
+}
+
+// release unmaps the mapping, if any, and drops *buf when it is the
+// mapping (readAll may have replaced it with a heap buffer for a file
+// that grew, which stays).
+func (b *bigBuffer) release(buf *[]byte) {
+	if b.c.words == nil {
+		return
+	}
+	if unsafe.Pointer(unsafe.SliceData(*buf)) == unsafe.Pointer(unsafe.SliceData(b.c.words)) {
+		*buf = nil
+	}
+	if b.c.mapped {
+		unmapChunk(b.c)
+	}
+	b.c = chunk{}
+}

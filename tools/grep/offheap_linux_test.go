@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -97,5 +100,66 @@ func TestRetiredChunkUnmappedOnceReadersEnd(t *testing.T) {
 	}
 	if got := got(t, Query{Pattern: needleWord, Literal: true}, files, x); len(got) != 8 {
 		t.Fatalf("a search after Close found %d lines, want 8", len(got))
+	}
+}
+
+// TestLargeFilesReadOffHeap: files over keptBuffer are read into a
+// mapping outside the Go heap, searched right (matches at both ends,
+// through the filter and without it, four searches at once), and the
+// mapping is gone once the worker is done with it.
+func TestLargeFilesReadOffHeap(t *testing.T) {
+	dir := t.TempDir()
+	var files []File
+	for i, size := range []int{3 << 20, keptBuffer + 1, 5 << 20, 100} {
+		body := strings.Repeat("filler line of text\n", size/20+1)
+		text := needleWord + " first\n" + body + needleWord + " last\n"
+		name := fmt.Sprintf("big%d.txt", i)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, File{Name: name, Rel: name})
+	}
+	root := openRoot(t, dir)
+	for i := range files {
+		files[i].Root = root
+	}
+	x := NewIndex(0)
+	t.Cleanup(func() { x.Close() })
+	if err := x.Build(context.Background(), files); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Compile(Query{Pattern: needleWord, Literal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for s := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				res, err := m.Search(context.Background(), Request{Files: files, Index: x, Trusted: (i+s)%2 == 0})
+				if err != nil || res.Matches != 2*len(files) {
+					t.Errorf("search: %+v, %v; want %d matches", res, err, 2*len(files))
+					return
+				}
+				for _, f := range res.Files {
+					if len(f.Lines) != 2 || f.Lines[1].Text != needleWord+" last" {
+						t.Errorf("%s: lines %+v", f.Name, f.Lines)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	var b bigBuffer
+	var buf []byte
+	b.fit(&buf, 3<<20)
+	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
+	if !b.c.mapped || cap(buf) <= 3<<20 || !mappedAt(t, addr) {
+		t.Fatalf("a buffer for a 3 MiB file: mapped %v, cap %d", b.c.mapped, cap(buf))
+	}
+	b.release(&buf)
+	if buf != nil || mappedAt(t, addr) {
+		t.Fatal("release left the buffer mapped or in use")
 	}
 }

@@ -195,6 +195,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						if known != nil {
 							size = known.st.size
 						}
+						sc.big.fit(&sc.buf, size)
 						data, err := readFile(f.Root, f.Rel, size, &sc.buf)
 						if err != nil {
 							errs.Add(1)
@@ -332,6 +333,7 @@ func (s *scanner) verify(line []byte) bool {
 // rather than growing new buffers file by file.
 type workerBuffers struct {
 	buf     []byte
+	big     bigBuffer // buf for a file over keptBuffer, off the heap
 	scratch []uint64
 	out     []uint64
 	hits    []span
@@ -368,6 +370,7 @@ func (l *bufferList) get() workerBuffers {
 }
 
 func (l *bufferList) put(b workerBuffers) {
+	b.big.release(&b.buf)
 	if cap(b.buf) > keptBuffer {
 		b.buf = nil
 	}
