@@ -18,7 +18,7 @@ import (
 // 150 MB on a 55,000-file workspace, which holds the binary's own pages
 // (about 33 MB resident), the filter (about 48 MB mapped) and the Go
 // memory: 56 MiB leaves the Go memory twice its live heap (about 26 MB
-// once the filter is built) and keeps the peak near 138 MB, with room for
+// once the filter is built) and keeps the peak near 143 MB, with room for
 // a larger tree's filter. A limit closer to the live heap makes the
 // collector run nearly without pause and its assists land on the
 // editor's requests, which is why the filter left the heap.
