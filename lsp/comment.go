@@ -134,13 +134,70 @@ func instructions(text string, markers []string) []instruction {
 }
 
 // instructionAt is the instruction comment that spans line, if any.
+//
+// It is asked on every code action and hover request, so it reads only
+// the run of comment lines around line, not the whole document: an
+// instruction is such a run's lines from an "agent:" line on (the lines
+// before it and the code around cannot change it), so instructions over
+// that run alone finds the same one.
 func instructionAt(text string, markers []string, line int) (instruction, bool) {
-	for _, in := range instructions(text, markers) {
+	start := lineStart(text, line)
+	if start < 0 {
+		return instruction{}, false
+	}
+	isComment := func(off int) bool {
+		_, _, ok := commentText(lineFrom(text, off), markers)
+		return ok
+	}
+	// Up to the first line of the run of comment lines holding line.
+	first, from := line, start
+	if !isComment(from) {
+		return instruction{}, false
+	}
+	for first > 0 {
+		prev := strings.LastIndexByte(text[:from-1], '\n') + 1
+		if !isComment(prev) {
+			break
+		}
+		first, from = first-1, prev
+	}
+	// Down to the run's last line.
+	end := start + len(lineFrom(text, start))
+	for end < len(text) && isComment(end+1) {
+		end += 1 + len(lineFrom(text, end+1))
+	}
+	for _, in := range instructions(text[from:end], markers) {
+		in.StartLine += first
+		in.EndLine += first
 		if line >= in.StartLine && line <= in.EndLine {
 			return in, true
 		}
 	}
 	return instruction{}, false
+}
+
+// lineStart is the offset of 0-based line n of text, or -1 when text has
+// fewer lines (the empty "line" after a final newline counts, as
+// strings.Split counts it).
+func lineStart(text string, n int) int {
+	off := 0
+	for ; n > 0; n-- {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return -1
+		}
+		off += i + 1
+	}
+	return off
+}
+
+// lineFrom is the line of text that starts at offset off, without its
+// line break.
+func lineFrom(text string, off int) string {
+	if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+		return text[off : off+i]
+	}
+	return text[off:]
 }
 
 // findInstruction finds the instruction comment with the given text, the

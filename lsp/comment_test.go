@@ -1,6 +1,9 @@
 package lsp
 
 import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -50,5 +53,52 @@ func TestInstructions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInstructionAtReadsOnlyItsRun: instructionAt, which reads only the
+// run of comment lines around the line asked about, answers for every
+// line of 3,000 documents made of instruction, comment, empty-comment,
+// code and blank lines (LF and CRLF, two comment styles) what a scan of
+// the whole document answers.
+func TestInstructionAtReadsOnlyItsRun(t *testing.T) {
+	kinds := []string{"// agent: do one thing", "// more of it", "//", "# agent: hash", "# more", "x := 1", "", "\t// agent:  indented", "// agent:", "  // continued"}
+	r := rand.New(rand.NewPCG(5, 6))
+	found := 0
+	for doc := range 3000 {
+		var lines []string
+		for range r.IntN(12) {
+			l := kinds[r.IntN(len(kinds))]
+			if r.IntN(4) == 0 {
+				l += "\r"
+			}
+			lines = append(lines, l)
+		}
+		text := strings.Join(lines, "\n")
+		if r.IntN(2) == 0 {
+			text += "\n"
+		}
+		markers := markersFor([]string{"go", "php", ""}[doc%3], "a.go")
+		all := instructions(text, markers)
+		for line := range len(lines) + 2 {
+			var want instruction
+			wantOK := false
+			for _, in := range all {
+				if line >= in.StartLine && line <= in.EndLine {
+					want, wantOK = in, true
+					break
+				}
+			}
+			got, ok := instructionAt(text, markers, line)
+			if ok != wantOK || !reflect.DeepEqual(got, want) {
+				t.Fatalf("document %q, markers %q, line %d: instructionAt = %+v, %v; the whole scan says %+v, %v", text, markers, line, got, ok, want, wantOK)
+			}
+			if ok {
+				found++
+			}
+		}
+	}
+	if found < 1000 {
+		t.Fatalf("only %d lines were in an instruction: the documents do not exercise instructionAt", found)
 	}
 }

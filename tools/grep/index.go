@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/bits"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -28,11 +29,17 @@ import (
 type Index struct {
 	budget int64 // bytes of bit sets kept at most
 
-	mu      sync.RWMutex // guards entries, used and arena
+	mu      sync.RWMutex // guards entries, used, arena and shut
 	entries map[string]*entry
 	used    int64 // bytes of live bit sets
 	arena   arena
+	shut    bool          // Close ran: no bit sets are kept any more
 	gen     atomic.Uint64 // bumped (under mu) whenever entries change
+
+	// mem owns the chunks the bit sets live in (off the Go heap on
+	// Linux) and frees a chunk compact or Close stops using only once no
+	// search can still read it (see offheap.go).
+	mem *chunkMem
 
 	// last holds the entries of the last complete trusted search, in the
 	// order of its file list: the next search over the same list, with no
@@ -108,7 +115,15 @@ func (x *Index) keepAligned(files []File, ents []entry, gen uint64) {
 	for i := range files {
 		names[i] = files[i].Name
 	}
-	x.last.Store(&aligned{gen: gen, names: names, ents: ents})
+	// Checked again and stored under the read lock: compact and Close
+	// bump gen under the write lock before they retire the chunks ents
+	// may point into, so copies read before either never land in last
+	// after it.
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.gen.Load() == gen {
+		x.last.Store(&aligned{gen: gen, names: names, ents: ents})
+	}
 }
 
 // entry is what the index knows of one version of one file. Entries are
@@ -117,6 +132,8 @@ type entry struct {
 	st     stamp
 	binary bool
 	bits   []uint64 // in the arena; nil: over budget, always a candidate
+	// bits may point into memory outside the Go heap: read them only
+	// between a search's pin and unpin (offheap.go).
 }
 
 // stamp identifies one version of a file on disk.
@@ -135,7 +152,13 @@ func NewIndex(budget int64) *Index {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	return &Index{budget: budget, entries: make(map[string]*entry), roots: map[string]*Root{}, stop: make(chan struct{})}
+	x := &Index{budget: budget, entries: make(map[string]*entry), roots: map[string]*Root{}, stop: make(chan struct{}), mem: newChunkMem()}
+	x.arena.mem = x.mem
+	// An Index dropped without Close gives its chunks back when the
+	// collector finds it unreachable: no search can read them then, as a
+	// search holds the Index until it unpins.
+	runtime.AddCleanup(x, (*chunkMem).freeAll, x.mem)
+	return x
 }
 
 // Root returns the handle on folder dir, opening it on first use; the
@@ -257,7 +280,7 @@ func (x *Index) Close() error {
 	defer x.rootMu.Unlock()
 	x.closed = true
 	x.list, x.listVersion, x.skipped = nil, nil, nil
-	x.last.Store(nil)
+	x.dropBits()
 	var err error
 	for dir, r := range x.roots {
 		err = errors.Join(err, r.Close())
@@ -297,6 +320,8 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 		lowPriority.run(func() {
 			defer wg.Done()
 			var buf []byte
+			var big bigBuffer
+			defer func() { big.release(&buf) }()
 			var scratch, out []uint64
 			for workers.build(done) {
 				i := int(next.Add(1)) - 1
@@ -307,6 +332,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				f := &files[i]
 				if f.Root != nil {
 					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
+						big.fit(&buf, st.size)
 						if data, err := readFile(f.Root, f.Rel, -1, &buf); err == nil {
 							x.learn(f.Name, st, data, &scratch, &out)
 						}
@@ -314,6 +340,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				}
 				workers.buildDone()
 				if cap(buf) > 1<<20 {
+					big.release(&buf)
 					buf = nil // one large file must not pin its buffer for the whole build
 				}
 			}
@@ -323,7 +350,11 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	x.warm.Store(true)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if !x.shut {
+		x.warm.Store(true)
+	}
 	return nil
 }
 
@@ -376,6 +407,9 @@ func (x *Index) learn(name string, st stamp, content []byte, scratch, out *[]uin
 	size := int64(len(bits) * 8)
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.shut {
+		return
+	}
 	old, ok := x.entries[name]
 	if ok {
 		x.used -= int64(len(old.bits) * 8)
@@ -395,10 +429,13 @@ func (x *Index) learn(name string, st stamp, content []byte, scratch, out *[]uin
 }
 
 // compact copies every live bit set into a new arena, so the space of
-// forgotten and relearned files is freed. x.mu is held.
+// forgotten and relearned files is freed, and retires the old arena's
+// chunks: they are freed once no search that may hold copies of the old
+// entries runs (chunkMem). x.mu is held.
 func (x *Index) compact() {
 	x.last.Store(nil) // its copies point into the old arena
-	var fresh arena
+	x.gen.Add(1)      // so no search stores its copies there again (keepAligned)
+	fresh := arena{mem: x.mem}
 	for name, e := range x.entries {
 		if e.bits == nil {
 			continue
@@ -408,14 +445,34 @@ func (x *Index) compact() {
 		copy(c.bits, e.bits)
 		x.entries[name] = &c // entries are immutable: searches may hold e
 	}
+	old := x.arena
 	x.arena = fresh
+	x.mem.retire(old.chunks)
+}
+
+// dropBits forgets every entry for good and retires every chunk (Close):
+// the index is cold from now on and learns nothing more.
+func (x *Index) dropBits() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.shut = true
+	x.warm.Store(false)
+	x.last.Store(nil)
+	x.gen.Add(1)
+	clear(x.entries)
+	x.used = 0
+	old := x.arena
+	x.arena = arena{mem: x.mem}
+	x.mem.retire(old.chunks)
 }
 
 // arena holds the bit sets in large chunks: no allocation, size-class
 // rounding or slice header per file beyond the entry's own.
 type arena struct {
-	cur  []uint64 // the unused end of the newest chunk
-	size int64    // bytes handed out, live or dead
+	mem    *chunkMem
+	chunks []chunk  // every chunk this arena handed out memory from
+	cur    []uint64 // the unused end of the newest chunk
+	size   int64    // bytes handed out, live or dead
 }
 
 const chunkWords = 1 << 17 // 1 MiB
@@ -426,10 +483,14 @@ func (a *arena) alloc(n int) []uint64 {
 	}
 	a.size += int64(n * 8)
 	if n > chunkWords/8 {
-		return make([]uint64, n)
+		c := a.mem.get(n)
+		a.chunks = append(a.chunks, c)
+		return c.words[:n:n]
 	}
 	if len(a.cur) < n {
-		a.cur = make([]uint64, chunkWords)
+		c := a.mem.get(chunkWords)
+		a.chunks = append(a.chunks, c)
+		a.cur = c.words
 	}
 	s := a.cur[:n:n]
 	a.cur = a.cur[n:]

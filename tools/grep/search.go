@@ -114,6 +114,10 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 	)
 	cutoff.Store(int64(n))
 	idx := req.Index
+	if idx != nil {
+		// Bit sets may be read until the workers end (offheap.go).
+		defer idx.unpin(idx.pin())
+	}
 	warm := idx != nil && idx.Warm()
 	// A trusted warm search takes the index's entries in list order: from
 	// the last search over the same list when nothing changed since, else
@@ -221,6 +225,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 						if known != nil {
 							size = known.st.size
 						}
+						sc.big.fit(&sc.buf, size)
 						data, err := readFile(f.Root, f.Rel, size, &sc.buf)
 						if err != nil {
 							errs.Add(1)
@@ -368,6 +373,7 @@ func (s *scanner) verify(line []byte) bool {
 // rather than growing new buffers file by file.
 type workerBuffers struct {
 	buf     []byte
+	big     bigBuffer // buf for a file over keptBuffer, off the heap
 	scratch []uint64
 	out     []uint64
 	hits    []span
@@ -404,6 +410,7 @@ func (l *bufferList) get() workerBuffers {
 }
 
 func (l *bufferList) put(b workerBuffers) {
+	b.big.release(&b.buf)
 	if cap(b.buf) > keptBuffer {
 		b.buf = nil
 	}
