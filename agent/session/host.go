@@ -260,6 +260,14 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		// waits for it.
 		// Not waited for at Close: Close stops the walk and the build.
 		go func(idx *grep.Index) {
+			// Its file list (55,000 names checked and copied) is made
+			// once the walk is over and no search runs: the first search
+			// of a task started as the workspace opened does not share
+			// the CPU with it.
+			ws.FilesVersion()
+			if !idx.BetweenSearches() {
+				return
+			}
 			began := time.Now()
 			if err := tools.StartGrepFilter(ws, idx); err != nil {
 				h.logger().Warn("search filter not started", "error", err)

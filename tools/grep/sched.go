@@ -136,3 +136,31 @@ func (b *budget) wake() {
 	b.cond.Broadcast()
 	b.mu.Unlock()
 }
+
+// BetweenSearches waits until no search of the process runs or waits for
+// tokens, or until x is closed (then it returns false): work that would
+// take the CPU from a search, such as building the filter's file list for
+// 55,000 files, starts between two searches (a task searches, then waits
+// for its model).
+func (x *Index) BetweenSearches() bool {
+	stop, done := x.stop, make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-stop:
+			workers.wake()
+		case <-done:
+		}
+	}()
+	workers.mu.Lock()
+	defer workers.mu.Unlock()
+	for workers.searching > 0 {
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		workers.cond.Wait()
+	}
+	return true
+}

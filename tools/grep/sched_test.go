@@ -147,3 +147,42 @@ func TestSearchWaitsForTheTokensBuildsHold(t *testing.T) {
 		t.Fatalf("search got %d tokens; want 2", n)
 	}
 }
+
+func TestBetweenSearchesWaitsForTheRunningSearchOrClose(t *testing.T) {
+	x := NewIndex(1 << 20)
+	if !x.BetweenSearches() {
+		t.Fatal("with no search running it did not return true")
+	}
+
+	// A search runs: the wait ends only once it is done.
+	_, done := workers.search(1)
+	var ended atomic.Bool
+	got := make(chan bool)
+	entered := make(chan struct{})
+	go func() {
+		close(entered)
+		ok := x.BetweenSearches()
+		if !ended.Load() {
+			t.Error("it returned while the search still ran")
+		}
+		got <- ok
+	}()
+	<-entered
+	for range 1000 {
+		runtime.Gosched() // give a wrong implementation the chance to return
+	}
+	ended.Store(true)
+	done()
+	if !<-got {
+		t.Error("it returned false after the search ended")
+	}
+
+	// A search that never ends: Close ends the wait, with false.
+	_, done = workers.search(1)
+	defer done()
+	go func() { got <- x.BetweenSearches() }()
+	x.Close()
+	if <-got {
+		t.Error("it returned true at Close while a search ran")
+	}
+}
