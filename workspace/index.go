@@ -119,9 +119,10 @@ func newIndex(r *root, exclude []string, wt *watcher, hook func(string)) *index 
 
 // walk lists the root's files, reading folders in parallel, and makes the
 // list the index's; streams see each folder's files as soon as it is
-// read. It ends the index's wait, with an empty list when ctx ended first.
+// read. It ends the index's wait, with an empty list when ctx ended first,
+// before any stream returns: a caller whose stream is over sees the index
+// ready.
 func (idx *index) walk(ctx context.Context) error {
-	defer close(idx.ready)
 	files, dirs, err := idx.scan(ctx, &dirInfo{}, func(batch []string) {
 		idx.fmu.Lock()
 		idx.found = append(idx.found, batch)
@@ -138,6 +139,7 @@ func (idx *index) walk(ctx context.Context) error {
 		idx.mu.Unlock()
 	}
 	idx.fmu.Lock()
+	close(idx.ready)
 	idx.walked = true
 	if idx.streamers == 0 {
 		idx.found = nil
