@@ -103,31 +103,28 @@ func fstatat(dirfd int, path string, st *unix.Stat_t) error {
 // calls: no *os.File, no poller registration, no allocation once the buffer
 // is large enough.
 //
-// size is what the warm index knows the file's size to be, or -1: with a
-// size, no fstat is made (the index learned the file from a regular file
-// and trusts that it has not changed; a non-regular file swapped in makes
-// the read fail, and a file that grew is read to its end).
+// size is what the warm index knows the file's size to be, or -1. No
+// fstat is made either way (it was a sixth of a cold search's system
+// time): the file was listed as a regular file, and one swapped for
+// another kind since fails at its first read (a folder) or reads nothing
+// (a named pipe, opened without blocking; a file that reads nothing is
+// checked). With a size, the index trusts that the file
+// has not changed (one that grew is read to its end).
 func readFile(r *Root, rel string, size int64, buf *[]byte) ([]byte, error) {
 	fd, err := openBeneath(r, rel)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	defer unix.Close(fd)
-	if size < 0 {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, fmt.Errorf("stat: %w", err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, errors.New("not a regular file")
-		}
-		size = st.Size
-	}
 	return readAll(fd, int(size), buf)
 }
 
-// readAll reads fd, which promises size bytes, into *buf; of a binary file
-// (isBinary of the first read) only that first read.
+// readAll reads fd, which promises size bytes (-1: unknown), into *buf; of
+// a binary file (isBinary of the first read) only that first read. Of a
+// file of unknown size it reads until a read returns fewer bytes than
+// asked: a regular file's read stops short only at its end (the page
+// cache fills it whole; only a fatal signal cuts it), so the read of 0
+// bytes that would confirm the end is saved.
 func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 	if size > maxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
@@ -159,6 +156,18 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 		if err == unix.EINTR {
 			continue
 		}
+		if n == 0 && (m == 0 || err == unix.EAGAIN) {
+			// Nothing at all: an empty file (rare enough to check), or a
+			// named pipe swapped in.
+			var st unix.Stat_t
+			if err := unix.Fstat(fd, &st); err != nil {
+				return nil, fmt.Errorf("stat: %w", err)
+			}
+			if st.Mode&unix.S_IFMT != unix.S_IFREG {
+				return nil, errors.New("not a regular file")
+			}
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read: %w", err)
 		}
@@ -172,8 +181,8 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 			return b[:m], nil
 		}
 		n += m
-		if n == size && size > 0 {
-			break // what the size promised: no second read to learn it ended
+		if n == size && size > 0 || size < 0 && m < end-(n-m) {
+			break // what the size promised, or a short read: the end
 		}
 	}
 	return b[:n], nil

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
@@ -23,6 +25,12 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 		{"big.bin", append([]byte{0x7f, 'E', 'L', 'F', 0}, big...), readHead, true},
 		{"small.bin", []byte{1, 0, 2}, 3, true},
 		{"late-nul.txt", lateNUL, len(lateNUL), false},
+		// Around the first read's size: a file of unknown size is read
+		// until a read comes back short, never cut at a read's end.
+		{"head-less-1.txt", bytes.Repeat([]byte("a"), readHead-1), readHead - 1, false},
+		{"head.txt", bytes.Repeat([]byte("b"), readHead), readHead, false},
+		{"head-plus-1.txt", bytes.Repeat([]byte("c"), readHead+1), readHead + 1, false},
+		{"two-heads.txt", bytes.Repeat([]byte("d"), 2*readHead), 2 * readHead, false},
 	}
 	for _, c := range cases {
 		if err := os.WriteFile(filepath.Join(dir, c.name), c.content, 0o644); err != nil {
@@ -49,5 +57,31 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 				t.Errorf("%s (size %d): the text read differs from the file", c.name, size)
 			}
 		}
+	}
+}
+
+// TestReadFileOfAPathSwappedForAnotherKind: a listed file replaced by a
+// named pipe or a folder fails at once: nothing hangs (no writer is waited
+// for), and neither reads as an empty file.
+func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
+	dir := t.TempDir()
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "folder.go"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	x := NewIndex(1 << 20)
+	defer x.Close()
+	r, err := x.Root(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf []byte
+	if got, err := readFile(r, "pipe.go", -1, &buf); err == nil {
+		t.Errorf("named pipe: read %q, no error", got)
+	}
+	if got, err := readFile(r, "folder.go", -1, &buf); err == nil {
+		t.Errorf("folder: read %q, no error", got)
 	}
 }
