@@ -233,6 +233,60 @@ func TestGrepTool(t *testing.T) {
 	}
 }
 
+// TestGrepDoesNotTrustAFilterBuiltBeforeTheFoldersWereWatched: the server
+// lists a workspace in the background and watches its folders only once a
+// search is over. A filter built before then may hold a file that changed
+// with no event for it; the first search once every folder is watched
+// checks each file on disk instead of trusting the change log, and finds
+// the new text.
+func TestGrepDoesNotTrustAFilterBuiltBeforeTheFoldersWereWatched(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 20; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.txt", i)), []byte(fmt.Sprintf("file %d\n", i)), 0o644)
+	}
+	held, release := make(chan struct{}), make(chan struct{})
+	ws, err := workspace.New(context.Background(), workspace.Options{
+		Roots: []string{dir}, Watch: true, ListInBackground: true,
+		HoldWatches: func(ctx context.Context) {
+			close(held)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	<-held
+	if ws.Watching() {
+		t.Fatal("watching before the folders were watched")
+	}
+	r := newReg(t, Env{Workspace: ws})
+	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
+	r.env.Index.Wait()
+	if !r.env.Index.Warm() {
+		t.Fatal("index not warm after the first search")
+	}
+	// Another size: the file's stamp moves whatever the clock's tick.
+	if err := os.WriteFile(filepath.Join(dir, "f03.txt"), []byte("a narwhal, written before the watch\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	deadline := time.Now().Add(10 * time.Second)
+	for !ws.Watching() {
+		if time.Now().After(deadline) {
+			t.Fatal("the folders were never watched")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	got := call(t, r, "grep", map[string]any{"pattern": "narwhal", "literal": true}).Text
+	if !strings.Contains(got, "f03.txt:1:") {
+		t.Errorf("a file changed before its folder was watched was searched by its old filter entry: %s", got)
+	}
+}
+
 // TestGrepWarmIndexStaysCurrent: once the index is warm, a search never
 // misses a change: an edit through the tools, an outside write the watcher
 // reports, or a file a command wrote a moment ago.

@@ -235,11 +235,13 @@ func (r *Registry) grep(ctx context.Context, a *grepArgs) (Result, error) {
 // syncIndex brings the warm index up to date with the workspace change log
 // and reports whether searches may trust it without checking each file on
 // disk: only when the workspace watches the disk (so outside changes reach
-// the log), the log reaches back far enough, and no command ran since the
-// last full check (its writes may still be in the watcher's debounce).
+// the log), the index was last checked against the disk after every folder
+// was watched (a file changed before its folder was watched has no entry
+// in the log), the log reaches back far enough, and no command ran since
+// the last full check (its writes may still be in the watcher's debounce).
 func (r *Registry) syncIndex() bool {
 	idx, w := r.env.Index, r.env.Workspace
-	if !idx.Warm() || !w.Watching() {
+	if !idx.Warm() || !w.Watching() || idx.Since() < w.WatchedSince() {
 		return false
 	}
 	if idx.TakeSuspect() {

@@ -149,6 +149,26 @@ func (c *changeLog) hasExpected(abs string) bool {
 	return len(c.expect[abs]) > 0
 }
 
+// mark moves the sequence on with no change and stores the new number in
+// *at, under the log's lock: a position from Seq tells whether it was
+// taken after the mark.
+func (c *changeLog) mark(at *uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	*at = c.seq
+}
+
+// WatchedSince is the change-log position from which every change made on
+// disk reaches the log: 0, or where the folders of a root listed in the
+// background were all watched (Options.ListInBackground). What was learned
+// from the disk at a Seq before it may be older than the log tells.
+func (w *Workspace) WatchedSince() uint64 {
+	w.changes.mu.Lock()
+	defer w.changes.mu.Unlock()
+	return w.watchedAt
+}
+
 // Seq is the sequence number of the latest change (0 before any). A task
 // notes it when it reads a file and later asks ChangedOutside(seq, ...).
 func (w *Workspace) Seq() uint64 {

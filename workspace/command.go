@@ -229,7 +229,8 @@ var settleN atomic.Uint64
 // settle returns once the watcher has applied every file event that
 // happened before the call. inotify delivers events in order, so it
 // creates and removes a marker file and waits until the watcher has seen
-// it, then the watcher applies everything pending at once. The marker goes
+// it, then the watcher applies everything pending at once. It first waits
+// for the folders a background walk listed to be watched. The marker goes
 // in .agentls/tmp/ of the primary root (watched for this alone), where
 // neither git nor the index sees it; in the root folder itself only when
 // that folder cannot be made. In the polling fallback it rescans; without
@@ -242,6 +243,9 @@ func (w *Workspace) settle(ctx context.Context) {
 		w.rescanAll()
 		return
 	}
+	// Folders of a walk not watched yet would not report the command's
+	// changes.
+	w.waitWatched(ctx)
 	r := w.rootList()[0]
 	w.settleOnce.Do(func() {
 		w.settleDir = "."

@@ -19,10 +19,13 @@ var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // call. A folder below the root is opened without following a link, so a
 // folder swapped for a link after its parent was read is not walked.
 //
+// With st not nil, it notes the folder's stamp before reading it
+// (watchFolders compares it with the folder's stamp once it is watched).
+//
 // It reads with getdents64 into a reused buffer: os.File.ReadDir makes a
 // file (with its poller registration and a fcntl), one DirEntry per entry
 // and its name, which was the larger part of the walk's time.
-func listDir(abs string, follow bool, fn func(name []byte, typ fs.FileMode)) error {
+func listDir(abs string, follow bool, st *dirStamp, fn func(name []byte, typ fs.FileMode)) error {
 	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if !follow {
 		flags |= unix.O_NOFOLLOW
@@ -39,6 +42,14 @@ func listDir(abs string, follow bool, fn func(name []byte, typ fs.FileMode)) err
 		return err
 	}
 	defer unix.Close(fd)
+	if st != nil {
+		var s unix.Stat_t
+		if unix.Fstat(fd, &s) == nil {
+			*st = stampOf(&s)
+		} else {
+			*st = dirStamp{}
+		}
+	}
 	bp := dirBufs.Get().(*[]byte)
 	defer dirBufs.Put(bp)
 	// The whole folder first: fn may open other files (ignore files),
@@ -108,4 +119,52 @@ func listDir(abs string, follow bool, fn func(name []byte, typ fs.FileMode)) err
 		fn(name, typ)
 	}
 	return nil
+}
+
+// deferWatchesSupported: folders have stamps here (inode and change
+// time), so a walk may watch them after reading them (watchFolders).
+const deferWatchesSupported = true
+
+// dirStamp identifies one state of a folder: any entry added, removed or
+// renamed in it moves its change time, which no program can set back; a
+// folder swapped for another has another inode. The zero stamp matches
+// no folder.
+type dirStamp struct {
+	dev, ino uint64
+	ctime    int64 // nanoseconds
+}
+
+func stampOf(s *unix.Stat_t) dirStamp {
+	return dirStamp{dev: uint64(s.Dev), ino: s.Ino, ctime: s.Ctim.Nano()}
+}
+
+// ignoreStamps are the stamps of the ignore files of folder abs (zero for
+// one that is not there).
+func ignoreStamps(abs string) (st [2]dirStamp) {
+	for i, name := range [2]string{".gitignore", ".ignore"} {
+		var s unix.Stat_t
+		if unix.Lstat(abs+"/"+name, &s) == nil {
+			st[i] = stampOf(&s)
+		}
+	}
+	return st
+}
+
+// statDir is the stamp of the folder abs now (following a link only for
+// the root, as listDir), or an error when abs is no folder any more.
+func statDir(abs string, follow bool) (dirStamp, error) {
+	var s unix.Stat_t
+	var err error
+	if follow {
+		err = unix.Stat(abs, &s)
+	} else {
+		err = unix.Lstat(abs, &s)
+	}
+	if err != nil {
+		return dirStamp{}, err
+	}
+	if s.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return dirStamp{}, unix.ENOTDIR
+	}
+	return stampOf(&s), nil
 }

@@ -31,7 +31,7 @@ func TestListDirReportsEveryEntryWithItsType(t *testing.T) {
 		}
 	}
 	got := map[string]fs.FileMode{}
-	if err := listDir(dir, false, func(name []byte, typ fs.FileMode) { got[string(name)] = typ }); err != nil {
+	if err := listDir(dir, false, nil, func(name []byte, typ fs.FileMode) { got[string(name)] = typ }); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]fs.FileMode{"a.go": 0, "sub": fs.ModeDir, "link": fs.ModeSymlink, "pipe": fs.ModeIrregular}
@@ -66,7 +66,7 @@ func TestListDirBelowTheRootDoesNotFollowALink(t *testing.T) {
 		listed bool
 	}{{follow: false, listed: false}, {follow: true, listed: true}} {
 		listed := false
-		err := listDir(link, tc.follow, func(name []byte, _ fs.FileMode) { listed = listed || string(name) == "secret.txt" })
+		err := listDir(link, tc.follow, nil, func(name []byte, _ fs.FileMode) { listed = listed || string(name) == "secret.txt" })
 		if listed != tc.listed || (err == nil) != tc.listed {
 			t.Errorf("follow=%v: listed the target's file %v (err %v), want %v", tc.follow, listed, err, tc.listed)
 		}

@@ -3,6 +3,7 @@
 package workspace
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 )
@@ -10,7 +11,7 @@ import (
 // listDir calls fn for every entry of the folder abs, with its type:
 // fs.ModeDir, fs.ModeSymlink, 0 for a regular file, fs.ModeIrregular for
 // anything else. name is valid only during the call.
-func listDir(abs string, _ bool, fn func(name []byte, typ fs.FileMode)) error {
+func listDir(abs string, _ bool, _ *dirStamp, fn func(name []byte, typ fs.FileMode)) error {
 	f, err := os.Open(abs)
 	if err != nil {
 		return err
@@ -29,3 +30,13 @@ func listDir(abs string, _ bool, fn func(name []byte, typ fs.FileMode)) error {
 	}
 	return nil
 }
+
+// deferWatchesSupported: without folder stamps a walk watches each folder
+// before reading it.
+const deferWatchesSupported = false
+
+type dirStamp struct{}
+
+func statDir(string, bool) (dirStamp, error) { return dirStamp{}, errors.ErrUnsupported }
+
+func ignoreStamps(string) (st [2]dirStamp) { return st }

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // index is one root's file list, kept compact: all paths live in one string
@@ -39,6 +41,16 @@ type index struct {
 	found     [][]string
 	walked    bool
 	streamers int
+
+	// With deferWatch, folders are not watched as they are read: each
+	// folder's stamp is noted instead (dirInfo.st), and watchFolders
+	// watches them all later, once, rescanning the folders whose stamp
+	// moved. The server defers the watches of its first walk so they do
+	// not share the CPU with a task's first search. watched is closed once
+	// every folder is watched (at once when watches are not deferred).
+	deferWatch atomic.Bool
+	watched    chan struct{}
+	walkStart  time.Time // when the first walk began, for racy stamps
 }
 
 // dirInfo is one indexed folder.
@@ -46,6 +58,8 @@ type dirInfo struct {
 	rel    string      // slash path relative to the root; "" for the root
 	parent *dirInfo    // nil for the root
 	ign    *ignoreList // this folder's .gitignore and .ignore rules; nil if none
+	st     dirStamp    // noted when read while watches are deferred
+	ignSt  [2]dirStamp // its ignore files' then, when it has any
 }
 
 // snapshot is an immutable, sorted list of file paths (slash, relative to the root).
@@ -96,10 +110,16 @@ func (s *snapshot) paths() []string {
 
 // newIndex makes r's index, empty until walk lists r's files, honouring
 // the exclude list and the ignore files; with a watcher, each folder is
-// watched before it is read, so no change is missed between the two.
-func newIndex(r *root, exclude []string, wt *watcher, hook func(string)) *index {
-	idx := &index{r: r, dirs: make(map[string]*dirInfo), workers: 8, wt: wt, ready: make(chan struct{}), cancel: func() {}, hook: hook}
+// watched before it is read, so no change is missed between the two, or
+// with deferWatch after the walk, by watchFolders.
+func newIndex(r *root, exclude []string, wt *watcher, hook func(string), deferWatch bool) *index {
+	idx := &index{r: r, dirs: make(map[string]*dirInfo), workers: 8, wt: wt, ready: make(chan struct{}), cancel: func() {}, hook: hook, watched: make(chan struct{})}
 	idx.fcond = sync.NewCond(&idx.fmu)
+	if wt != nil && deferWatch && deferWatchesSupported {
+		idx.deferWatch.Store(true)
+	} else {
+		close(idx.watched)
+	}
 	base := &ignoreList{}
 	for _, line := range DefaultExcludes {
 		if rule, ok := parseRule(line); ok {
@@ -123,6 +143,7 @@ func newIndex(r *root, exclude []string, wt *watcher, hook func(string)) *index 
 // before any stream returns: a caller whose stream is over sees the index
 // ready.
 func (idx *index) walk(ctx context.Context) error {
+	idx.walkStart = time.Now()
 	files, dirs, err := idx.scan(ctx, &dirInfo{}, func(batch []string) {
 		idx.fmu.Lock()
 		idx.found = append(idx.found, batch)
@@ -315,8 +336,13 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 	if d.rel != "" {
 		abs = filepath.Join(abs, filepath.FromSlash(d.rel))
 	}
+	var st *dirStamp
 	if idx.wt != nil {
-		idx.wt.add(abs)
+		if idx.deferWatch.Load() {
+			st = &d.st
+		} else {
+			idx.wt.add(abs)
+		}
 	}
 	prefix := ""
 	if d.rel != "" {
@@ -328,7 +354,7 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 	var ign *ignoreList
 	// Below the root a folder is opened without following a link: one
 	// swapped in for a folder since its parent was read is not walked.
-	err := listDir(abs, d.rel == "", func(name []byte, typ fs.FileMode) {
+	err := listDir(abs, d.rel == "", st, func(name []byte, typ fs.FileMode) {
 		if typ&fs.ModeIrregular != 0 {
 			return
 		}
@@ -347,6 +373,11 @@ func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
 	all := string(sc.names)
 	if ign != nil {
 		// .ignore after .gitignore: its lines win.
+		if st != nil {
+			// Their text may change before the folder is watched, with
+			// no change to the folder's stamp: watchFolders compares.
+			d.ignSt = ignoreStamps(abs)
+		}
 		ign.load(filepath.Join(abs, ".gitignore"))
 		ign.load(filepath.Join(abs, ".ignore"))
 		if len(ign.rules) > 0 {
@@ -445,12 +476,19 @@ func (idx *index) update(ctx context.Context, abspaths []string, modified, creat
 			}
 			continue
 		}
+		isDir := fi.IsDir()
+		if _, ok := idx.dirs[rel]; ok && !isDir {
+			// An indexed folder replaced by a file or a link: what was
+			// below it went.
+			removeDirs = append(removeDirs, rel)
+			idx.dropDirs(rel)
+			changes = append(changes, idx.under(snap, rel, Removed)...)
+		}
 		if parent == nil {
 			// Its folder is not indexed (excluded, or new and reported in
 			// this batch too): the folder's own event covers it.
 			continue
 		}
-		isDir := fi.IsDir()
 		if !isDir && !fi.Mode().IsRegular() && (fi.Mode()&fs.ModeSymlink == 0 || !idx.linkInside(abs)) {
 			// Not a file the index lists (any more): a named pipe, a
 			// symlink that now points outside the root.
@@ -725,6 +763,23 @@ func (w *Workspace) Listed() bool {
 	}
 	return true
 }
+
+// WaitListed waits until every root's first walk is over (then Files and
+// Glob answer at once), ctx ends (its error) or the workspace closes.
+func (w *Workspace) WaitListed(ctx context.Context) error {
+	for _, r := range w.rootList() {
+		select {
+		case <-r.idx.ready:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-w.closing:
+			return errWorkspaceClosed
+		}
+	}
+	return nil
+}
+
+var errWorkspaceClosed = errors.New("the workspace is closed")
 
 // StreamFiles passes every file Files lists to add, in batches, as the
 // roots' walks find them: while a root's first walk runs, each folder's

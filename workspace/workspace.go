@@ -44,9 +44,20 @@ type Options struct {
 	// are listed: the walk runs in the background, and what needs the list
 	// (Files, Glob, Indexed) waits for it or takes the files as they are
 	// found (StreamFiles). Changes made on disk before a folder is read
-	// are in the list, not in the change log. Without it, New and AddRoot
-	// return once the list is complete and every folder watched.
+	// are in the list, not in the change log. With Watch, on Linux, the
+	// walk watches no folder: once it is over (and HoldWatches returned)
+	// every folder is watched, and those whose entries changed since the
+	// walk read them are rescanned (the text of a file changed in that
+	// time is not in the change log). Watching reports false and commands
+	// wait until then. Without it, New and AddRoot return once the list is
+	// complete and every folder watched.
 	ListInBackground bool
+	// HoldWatches, when set, is called in the background once a root's
+	// first background walk is over, before its folders are watched; the
+	// server passes a wait for a moment with no search, so watching 6,000
+	// folders does not take the CPU from a task's first search. It must
+	// return once ctx ends.
+	HoldWatches func(ctx context.Context)
 	// WalkHook, when set, is called with each folder (slash path relative
 	// to its root, "" for the root) before a root's first walk reads it:
 	// a test holds a walk midway with it, to show what does and does not
@@ -63,9 +74,12 @@ type Workspace struct {
 	exclude []string
 	bgList  bool // Options.ListInBackground
 	onWalk  func(string)
+	hold    func(context.Context) // Options.HoldWatches
 	changes *changeLog
-	locks   fileLocks // serializes DiskEditor writes per file
-	snaps   *snapshots
+	// watchedAt: see WatchedSince; guarded by changes.mu.
+	watchedAt uint64
+	locks     fileLocks // serializes DiskEditor writes per file
+	snaps     *snapshots
 	cmdState
 
 	bufMu   sync.Mutex        // guards bufHash
@@ -112,6 +126,7 @@ func New(ctx context.Context, opts Options) (*Workspace, error) {
 		exclude: opts.Exclude,
 		bgList:  opts.ListInBackground,
 		onWalk:  opts.WalkHook,
+		hold:    opts.HoldWatches,
 		changes: newChangeLog(),
 		snaps:   newSnapshots(),
 		bufHash: make(map[string]string),
@@ -205,7 +220,7 @@ func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
 		fsys.Close()
 		return fmt.Errorf("index %s: %w", dir, err)
 	}
-	r.idx = newIndex(r, w.exclude, w.watch, w.onWalk)
+	r.idx = newIndex(r, w.exclude, w.watch, w.onWalk, w.bgList)
 	if !w.bgList {
 		if err := r.idx.walk(ctx); err != nil {
 			fsys.Close()
@@ -228,7 +243,20 @@ func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
 		defer cancel()
 		if err := r.idx.walk(wctx); err != nil {
 			w.log.Warn("workspace walk stopped", "root", dir, "err", err)
+			return
 		}
+		if !r.idx.deferWatch.Load() {
+			return
+		}
+		if w.hold != nil {
+			w.hold(wctx)
+		}
+		if wctx.Err() != nil {
+			return
+		}
+		w.recordObserved(r, r.idx.watchFolders(wctx))
+		w.changes.mark(&w.watchedAt)
+		close(r.idx.watched)
 	}()
 	go func() {
 		defer w.wg.Done()
