@@ -333,7 +333,7 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 				if f.Root != nil {
 					if st, err := statFile(f.Root, f.Rel); err == nil && x.lookup(f.Name, st) == nil {
 						big.fit(&buf, st.size)
-						if data, err := readFile(f.Root, f.Rel, -1, &buf); err == nil {
+						if data, err := readFile(f.Root, f.Rel, -1, &buf, &big); err == nil {
 							x.learn(f.Name, st, data, &scratch, &out)
 						}
 					}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -103,29 +104,85 @@ func fstatat(dirfd int, path string, st *unix.Stat_t) error {
 // calls: no *os.File, no poller registration, no allocation once the buffer
 // is large enough.
 //
-// size is what the warm index knows the file's size to be, or -1. No
-// fstat is made either way (it was a sixth of a cold search's system
-// time): the file was listed as a regular file, and one swapped for
-// another kind since fails at its first read (a folder) or reads nothing
-// (a named pipe, opened without blocking; a file that reads nothing is
-// checked). With a size, the index trusts that the file
-// has not changed (one that grew is read to its end).
-func readFile(r *Root, rel string, size int64, buf *[]byte) ([]byte, error) {
+// size is what the warm index knows the file's size to be, or -1. With a
+// size, no fstat is made: the index trusts that the file has not changed
+// (one that grew is read to its end). Without, the first read takes the
+// file's first readHead bytes, and most source files end there: a regular
+// file's read stops short only at its end (the page cache fills it whole;
+// only a fatal signal cuts it), so neither an fstat nor the read of 0 bytes
+// that would confirm the end is made (the fstat was a sixth of a cold
+// search's system time). A file that fills the first read is measured
+// with fstat, and its buffer grows once to its size (from big when large).
+// The file was listed as a regular file; one swapped for another kind
+// since fails: a folder at its first read, a named pipe (opened without
+// blocking) when that read finds nothing, as an empty file is checked.
+func readFile(r *Root, rel string, size int64, buf *[]byte, big *bigBuffer) ([]byte, error) {
 	fd, err := openBeneath(r, rel)
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
 	defer unix.Close(fd)
-	return readAll(fd, int(size), buf)
+	if size >= 0 {
+		return readAll(fd, int(size), buf, 0)
+	}
+	if cap(*buf) < readHead {
+		*buf = make([]byte, readHead)
+	}
+	b := (*buf)[:readHead]
+	m, err := readOnce(fd, b)
+	if m == 0 && (err == nil || err == unix.EAGAIN) {
+		// Nothing at all: an empty file (rare), or a named pipe.
+		if _, err := regularSize(fd); err != nil {
+			return nil, err
+		}
+		return b[:0], nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if m < readHead || isBinary(b[:m]) {
+		// The whole file; or binary, and read no further, as ripgrep
+		// does not read it (isBinary looks at binaryHead bytes).
+		return b[:m], nil
+	}
+	n, err := regularSize(fd)
+	if err != nil {
+		return nil, err
+	}
+	if big != nil && n > keptBuffer && int64(cap(*buf)) <= n {
+		head := slices.Clone(b[:m]) // fit may unmap the buffer it is in
+		big.fit(buf, n)
+		*buf = append((*buf)[:0], head...)
+	}
+	return readAll(fd, int(n), buf, m)
 }
 
-// readAll reads fd, which promises size bytes (-1: unknown), into *buf; of
-// a binary file (isBinary of the first read) only that first read. Of a
-// file of unknown size it reads until a read returns fewer bytes than
-// asked: a regular file's read stops short only at its end (the page
-// cache fills it whole; only a fatal signal cuts it), so the read of 0
-// bytes that would confirm the end is saved.
-func readAll(fd, size int, buf *[]byte) ([]byte, error) {
+// readOnce is one read, again when a signal interrupted it.
+func readOnce(fd int, b []byte) (int, error) {
+	for {
+		m, err := unix.Read(fd, b)
+		if err != unix.EINTR {
+			return m, err
+		}
+	}
+}
+
+// regularSize is the size of fd, or an error when it is no regular file.
+func regularSize(fd int) (int64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, fmt.Errorf("stat: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0, errors.New("not a regular file")
+	}
+	return st.Size, nil
+}
+
+// readAll reads the rest of fd, which promises size bytes, into *buf, whose
+// first n bytes were read already; of a binary file (isBinary of the first
+// read, when n is 0) only that first read.
+func readAll(fd, size int, buf *[]byte, n int) ([]byte, error) {
 	if size > maxFileBytes {
 		return nil, fmt.Errorf("%d bytes, over the %d MiB grep limit", size, maxFileBytes>>20)
 	}
@@ -133,7 +190,6 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 		*buf = make([]byte, readHead)
 	}
 	b := (*buf)[:cap(*buf)]
-	n := 0
 	for {
 		if n == len(b) {
 			// Room for one more byte than the size promised: a file that
@@ -156,18 +212,6 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 		if err == unix.EINTR {
 			continue
 		}
-		if n == 0 && (m == 0 || err == unix.EAGAIN) {
-			// Nothing at all: an empty file (rare enough to check), or a
-			// named pipe swapped in.
-			var st unix.Stat_t
-			if err := unix.Fstat(fd, &st); err != nil {
-				return nil, fmt.Errorf("stat: %w", err)
-			}
-			if st.Mode&unix.S_IFMT != unix.S_IFREG {
-				return nil, errors.New("not a regular file")
-			}
-			break
-		}
 		if err != nil {
 			return nil, fmt.Errorf("read: %w", err)
 		}
@@ -181,8 +225,8 @@ func readAll(fd, size int, buf *[]byte) ([]byte, error) {
 			return b[:m], nil
 		}
 		n += m
-		if n == size && size > 0 || size < 0 && m < end-(n-m) {
-			break // what the size promised, or a short read: the end
+		if n == size && size > 0 {
+			break // what the size promised: no second read to learn it ended
 		}
 	}
 	return b[:n], nil

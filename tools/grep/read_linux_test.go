@@ -5,13 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 	dir := t.TempDir()
-	big := bytes.Repeat([]byte("some text line\n"), 20000) // 300 KB
+	large := bytes.Repeat([]byte("some text line\n"), 20000) // 300 KB
 	lateNUL := append(bytes.Repeat([]byte("x"), binaryHead+10), 0)
 	cases := []struct {
 		name    string
@@ -21,8 +22,8 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 	}{
 		{"small.txt", []byte("hello\n"), 6, false},
 		{"empty.txt", nil, 0, false},
-		{"big.txt", big, len(big), false},
-		{"big.bin", append([]byte{0x7f, 'E', 'L', 'F', 0}, big...), readHead, true},
+		{"big.txt", large, len(large), false},
+		{"big.bin", append([]byte{0x7f, 'E', 'L', 'F', 0}, large...), readHead, true},
 		{"small.bin", []byte{1, 0, 2}, 3, true},
 		{"late-nul.txt", lateNUL, len(lateNUL), false},
 		// Around the first read's size: a file of unknown size is read
@@ -31,6 +32,8 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 		{"head.txt", bytes.Repeat([]byte("b"), readHead), readHead, false},
 		{"head-plus-1.txt", bytes.Repeat([]byte("c"), readHead+1), readHead + 1, false},
 		{"two-heads.txt", bytes.Repeat([]byte("d"), 2*readHead), 2 * readHead, false},
+		// Larger than a worker keeps on the heap: read into a mapping.
+		{"huge.txt", bytes.Repeat([]byte("e"), keptBuffer+readHead+7), keptBuffer + readHead + 7, false},
 	}
 	for _, c := range cases {
 		if err := os.WriteFile(filepath.Join(dir, c.name), c.content, 0o644); err != nil {
@@ -44,9 +47,14 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf []byte
+	var big bigBuffer
+	defer big.release(&buf)
 	for _, c := range cases {
 		for _, size := range []int64{-1, int64(len(c.content))} { // unknown, and known from the index
-			got, err := readFile(r, c.name, size, &buf)
+			if size >= 0 {
+				big.fit(&buf, size)
+			}
+			got, err := readFile(r, c.name, size, &buf, &big)
 			if err != nil {
 				t.Fatalf("%s (size %d): %v", c.name, size, err)
 			}
@@ -55,6 +63,9 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 			}
 			if !c.binary && !bytes.Equal(got, c.content) {
 				t.Errorf("%s (size %d): the text read differs from the file", c.name, size)
+			}
+			if len(c.content) > keptBuffer && (big.c.words == nil || unsafe.SliceData(got) != (*byte)(unsafe.Pointer(unsafe.SliceData(big.c.words)))) {
+				t.Errorf("%s (size %d): %d bytes read on the heap, not into the worker's mapping", c.name, size, len(got))
 			}
 		}
 	}
@@ -78,10 +89,10 @@ func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf []byte
-	if got, err := readFile(r, "pipe.go", -1, &buf); err == nil {
+	if got, err := readFile(r, "pipe.go", -1, &buf, nil); err == nil {
 		t.Errorf("named pipe: read %q, no error", got)
 	}
-	if got, err := readFile(r, "folder.go", -1, &buf); err == nil {
+	if got, err := readFile(r, "folder.go", -1, &buf, nil); err == nil {
 		t.Errorf("folder: read %q, no error", got)
 	}
 }

@@ -15,7 +15,7 @@ func closeDirFD(int) {}
 // readFile reads file rel of r through os.Root, which refuses to leave the
 // folder (each component opened with O_NOFOLLOW where the system has it).
 // size, the index's idea of the file's size, is not used here.
-func readFile(r *Root, rel string, size int64, buf *[]byte) ([]byte, error) {
+func readFile(r *Root, rel string, size int64, buf *[]byte, _ *bigBuffer) ([]byte, error) {
 	f, err := r.os.Open(rel)
 	if err != nil {
 		return nil, err

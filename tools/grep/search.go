@@ -226,7 +226,7 @@ func (m *Matcher) Search(ctx context.Context, req Request) (*Result, error) {
 							size = known.st.size
 						}
 						sc.big.fit(&sc.buf, size)
-						data, err := readFile(f.Root, f.Rel, size, &sc.buf)
+						data, err := readFile(f.Root, f.Rel, size, &sc.buf, &sc.big)
 						if err != nil {
 							errs.Add(1)
 							errOnce.Do(func() { firstErr = fmt.Errorf("%s: %w", f.Name, err) })
