@@ -244,7 +244,9 @@ func (w *Workspace) settle(ctx context.Context) {
 		return
 	}
 	// Folders of a walk not watched yet would not report the command's
-	// changes.
+	// changes: they are watched now, without waiting for a moment with no
+	// search.
+	w.watchNowOnce.Do(func() { close(w.watchNow) })
 	w.waitWatched(ctx)
 	r := w.rootList()[0]
 	w.settleOnce.Do(func() {

@@ -125,31 +125,31 @@ func TestDeferredWatchesCatchUpWithWhatChangedBefore(t *testing.T) {
 	}
 }
 
-// TestCommandsWaitForTheDeferredWatches: a command started while the
-// folders are not watched yet would have its changes missed: StartCommand
-// waits for the watches (here held) until its context ends.
-func TestCommandsWaitForTheDeferredWatches(t *testing.T) {
+// TestCommandsHaveTheFoldersWatchedAtOnce: a command started before the
+// folders are watched would have its changes missed; it does not wait for
+// the server's moment with no search (here never given): StartCommand
+// ends the hold, and returns once every folder is watched, so the
+// command's file is in its list.
+func TestCommandsHaveTheFoldersWatchedAtOnce(t *testing.T) {
 	if !deferWatchesSupported {
 		t.Skip("watches are not deferred on this system")
 	}
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.go": "package a\n"})
+	writeTree(t, root, map[string]string{"a.go": "package a\n", "pkg/b.go": "package pkg\n"})
 	hold, held, release := holdWatches()
+	defer close(release)
 	w := newWS(t, Options{Roots: []string{root}, Watch: true, ListInBackground: true, HoldWatches: hold})
 	<-held
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c := w.StartCommand(ctx, "t1")
-	if ctx.Err() == nil {
-		t.Error("StartCommand returned while the folders were not watched")
+	if ctx.Err() != nil || !w.Watching() {
+		t.Fatalf("StartCommand returned with the folders not watched (context %v, watching %v)", ctx.Err(), w.Watching())
 	}
-	close(release)
-	// Once they are, a command's changes are seen.
-	c = w.StartCommand(context.Background(), "t2")
-	writeTree(t, root, map[string]string{"made.go": ""})
+	writeTree(t, root, map[string]string{"pkg/made.go": ""})
 	deltas, complete := c.End(context.Background())
-	if !complete || len(deltas) != 1 || deltas[0].Path.String() != "made.go" {
-		t.Errorf("a command's file once watched: %+v, complete %v", deltas, complete)
+	if !complete || len(deltas) != 1 || deltas[0].Path.String() != "pkg/made.go" {
+		t.Errorf("a command's file: %+v, complete %v", deltas, complete)
 	}
 }
 

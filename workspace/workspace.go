@@ -48,15 +48,16 @@ type Options struct {
 	// walk watches no folder: once it is over (and HoldWatches returned)
 	// every folder is watched, and those whose entries changed since the
 	// walk read them are rescanned (the text of a file changed in that
-	// time is not in the change log). Watching reports false and commands
-	// wait until then. Without it, New and AddRoot return once the list is
+	// time is not in the change log). Watching reports false until then, and
+	// a command that starts has the folders watched at once. Without it, New and AddRoot return once the list is
 	// complete and every folder watched.
 	ListInBackground bool
 	// HoldWatches, when set, is called in the background once a root's
 	// first background walk is over, before its folders are watched; the
 	// server passes a wait for a moment with no search, so watching 6,000
 	// folders does not take the CPU from a task's first search. It must
-	// return once ctx ends.
+	// return once ctx ends, which it does at once when a command starts
+	// (StartCommand needs the folders watched).
 	HoldWatches func(ctx context.Context)
 	// WalkHook, when set, is called with each folder (slash path relative
 	// to its root, "" for the root) before a root's first walk reads it:
@@ -75,7 +76,11 @@ type Workspace struct {
 	bgList  bool // Options.ListInBackground
 	onWalk  func(string)
 	hold    func(context.Context) // Options.HoldWatches
-	changes *changeLog
+	// watchNow is closed by the first command: the watches are held back
+	// no longer.
+	watchNow     chan struct{}
+	watchNowOnce sync.Once
+	changes      *changeLog
 	// watchedAt: see WatchedSince; guarded by changes.mu.
 	watchedAt uint64
 	locks     fileLocks // serializes DiskEditor writes per file
@@ -120,17 +125,18 @@ func New(ctx context.Context, opts Options) (*Workspace, error) {
 		return nil, errors.New("new workspace: no root folder given")
 	}
 	w := &Workspace{
-		buffers: opts.Buffers,
-		maxSize: opts.MaxFileSize,
-		log:     opts.Logger,
-		exclude: opts.Exclude,
-		bgList:  opts.ListInBackground,
-		onWalk:  opts.WalkHook,
-		hold:    opts.HoldWatches,
-		changes: newChangeLog(),
-		snaps:   newSnapshots(),
-		bufHash: make(map[string]string),
-		closing: make(chan struct{}),
+		buffers:  opts.Buffers,
+		maxSize:  opts.MaxFileSize,
+		log:      opts.Logger,
+		exclude:  opts.Exclude,
+		bgList:   opts.ListInBackground,
+		onWalk:   opts.WalkHook,
+		hold:     opts.HoldWatches,
+		watchNow: make(chan struct{}),
+		changes:  newChangeLog(),
+		snaps:    newSnapshots(),
+		bufHash:  make(map[string]string),
+		closing:  make(chan struct{}),
 	}
 	if w.buffers == nil {
 		w.buffers = NewBuffers()
@@ -249,7 +255,17 @@ func (w *Workspace) AddRoot(ctx context.Context, dir string) error {
 			return
 		}
 		if w.hold != nil {
-			w.hold(wctx)
+			// A command started meanwhile needs the watches at once.
+			hctx, stop := context.WithCancel(wctx)
+			go func() {
+				select {
+				case <-w.watchNow:
+					stop()
+				case <-hctx.Done():
+				}
+			}()
+			w.hold(hctx)
+			stop()
 		}
 		if wctx.Err() != nil {
 			return
