@@ -263,12 +263,7 @@ func TestGrepDoesNotTrustAFilterBuiltBeforeTheFoldersWereWatched(t *testing.T) {
 	if ws.Watching() {
 		t.Fatal("watching before the folders were watched")
 	}
-	r := newReg(t, Env{Workspace: ws})
-	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
-	r.env.Index.Wait()
-	if !r.env.Index.Warm() {
-		t.Fatal("index not warm after the first search")
-	}
+	r := warmRegistry(t, ws)
 	// Another size: the file's stamp moves whatever the clock's tick.
 	if err := os.WriteFile(filepath.Join(dir, "f03.txt"), []byte("a narwhal, written before the watch\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -303,12 +298,7 @@ func TestGrepWarmIndexStaysCurrent(t *testing.T) {
 	if !ws.Watching() {
 		t.Skip("no file watching here")
 	}
-	r := newReg(t, Env{Workspace: ws})
-	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
-	r.env.Index.Wait()
-	if !r.env.Index.Warm() {
-		t.Fatal("index not warm after the first search")
-	}
+	r := warmRegistry(t, ws)
 	find := func(pattern string) string {
 		return call(t, r, "grep", map[string]any{"pattern": pattern, "literal": true}).Text
 	}
@@ -372,4 +362,17 @@ func TestReadFileShowsDiskChangedUnderCleanBuffer(t *testing.T) {
 	if !strings.Contains(res.Text, "sed -i") || strings.Contains(res.Text, "unsaved changes included") {
 		t.Errorf("read_file after the disk changed under a clean buffer:\n%s\nwant the disk text, not the buffer", res.Text)
 	}
+}
+
+// warmRegistry is a registry on ws whose grep filter is built, by a first
+// search.
+func warmRegistry(t *testing.T, ws *workspace.Workspace) *Registry {
+	t.Helper()
+	r := newReg(t, Env{Workspace: ws})
+	call(t, r, "grep", map[string]any{"pattern": "warm me up"})
+	r.env.Index.Wait()
+	if !r.env.Index.Warm() {
+		t.Fatal("index not warm after the first search")
+	}
+	return r
 }

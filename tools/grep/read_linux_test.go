@@ -40,12 +40,7 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	x := NewIndex(1 << 20)
-	defer x.Close()
-	r, err := x.Root(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRoot(t, dir)
 	var buf []byte
 	var big bigBuffer
 	defer big.release(&buf)
@@ -82,12 +77,7 @@ func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "folder.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	x := NewIndex(1 << 20)
-	defer x.Close()
-	r, err := x.Root(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := testRoot(t, dir)
 	var buf []byte
 	if got, err := readFile(r, "pipe.go", -1, &buf, nil); err == nil {
 		t.Errorf("named pipe: read %q, no error", got)
@@ -95,4 +85,16 @@ func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
 	if got, err := readFile(r, "folder.go", -1, &buf, nil); err == nil {
 		t.Errorf("folder: read %q, no error", got)
 	}
+}
+
+// testRoot is the handle grep reads folder dir through, closed with the test.
+func testRoot(t *testing.T, dir string) *Root {
+	t.Helper()
+	x := NewIndex(1 << 20)
+	t.Cleanup(func() { x.Close() })
+	r, err := x.Root(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
