@@ -24,6 +24,7 @@ import (
 //	agentls tool --list
 //	agentls tool --schema NAME
 func runTool(ctx context.Context, io stdio, args []string) error {
+	collectLate()
 	fs := flag.NewFlagSet("tool", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	dir := fs.String("workspace", ".", "workspace `DIR` (its root folder)")
