@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/agentls/agentls/langserver"
@@ -55,9 +56,12 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
-	// grep's workers take one P per core, as in the server: the Ps beyond
-	// them are for the rest of the process.
-	defer tools.ReserveProtocolProc()()
+	// grep's workers take one P per core, and the process has no more Ps
+	// than cores: no editor waits on it, and Ps beyond the cores (which
+	// the server keeps for the editor's requests) only had the walk's
+	// goroutines contend with the workers, as more threads than cores.
+	grep.LimitWorkers(runtime.GOMAXPROCS(0))
+	defer grep.LimitWorkers(0)
 	// No editor waits on this process: its search runs at the priority
 	// of any other program, like rg.
 	grep.RunAtNormalPriority()
