@@ -59,15 +59,15 @@ func (idx *index) watchFolders(ctx context.Context) []indexChange {
 			// Gone, or no folder any more: its parent, when there is
 			// one, is read again too (its stamp moved).
 			paths = append(paths, abs)
-		case st != d.st || st.ctime >= racy:
-			paths = append(paths, idx.entriesMoved(d, abs, snap, children[d])...)
-		}
-		if err == nil && d.ign != nil && ignoreStamps(abs) != d.ignSt {
-			// The rules changed: the whole folder is listed again.
+		case d.ign != nil && ignoreStamps(abs) != d.ignSt:
+			// The rules changed: the whole folder is listed again, what
+			// else moved in it included.
 			if rel == "" {
 				whole = true
 			}
 			paths = append(paths, abs)
+		case st != d.st || st.ctime >= racy:
+			paths = append(paths, idx.entriesMoved(d, abs, snap, children[d])...)
 		}
 	}
 	idx.mu.Unlock()

@@ -332,10 +332,7 @@ func (idx *index) scan(ctx context.Context, start *dirInfo, found func([]string)
 // readDir reads one folder: loads its ignore files, appends its files to
 // files and returns its subfolders to visit. Unreadable folders are skipped.
 func (idx *index) readDir(d *dirInfo, files []string) ([]string, []*dirInfo) {
-	abs := idx.r.dir
-	if d.rel != "" {
-		abs = filepath.Join(abs, filepath.FromSlash(d.rel))
-	}
+	abs := idx.abs(d.rel)
 	var st *dirStamp
 	if idx.wt != nil {
 		if idx.deferWatch.Load() {

@@ -252,7 +252,7 @@ func (h *Host) Workspace(ctx context.Context) (*workspace.Workspace, error) {
 		// that need the list do (and a whole-workspace grep searches the
 		// files as the walk finds them).
 		// Its folders are watched once the walk is over and no search
-		// runs (watching 6,000 folders took a sixth of the CPU of a first
+		// runs (watching 6,000 folders took up to a tenth of the CPU of a first
 		// search that ran beside it).
 		idx := grep.NewIndex(0)
 		ws, err := workspace.New(ctx, workspace.Options{

@@ -110,7 +110,7 @@ func fstatat(dirfd int, path string, st *unix.Stat_t) error {
 // file's first readHead bytes, and most source files end there: a regular
 // file's read stops short only at its end (the page cache fills it whole;
 // only a fatal signal cuts it), so neither an fstat nor the read of 0 bytes
-// that would confirm the end is made (the fstat was a sixth of a cold
+// that would confirm the end is made (the fstat was an eighth of a cold
 // search's system time). A file that fills the first read is measured
 // with fstat, and its buffer grows once to its size (from big when large).
 // The file was listed as a regular file; one swapped for another kind
