@@ -32,6 +32,8 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	list := fs.Bool("list", false, "list the tools and exit")
 	schema := fs.Bool("schema", false, "print the tool's description and JSON schema instead of running it")
 	jsonOut := fs.Bool("json", false, "print the whole result as JSON (tool, args, text, isError, duration, data)")
+	cpuProfile := fs.String("profile.cpu", "", "write a CPU profile of the run to this file (go tool pprof reads it)")
+	memProfile := fs.String("profile.mem", "", "write a heap profile to this file when the tool is done")
 	fs.Usage = func() {
 		fmt.Fprintf(io.err, "Usage: agentls tool NAME 'JSON-ARGS' [--workspace DIR] [--json]\n       agentls tool NAME - < args.json\n       agentls tool --list | --schema NAME\n\nRuns one tool as the model would and prints what the model reads; exit status 1 when the result is an error.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -56,6 +58,11 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
 	}
+	stop, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return err
+	}
+	defer stop(io.err)
 	// grep's workers take one P per core, and the process has no more Ps
 	// than cores: no editor waits on it, and Ps beyond the cores (which
 	// the server keeps for the editor's requests) only had the walk's
@@ -65,6 +72,8 @@ func runTool(ctx context.Context, io stdio, args []string) error {
 	// No editor waits on this process: its search runs at the priority
 	// of any other program, like rg.
 	grep.RunAtNormalPriority()
+	// Nor does anything else need a P while a read is in the kernel.
+	grep.ReadWithoutHandoff()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)

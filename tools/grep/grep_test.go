@@ -351,14 +351,33 @@ func FuzzFilterKeepsEveryFileThatHoldsTheLiteral(f *testing.F) {
 	})
 }
 
+// TestSearchesAnchorOnTheRarestByteOfCode: the byte a literal search
+// looks for first is the literal's rarest in source code, as the corpus
+// measured it: a capital of a camel-case name, not its lower-case letters;
+// under ignore case, a letter rare in both its cases.
+func TestSearchesAnchorOnTheRarestByteOfCode(t *testing.T) {
+	for _, tc := range []struct {
+		lit  string
+		fold bool
+		want string // the bytes it may anchor on
+	}{
+		{"err != nil {", false, "!"},
+		{"hashMightPanic", false, "MP"},
+		{"ErrUnexpectedEOF", false, "UOFE"},
+		{"maxbacktrack", true, "kx"},
+		{"workdoneprogress", true, "kwgp"},
+	} {
+		if r := rarest(tc.lit, tc.fold); !strings.ContainsRune(tc.want, rune(tc.lit[r])) {
+			t.Errorf("rarest(%q, fold %v) is %q, want one of %q", tc.lit, tc.fold, tc.lit[r], tc.want)
+		}
+	}
+}
+
 // TestIndexRare: anchoring on a literal's rarest byte finds what
 // bytes.Index finds, at the edges of the text too.
 func TestIndexRare(t *testing.T) {
 	needle := []byte("err != nil {")
-	r := rarest(string(needle))
-	if needle[r] != '!' {
-		t.Fatalf("rarest byte of %q is %q, want '!'", needle, needle[r])
-	}
+	r := rarest(string(needle), false)
 	for _, hay := range []string{
 		"", "err != nil {", "x err != nil {", "err != nil", "!err != nil {", "a != b; err != nil {}",
 		"err != nil", "!!!!", "rr != nil {", "err != nil {err != nil {", "\n!= err != nil {\n",

@@ -216,7 +216,7 @@ func (s *litSet) rarity() int {
 	r := 0
 	for _, x := range s.strs {
 		if x != "" {
-			r = max(r, int(byteRank[x[rarest(x)]]))
+			r = max(r, int(rankOf(x[rarest(x, s.fold)], s.fold)))
 		}
 	}
 	return r
@@ -425,7 +425,7 @@ func (m *Matcher) setLits(strs []string, fold bool) {
 		}
 		seen[s] = true
 		m.lits = append(m.lits, []byte(s))
-		m.rare = append(m.rare, rarest(s))
+		m.rare = append(m.rare, rarest(s, fold))
 		m.grams = append(m.grams, gramsOf(s))
 		if m.shortestLit == 0 || len(s) < m.shortestLit {
 			m.shortestLit = len(s)
@@ -488,31 +488,24 @@ func upper(c byte) byte {
 	return c
 }
 
-// byteRank is a rough frequency rank of bytes in source code: higher is
-// more common. The fold search anchors on the rarest byte of a literal.
-var byteRank = func() [256]uint8 {
-	var r [256]uint8
-	for i := range r {
-		r[i] = 40
-	}
-	common := "etaoinsrlcdumhpfgbyw.(),_\"=:;kv{}x*[]0/1-&+2<>!j#q3z48'56\\97|%@?$`^~"
-	for i := 0; i < len(common); i++ {
-		r[common[i]] = uint8(250 - 3*i)
-		r[upper(common[i])] = max(r[upper(common[i])], uint8(250-3*i))
-	}
-	r[' '] = 255
-	r['\t'] = 254
-	return r
-}()
-
-func rarest(s string) int {
+// rarest returns the index in s of its rarest byte (byteRank). With fold,
+// a letter is as common as its more common case: the fold search looks
+// for both.
+func rarest(s string, fold bool) int {
 	best := 0
 	for i := 1; i < len(s); i++ {
-		if byteRank[s[i]] < byteRank[s[best]] {
+		if rankOf(s[i], fold) < rankOf(s[best], fold) {
 			best = i
 		}
 	}
 	return best
+}
+
+func rankOf(c byte, fold bool) uint8 {
+	if fold {
+		return max(byteRank[lower(c)], byteRank[upper(c)])
+	}
+	return byteRank[c]
 }
 
 // indexFold finds needle (lower-cased ASCII) in hay ignoring ASCII case.

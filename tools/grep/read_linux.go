@@ -78,7 +78,11 @@ func openat2(dirfd int, path string, how *unix.OpenHow) (int, error) {
 		return unix.Openat2(dirfd, path, how)
 	}
 	copy(b[:], path)
-	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+	call := unix.Syscall6
+	if rawReads.Load() {
+		call = unix.RawSyscall6
+	}
+	fd, _, errno := call(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
 	if errno != 0 {
 		return -1, errno
 	}
@@ -121,7 +125,7 @@ func readFile(r *Root, rel string, size int64, buf *[]byte, big *bigBuffer) ([]b
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	defer unix.Close(fd)
+	defer closeFD(fd)
 	if size >= 0 {
 		return readAll(fd, int(size), buf, 0)
 	}
@@ -160,11 +164,32 @@ func readFile(r *Root, rel string, size int64, buf *[]byte, big *bigBuffer) ([]b
 // readOnce is one read, again when a signal interrupted it.
 func readOnce(fd int, b []byte) (int, error) {
 	for {
-		m, err := unix.Read(fd, b)
+		m, err := read(fd, b)
 		if err != unix.EINTR {
 			return m, err
 		}
 	}
+}
+
+// read is unix.Read, as a raw system call when rawReads is set.
+func read(fd int, b []byte) (int, error) {
+	if !rawReads.Load() || len(b) == 0 {
+		return unix.Read(fd, b)
+	}
+	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// closeFD is unix.Close, as a raw system call when rawReads is set.
+func closeFD(fd int) {
+	if rawReads.Load() {
+		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
+		return
+	}
+	unix.Close(fd)
 }
 
 // regularSize is the size of fd, or an error when it is no regular file.
@@ -208,7 +233,7 @@ func readAll(fd, size int, buf *[]byte, n int) ([]byte, error) {
 		if n == 0 {
 			end = min(end, readHead)
 		}
-		m, err := unix.Read(fd, b[n:end])
+		m, err := read(fd, b[n:end])
 		if err == unix.EINTR {
 			continue
 		}

@@ -44,26 +44,28 @@ func TestReadFileReadsTextWholeAndBinaryOnlyToItsHead(t *testing.T) {
 	var buf []byte
 	var big bigBuffer
 	defer big.release(&buf)
-	for _, c := range cases {
-		for _, size := range []int64{-1, int64(len(c.content))} { // unknown, and known from the index
-			if size >= 0 {
-				big.fit(&buf, size)
-			}
-			got, err := readFile(r, c.name, size, &buf, &big)
-			if err != nil {
-				t.Fatalf("%s (size %d): %v", c.name, size, err)
-			}
-			if len(got) != c.want || isBinary(got) != c.binary {
-				t.Errorf("%s (size %d): read %d bytes (binary %v), want %d (binary %v)", c.name, size, len(got), isBinary(got), c.want, c.binary)
-			}
-			if !c.binary && !bytes.Equal(got, c.content) {
-				t.Errorf("%s (size %d): the text read differs from the file", c.name, size)
-			}
-			if len(c.content) > keptBuffer && (big.c.words == nil || unsafe.SliceData(got) != (*byte)(unsafe.Pointer(unsafe.SliceData(big.c.words)))) {
-				t.Errorf("%s (size %d): %d bytes read on the heap, not into the worker's mapping", c.name, size, len(got))
+	forEachCallKind(t, func(t *testing.T) {
+		for _, c := range cases {
+			for _, size := range []int64{-1, int64(len(c.content))} { // unknown, and known from the index
+				if size >= 0 {
+					big.fit(&buf, size)
+				}
+				got, err := readFile(r, c.name, size, &buf, &big)
+				if err != nil {
+					t.Fatalf("%s (size %d): %v", c.name, size, err)
+				}
+				if len(got) != c.want || isBinary(got) != c.binary {
+					t.Errorf("%s (size %d): read %d bytes (binary %v), want %d (binary %v)", c.name, size, len(got), isBinary(got), c.want, c.binary)
+				}
+				if !c.binary && !bytes.Equal(got, c.content) {
+					t.Errorf("%s (size %d): the text read differs from the file", c.name, size)
+				}
+				if len(c.content) > keptBuffer && (big.c.words == nil || unsafe.SliceData(got) != (*byte)(unsafe.Pointer(unsafe.SliceData(big.c.words)))) {
+					t.Errorf("%s (size %d): %d bytes read on the heap, not into the worker's mapping", c.name, size, len(got))
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestReadFileOfAPathSwappedForAnotherKind: a listed file replaced by a
@@ -79,11 +81,25 @@ func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
 	}
 	r := testRoot(t, dir)
 	var buf []byte
-	if got, err := readFile(r, "pipe.go", -1, &buf, nil); err == nil {
-		t.Errorf("named pipe: read %q, no error", got)
-	}
-	if got, err := readFile(r, "folder.go", -1, &buf, nil); err == nil {
-		t.Errorf("folder: read %q, no error", got)
+	forEachCallKind(t, func(t *testing.T) {
+		if got, err := readFile(r, "pipe.go", -1, &buf, nil); err == nil {
+			t.Errorf("named pipe: read %q, no error", got)
+		}
+		if got, err := readFile(r, "folder.go", -1, &buf, nil); err == nil {
+			t.Errorf("folder: read %q, no error", got)
+		}
+	})
+}
+
+// forEachCallKind runs f with the scheduler's system calls (a server's)
+// and with raw ones (ReadWithoutHandoff, the command line's).
+func forEachCallKind(t *testing.T, f func(t *testing.T)) {
+	for _, raw := range []bool{false, true} {
+		t.Run(map[bool]string{false: "handoff", true: "raw"}[raw], func(t *testing.T) {
+			rawReads.Store(raw)
+			defer rawReads.Store(false)
+			f(t)
+		})
 	}
 }
 
