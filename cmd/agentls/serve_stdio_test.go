@@ -17,6 +17,10 @@ func buildAgentls(tb testing.TB, dir string) string {
 	tb.Helper()
 	bin := filepath.Join(dir, "agentls")
 	cmd := exec.Command("go", "build", "-ldflags", "-X main.version=stdio-test", "-o", bin, ".")
+	// Static, as make build and make install build it: what the user runs
+	// (its start-up differs from a cgo build's: 36 against 28 ms of CPU
+	// for agentls version, perf stat -r 30).
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -370,6 +371,16 @@ func TestSearchesAnchorOnTheRarestByteOfCode(t *testing.T) {
 		if r := rarest(tc.lit, tc.fold); !strings.ContainsRune(tc.want, rune(tc.lit[r])) {
 			t.Errorf("rarest(%q, fold %v) is %q, want one of %q", tc.lit, tc.fold, tc.lit[r], tc.want)
 		}
+	}
+	// A regular expression whose required bytes are single characters is
+	// prefiltered on the rarest: "_" is rarer than "(" in code ("(" in
+	// every call made this search 1.5x rg's time).
+	m, err := Compile(Query{Pattern: `\w+_\d{3}\(`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lits, _, _ := m.Literals(); !slices.Equal(lits, []string{"_"}) {
+		t.Errorf(`\w+_\d{3}\( is prefiltered on %q, want "_"`, lits)
 	}
 }
 

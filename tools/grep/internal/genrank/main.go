@@ -9,8 +9,13 @@
 // corpus counts the same, whatever its size, so no language dominates:
 //
 //	go run ./tools/grep/internal/genrank -o tools/grep/byterank.go \
-//	  "$(go env GOROOT)/src:.go" /usr/include:.h /usr/lib/python3.11:.py \
-//	  /usr/lib/node_modules:.js,.ts
+//	  "$(go env GOROOT)/src:.go" "$(go env GOMODCACHE):.c" \
+//	  /usr/lib/python3.11:.py /usr/lib/node_modules:.js,.ts
+//
+// System headers (/usr/include) are not code a user searches as a rule:
+// their reserved names (__attribute__, _IO_FILE) made "_" the most common
+// byte after the letters, and \w+_\d{3}\( was then prefiltered on "(",
+// in every call, at 1.5x rg's time.
 package main
 
 import (
