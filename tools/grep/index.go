@@ -339,9 +339,12 @@ func (x *Index) Build(ctx context.Context, files []File) error {
 					}
 				}
 				workers.buildDone()
-				if cap(buf) > 1<<20 {
-					big.release(&buf)
-					buf = nil // one large file must not pin its buffer for the whole build
+				// One large file must not pin its buffer for the whole
+				// build: the mapping goes, and a heap buffer grown past
+				// keptBuffer (a file that grew as it was read) too.
+				big.release(&buf)
+				if cap(buf) > keptBuffer {
+					buf = nil
 				}
 			}
 		})

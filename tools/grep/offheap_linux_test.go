@@ -151,15 +151,26 @@ func TestLargeFilesReadOffHeap(t *testing.T) {
 	}
 	wg.Wait()
 
+	// A worker's heap buffer (grown by the files before) stands aside for
+	// the mapping and is back once the mapping is released.
 	var b bigBuffer
-	var buf []byte
+	buf := make([]byte, 0, 300<<10)
+	heap := unsafe.SliceData(buf)
 	b.fit(&buf, 3<<20)
 	addr := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	if !b.c.mapped || cap(buf) <= 3<<20 || !mappedAt(t, addr) {
 		t.Fatalf("a buffer for a 3 MiB file: mapped %v, cap %d", b.c.mapped, cap(buf))
 	}
+	b.fit(&buf, 5<<20) // a larger file: a new mapping (perhaps at the same address)
+	if !b.c.mapped || cap(buf) <= 5<<20 {
+		t.Fatalf("a buffer for a 5 MiB file: mapped %v, cap %d", b.c.mapped, cap(buf))
+	}
+	addr = uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
 	b.release(&buf)
-	if buf != nil || mappedAt(t, addr) {
-		t.Fatal("release left the buffer mapped or in use")
+	if mappedAt(t, addr) {
+		t.Fatal("release left the mapping")
+	}
+	if unsafe.SliceData(buf) != heap || cap(buf) != 300<<10 {
+		t.Fatalf("after release the worker's buffer has cap %d, not its heap buffer of %d", cap(buf), 300<<10)
 	}
 }
