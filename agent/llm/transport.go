@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentls/agentls/agent/redact"
 )
 
@@ -76,7 +78,12 @@ func newTransport(hc *http.Client, cfg Config) (*transport, error) {
 func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	info, _ := req.Context().Value(attemptKey{}).(*attemptInfo)
 	if req.Body != nil && req.Method == http.MethodPost {
-		body, err := io.ReadAll(req.Body)
+		// go-openai sets the length: the body is read into one buffer of
+		// its size, not grown (doubling) to it.
+		var bb bytes.Buffer
+		bb.Grow(int(max(req.ContentLength, 0)) + bytes.MinRead)
+		_, err := bb.ReadFrom(req.Body)
+		body := bb.Bytes()
 		req.Body.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read request body: %w", err)
@@ -120,27 +127,34 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 // rewrite orders the body's top-level fields (model, tools, messages, then
 // the rest as go-openai wrote them) and applies the configured overrides.
 // A body that is not a JSON object is returned unchanged.
+//
+// The fields are found as byte ranges of body, not decoded: a task's
+// request holds its whole history, re-sent every turn, and decoding each
+// field into its own copy (with the decoder's buffer, a third) was among
+// the largest allocations of a searching server, whose collections the
+// editor's requests wait on.
 func (t *transport) rewrite(body []byte) []byte {
 	type field struct {
 		key string
-		raw json.RawMessage
+		raw []byte
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return body
 	}
 	var fields []field
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
+		if err != nil || tok.Kind() != '"' {
 			return body
 		}
-		k, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+		key := tok.String()        // a token is void after the next read
+		start := dec.InputOffset() // just after the name: the ':' is read with the value
+		if err := dec.SkipValue(); err != nil {
 			return body
 		}
-		fields = append(fields, field{k, raw})
+		raw := bytes.TrimLeft(body[start:dec.InputOffset()], " \t\r\n:")
+		fields = append(fields, field{key, raw})
 	}
 	out := make([]byte, 0, len(body)+64)
 	out = append(out, '{')
