@@ -70,7 +70,7 @@ func newChunkMem() *chunkMem {
 
 // get returns a zeroed chunk of at least n words.
 func (m *chunkMem) get(n int) chunk {
-	c := mapChunk(n)
+	c := mapChunk(n, false)
 	if !c.mapped {
 		return c
 	}
@@ -206,7 +206,7 @@ func (b *bigBuffer) fit(buf *[]byte, size int64) {
 		b.heap = *buf
 	}
 	n := int(size) + 1 + int(size)/4
-	b.c = mapChunk((n + 7) / 8)
+	b.c = mapChunk((n+7)/8, true)
 	*buf = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b.c.words))), len(b.c.words)*8)[:0]
 }
 
