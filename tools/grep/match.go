@@ -595,10 +595,10 @@ func (m *Matcher) index(hay []byte, i int) int {
 }
 
 // rareGain: how many places rarer (byteRank) than a literal's first byte
-// its rarest must be for index to anchor on it. bytes.Index looks for the first byte, then
-// compares; on "err != nil {" that stops at every "e" of a Go file (a
-// third of a cold search's CPU went there), where anchoring on "!" stops
-// at each "!=".
+// its rarest must be for index to anchor on it. bytes.Index looks for the
+// first byte, then compares; on "err != nil {" that stops at every "e" of
+// a Go file (a third of a cold search's CPU went there), where anchoring
+// on "!" stops at each "!=".
 const rareGain = 10
 
 // indexRare finds needle in hay by looking for its byte at rare, then

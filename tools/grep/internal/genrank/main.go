@@ -3,7 +3,7 @@
 // guessed. The grep engine anchors a literal search on its rarest byte,
 // and a guessed table ranked capitals as common as their lower case,
 // which in code they are not: "hashMightPanic" was searched for its
-// "g" (in every other line of Go) instead of its "M" or "P".
+// "g" instead of its "M" or "P".
 //
 // Each corpus is a folder and the name endings of its files; every
 // corpus counts the same, whatever its size, so no language dominates:
@@ -13,9 +13,9 @@
 //	  /usr/lib/python3.11:.py /usr/lib/node_modules:.js,.ts
 //
 // System headers (/usr/include) are not code a user searches as a rule:
-// their reserved names (__attribute__, _IO_FILE) made "_" the most common
-// byte after the letters, and \w+_\d{3}\( was then prefiltered on "(",
-// in every call, at 1.5x rg's time.
+// their reserved names (__attribute__, _IO_FILE) made "_" commoner than
+// "(", and \w+_\d{3}\( was then prefiltered on "(", which is in every
+// call, at 1.5x rg's time.
 package main
 
 import (
