@@ -55,3 +55,24 @@ func TestToolCommand(t *testing.T) {
 		t.Errorf("--json output %s: %+v %v", out.String(), res, err)
 	}
 }
+
+// TestToolWritesTheProfilesAskedFor: --profile.cpu and --profile.mem
+// leave a CPU and a heap profile (gzipped protobuf, as go tool pprof reads
+// them) once the tool has run, and the tool's output is unchanged.
+func TestToolWritesTheProfilesAskedFor(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc Needle() {}\n"), 0o644)
+	cpu, mem := filepath.Join(t.TempDir(), "tool.cpu"), filepath.Join(t.TempDir(), "tool.mem")
+	var out, errb bytes.Buffer
+	code := mainExit([]string{"tool", "grep", `{"pattern":"Needle"}`, "--workspace", dir, "--profile.cpu", cpu, "--profile.mem", mem},
+		stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	if code != 0 || !strings.Contains(out.String(), "a.go:3: func Needle() {}") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
+	}
+	for _, f := range []string{cpu, mem} {
+		b, err := os.ReadFile(f)
+		if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s: %d bytes, %v; want a gzipped profile", filepath.Base(f), len(b), err)
+		}
+	}
+}
