@@ -18,13 +18,15 @@ all: build
 # build, not exported: commands the tests run keep the user's cgo.
 STATIC   := CGO_ENABLED=0
 
+# Two programs (cmd/agentls): agentls, which users start, runs `agentls
+# tool` itself and becomes agentls-core, beside it, for everything else.
 build:
-	$(STATIC) $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/agentls
+	$(STATIC) $(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/agentls ./cmd/agentls-core
 
 # install: the system packages the tests drive (ripgrep, neovim, emacs) when
 # they are missing, the Go modules, then the binary into bin/ and GOBIN.
 install: deps build
-	$(STATIC) $(GO) install -ldflags '$(LDFLAGS)' ./cmd/agentls
+	$(STATIC) $(GO) install -ldflags '$(LDFLAGS)' ./cmd/agentls ./cmd/agentls-core
 
 deps:
 	./scripts/setup
@@ -38,7 +40,7 @@ test: lint static unit redteam fuzz eval e2e
 
 # static: the built binary has no dynamic loader (scripts/check-static).
 static: build
-	./scripts/check-static $(BIN)
+	./scripts/check-static $(BIN) $(BIN)-core
 
 unit:
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list $(PKGS) | grep -v /redteam$$)

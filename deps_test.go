@@ -155,7 +155,7 @@ var importRules = []struct {
 		why: "the permission service (requests, policy, remembered answers) knows nothing of the loop or the host that ask through it"},
 	{pkg: "agent/extensions", never: []string{"agent/session", "lsp/...", "acp/...", "cmd/..."},
 		why: "the extensions (MCP servers, hooks, prompt files) are what the user and the workspace add to a task; they know nothing of the host that runs the task or of the faces, and get what they need through their constructors"},
-	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls"},
+	{pkg: "langserver/...", never: []string{"lsp", "acp", "cmd/agentls-core"},
 		why: "the language-server client serves every face and knows none of them"},
 }
 
@@ -170,14 +170,14 @@ var importerRules = []struct {
 }{
 	{pkg: "agent/store", only: []string{"agent/journal", "agent/session"},
 		why: "the journal writes tasks to the session store and reads them back, the host opens it and lists its tasks; " +
-			"the loop (agent) records through its Recorder port, and the faces (lsp, acp, cmd/agentls) reach the store through session.Host, the only door"},
+			"the loop (agent) records through its Recorder port, and the faces (lsp, acp, cmd/agentls-core) reach the store through session.Host, the only door"},
 	{pkg: "agent/journal", only: []string{"agent", "agent/session"},
 		why: "the loop records in the journal's vocabulary and continues what it read back, the host reads it back (resume, undo, lessons, follow-ups); " +
-			"the faces (lsp, acp, cmd/agentls) reach it through session.Host (Start, Resume, Undo)"},
+			"the faces (lsp, acp, cmd/agentls-core) reach it through session.Host (Start, Resume, Undo)"},
 	{pkg: "agent/extensions", only: []string{"agent/session"},
 		why: "the session host alone runs a task's extensions (it says how their programs run and where their problems show); " +
 			"the faces reach them through session.Host (Prompts, StartMCP, Tools)"},
-	{pkg: "agent/settings", only: []string{"lsp", "cmd/agentls", "redteam"},
+	{pkg: "agent/settings", only: []string{"lsp", "cmd/agentls-core", "redteam"},
 		why: "settings are loaded once, by the LSP face (which also layers the client's options) and by the command line for acp, run and eval; " +
 			"the host gets the user's settings and the confirmed endpoints through session.Options, and the ACP face and eval get them from the command line"},
 }
@@ -343,7 +343,7 @@ func TestStoreImportRuleCanFail(t *testing.T) {
 		{Path: "agent/llm/recorder", Imports: []string{"agent/llm", "agent/store"}},
 		{Path: "lsp", Imports: []string{"agent/session"}},
 		{Path: "acp", Imports: []string{"agent/session", "agent/store"}},
-		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/store"}},
+		{Path: "cmd/agentls-core", Imports: []string{"agent/session", "agent/store"}},
 	}
 	var got []string
 	for _, v := range importerViolations(broken) {
@@ -351,7 +351,7 @@ func TestStoreImportRuleCanFail(t *testing.T) {
 			got = append(got, v)
 		}
 	}
-	for _, want := range []string{"agent", "agent/llm/recorder", "acp", "cmd/agentls"} {
+	for _, want := range []string{"agent", "agent/llm/recorder", "acp", "cmd/agentls-core"} {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, want+" imports agent/store;") }) {
 			t.Errorf("importerViolations does not report %s importing agent/store:\n%s", want, strings.Join(got, "\n"))
 		}
@@ -378,15 +378,15 @@ func TestLoopRecordsThroughJournalCanFail(t *testing.T) {
 		{Path: "agent/session", Imports: []string{"agent", "agent/journal", "agent/store"}},
 		{Path: "lsp", Imports: []string{"agent/session", "agent/journal"}},
 		{Path: "acp", Imports: []string{"agent/session", "agent/store"}},
-		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/journal", "agent/store"}},
+		{Path: "cmd/agentls-core", Imports: []string{"agent/session", "agent/journal", "agent/store"}},
 	}
 	got := importerViolations(broken)
 	want := []string{
 		"agent imports agent/store;",
 		"lsp imports agent/journal;",
 		"acp imports agent/store;",
-		"cmd/agentls imports agent/journal;",
-		"cmd/agentls imports agent/store;",
+		"cmd/agentls-core imports agent/journal;",
+		"cmd/agentls-core imports agent/store;",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
@@ -539,7 +539,7 @@ func TestSettingsImportRuleCanFail(t *testing.T) {
 	pkgs := []goPackage{
 		{Path: "agent/store"}, {Path: "agent/journal", Imports: []string{"agent/store"}}, {Path: "agent/settings"}, {Path: "agent/extensions"},
 		{Path: "lsp", Imports: []string{"agent/settings"}},
-		{Path: "cmd/agentls", Imports: []string{"agent/settings"}},
+		{Path: "cmd/agentls-core", Imports: []string{"agent/settings"}},
 		{Path: "agent/session", Imports: []string{"agent/settings"}},
 		{Path: "acp", Imports: []string{"agent/settings"}},
 	}
@@ -562,7 +562,7 @@ func TestExtensionsRulesCanFail(t *testing.T) {
 		{Path: "agent/session", Imports: []string{"agent/extensions", "tools/mcp"}},
 		{Path: "lsp", Imports: []string{"agent/session", "agent/extensions"}},
 		{Path: "acp", Imports: []string{"agent/session"}},
-		{Path: "cmd/agentls", Imports: []string{"agent/session", "agent/extensions"}},
+		{Path: "cmd/agentls-core", Imports: []string{"agent/session", "agent/extensions"}},
 	}
 	var got []string
 	for _, v := range slices.Concat(importViolations(pkgs), importerViolations(pkgs)) {
@@ -575,7 +575,7 @@ func TestExtensionsRulesCanFail(t *testing.T) {
 		"agent/extensions imports lsp;",
 		"agent/extensions imports acp;",
 		"lsp imports agent/extensions;",
-		"cmd/agentls imports agent/extensions;",
+		"cmd/agentls-core imports agent/extensions;",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
@@ -756,7 +756,7 @@ func TestOnlyThePermissionServiceAsksRuleCanFail(t *testing.T) {
 // faces are the packages that show what a task does: they render the
 // presentation each tool gives its calls (tools.Presentation) and never
 // know a tool by its name.
-var faces = []string{"lsp", "acp", "cmd/agentls"}
+var faces = []string{"lsp", "acp", "cmd/agentls-core"}
 
 // toolNameAllowed are face files that may hold a tool's name, each with
 // why; keep it empty or tiny.
@@ -895,7 +895,7 @@ func TestFacesNameNoToolRuleCanFail(t *testing.T) {
 	srcs := []goSource{
 		{Pkg: "lsp", Name: "sink.go", Text: []byte("package lsp\nfunc f(tool string) string {\n\tswitch tool {\n\tcase \"read_file\":\n\t\treturn \"r\"\n\t}\n\treturn \"\"\n}\n")},
 		{Pkg: "acp", Name: "toolcalls.go", Text: []byte("package acp\nfunc g(tool string) bool { return tool == `run_command` }\n")},
-		{Pkg: "cmd/agentls", Name: "run.go", Text: []byte("package main\nvar langTools = map[string]bool{\"references\": true}\n")},
+		{Pkg: "cmd/agentls-core", Name: "run.go", Text: []byte("package main\nvar langTools = map[string]bool{\"references\": true}\n")},
 		{Pkg: "tools", Name: "read_file.go", Text: []byte("package tools\nconst name = \"read_file\"\n")},
 		{Pkg: "acp", Name: "clientfs.go", Text: []byte("package acp\nvar m = map[string]bool{\"read_file\": true}\n")},
 		{Pkg: "lsp", Name: "ok.go", Text: []byte("package lsp\nconst s = \"reading a file\"\n")},
@@ -905,8 +905,8 @@ func TestFacesNameNoToolRuleCanFail(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := strings.Join(v, "\n")
-	if len(v) != 3 || !strings.Contains(got, "lsp/sink.go:4:") || !strings.Contains(got, "acp/toolcalls.go:2:") || !strings.Contains(got, "cmd/agentls/run.go:2:") {
-		t.Errorf("violations = %q; want lsp/sink.go:4, acp/toolcalls.go:2 and cmd/agentls/run.go:2 only", v)
+	if len(v) != 3 || !strings.Contains(got, "lsp/sink.go:4:") || !strings.Contains(got, "acp/toolcalls.go:2:") || !strings.Contains(got, "cmd/agentls-core/run.go:2:") {
+		t.Errorf("violations = %q; want lsp/sink.go:4, acp/toolcalls.go:2 and cmd/agentls-core/run.go:2 only", v)
 	}
 	all, err := toolNameViolations(real, names, nil)
 	if err != nil {

@@ -175,7 +175,8 @@ var (
 	docBinErr  error
 )
 
-// agentlsBinary builds cmd/agentls once for the doc tests.
+// agentlsBinary builds agentls (cmd/agentls and agentls-core beside it, as
+// make install puts them) once for the doc tests.
 func agentlsBinary(t *testing.T) string {
 	t.Helper()
 	docBinOnce.Do(func() {
@@ -185,7 +186,7 @@ func agentlsBinary(t *testing.T) string {
 			return
 		}
 		docBin = filepath.Join(dir, "agentls")
-		out, err := exec.Command("go", "build", "-o", docBin, "./cmd/agentls").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/agentls", "./cmd/agentls-core").CombinedOutput()
 		if err != nil {
 			docBinErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -123,7 +123,7 @@ func buildOnce(t *testing.T) string {
 			return
 		}
 		built.bin = filepath.Join(dir, "agentls")
-		built.out, built.err = exec.Command("go", "build", "-o", built.bin, "./cmd/agentls").CombinedOutput()
+		built.out, built.err = exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/agentls", "./cmd/agentls-core").CombinedOutput()
 	})
 	if built.err != nil {
 		t.Fatalf("go build: %v\n%s", built.err, built.out)

@@ -1,146 +1,87 @@
-// Command agentls is a language server that puts a coding agent inside any
-// editor that speaks LSP. With no arguments it serves LSP over stdio.
+// Command agentls is the program users, editors and ACP clients start. It
+// is small, so that it starts in a few milliseconds: `agentls tool` for the
+// workspace's own tools (list_files, grep, read_file, edit_file,
+// write_file, run_command, update_plan) runs here, and every other command
+// runs in agentls-core, the whole of agentls, installed beside it, which
+// this process becomes (execve: the same process, arguments, standard
+// streams and environment; an editor that started `agentls serve` talks to
+// agentls-core on the same pipes and signals the same pid).
+//
+// Why two programs: a Go program initializes every package it links
+// before main runs, and agentls-core links the LSP and ACP servers, the
+// session store (SQLite in Go), the model client and its tokenizer, the
+// Markdown renderer and the MCP SDK. That costs a server nothing it would
+// notice once, but it was a fifth of a search of Go's own tree made from
+// the shell (docs/performance.md). TestFrontLinksNoneOfTheServer keeps
+// those packages out of this one.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"os/signal"
-	"sort"
-	"strings"
+	"path/filepath"
 	"syscall"
+
+	"github.com/agentls/agentls/cmd/internal/toolcmd"
+	"github.com/agentls/agentls/tools/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// CoreName is the file name of the whole of agentls, beside this program.
+const CoreName = "agentls-core"
 
-// stdio is where a subcommand reads and writes. In serve mode stdout carries
-// only the protocol; everything else goes to stderr.
-type stdio struct {
-	in       io.Reader
-	out, err io.Writer
-}
-
-// subcommand runs one verb of the command line.
-type subcommand struct {
-	summary string
-	run     func(ctx context.Context, io stdio, args []string) error
-}
-
-// exitError carries an exit code other than 0 or 1 (e.g. 130 for cancelled).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-var subcommands = map[string]subcommand{
-	"serve":      {"serve LSP over stdio (the default)", runServe},
-	"acp":        {"serve the Agent Client Protocol over stdio (Zed, JetBrains, agent-shell)", runACP},
-	"run":        {"run one agent task from the command line", runRun},
-	"eval":       {"run the eval suite against the configured model and score it", runEval},
-	"tool":       {"run one tool and print what the model would read", runTool},
-	"fake-model": {"serve a scripted OpenAI-compatible model (for tests)", runFakeModel},
-	"replay":     {"turn a flight recording into a fake-model script", runReplay},
-	"stats":      {"print task statistics of a workspace", runStats},
-	"undo":       {"revert every edit of one task (from the session store)", runUndo},
-	"login":      {"store the model service's API key in the user's configuration folder", runLogin},
-	"version":    {"print the version", runVersion},
-	"help":       {"print this help", nil}, // set in init: it lists subcommands
-}
-
-func init() {
-	subcommands["help"] = subcommand{"print this help", runHelp}
-}
+// Started with sandbox.Arg, this program is the supervisor of one command
+// that `agentls tool run_command` runs (see package sandbox).
+func init() { sandbox.Main() }
 
 func main() {
-	os.Exit(mainExit(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
+	if len(os.Args) > 1 && os.Args[1] == "tool" {
+		os.Exit(runTool(os.Args[2:]))
+	}
+	err := becomeCore()
+	fmt.Fprintf(os.Stderr, "agentls: %v\n", err)
+	os.Exit(127)
 }
 
-// mainExit runs the command line and returns the process exit code.
-func mainExit(args []string, io stdio) int {
+// runTool runs `agentls tool` here when the tool is one of the workspace's
+// own, else in agentls-core (which has the language tools and the whole
+// list).
+func runTool(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The first signal cancels (tasks end, writes drain); once it has
-	// arrived, default handling is back, so a second one ends the process
-	// even if something is stuck.
+	// The first signal cancels the tool; a second one ends the process.
 	go func() {
 		<-ctx.Done()
 		stop()
 	}()
-
-	name := "serve"
-	if len(args) > 0 {
-		name = args[0]
-		args = args[1:]
-	}
-	switch name {
-	case "-h", "--help", "-help":
-		name = "help"
-	case "-v", "--version", "-version":
-		name = "version"
-	}
-	sub, ok := subcommands[name]
-	if !ok {
-		fmt.Fprintf(io.err, "agentls: unknown command %q\n\n", name)
-		printUsage(io.err)
-		return 2
-	}
-	err := sub.run(ctx, io, args)
-	if err == nil {
+	err := toolcmd.Run(ctx, os.Stdin, os.Stdout, os.Stderr, args, toolcmd.Options{Elsewhere: becomeCore})
+	var code toolcmd.Exit
+	switch {
+	case err == nil:
 		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default:
+		fmt.Fprintf(os.Stderr, "agentls tool: %v\n", err)
+		return 1
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(io.err, "agentls %s: %v\n", name, ee.err)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(io.err, "agentls %s: %v\n", name, err)
-	return 1
 }
 
-func runVersion(_ context.Context, io stdio, _ []string) error {
-	_, err := fmt.Fprintf(io.out, "agentls %s\n", version)
-	return err
-}
-
-func runHelp(_ context.Context, io stdio, _ []string) error {
-	printUsage(io.out)
-	return nil
-}
-
-func printUsage(w io.Writer) {
-	fmt.Fprintf(w, "agentls: a coding agent inside any editor that speaks LSP\n\nUsage:\n  agentls [command] [arguments]\n\nCommands:\n")
-	names := make([]string, 0, len(subcommands))
-	for n := range subcommands {
-		names = append(names, n)
+// becomeCore replaces this process with agentls-core, found beside this
+// program's own file (links resolved), with the same arguments and
+// environment. It returns only when that fails.
+func becomeCore() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("cannot find %s: %w", CoreName, err)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, subcommands[n].summary)
+	core := filepath.Join(filepath.Dir(exe), CoreName)
+	err = syscall.Exec(core, os.Args, os.Environ())
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is missing: it is the rest of agentls, and `make install` (or `go install github.com/agentls/agentls/cmd/...`) puts it beside %s", core, exe)
 	}
-	fmt.Fprintf(w, "\n%s\nRun 'agentls COMMAND -h' for the flags of one command.\n", strings.TrimSpace(envHelp))
+	return fmt.Errorf("run %s: %w", core, err)
 }
-
-const envHelp = `
-Environment:
-  OPENAI_API_KEY   API key of the model service (never logged)
-  OPENAI_BASE_URL  base URL of an OpenAI-compatible service (OpenAI, Ollama, vLLM, ...)
-  AGENTLS_MODEL    model name (default gpt-4o-mini)
-
-Files (in $XDG_CONFIG_HOME/agentls, else ~/.config/agentls):
-  settings.json     your settings (any agentls setting), read by serve, acp, run and eval
-  credentials.json  the key agentls login stored, used when the key's variable is empty
-`

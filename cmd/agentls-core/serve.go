@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/agentls/agentls/cmd/internal/profile"
 	"github.com/agentls/agentls/lsp"
 	"github.com/agentls/agentls/lsp/server"
 )
@@ -57,7 +58,7 @@ func runServe(ctx context.Context, io stdio, args []string) error {
 	signal.Ignore(syscall.SIGPIPE)
 	protect(io)
 	limitMemory()
-	stop, err := startProfiles(*cpuProfile, *memProfile)
+	stop, err := profile.Start(*cpuProfile, *memProfile)
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}

@@ -12,11 +12,14 @@ import (
 	"github.com/agentls/agentls/lsp/lsptest"
 )
 
-// buildAgentls builds this command into dir and returns the binary's path.
+// buildAgentls builds agentls as make install does into dir and returns
+// the path of the program users start: agentls (../agentls), which runs
+// `agentls tool` itself and becomes agentls-core, this command, beside it
+// for everything else.
 func buildAgentls(tb testing.TB, dir string) string {
 	tb.Helper()
 	bin := filepath.Join(dir, "agentls")
-	cmd := exec.Command("go", "build", "-ldflags", "-X main.version=stdio-test", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-ldflags", "-X main.version=stdio-test", "-o", dir+string(filepath.Separator), ".", "../agentls")
 	// Static, as make build and make install build it: what the user runs
 	// (its start-up differs from a cgo build's: 36 against 28 ms of CPU
 	// for agentls version, perf stat -r 30).
