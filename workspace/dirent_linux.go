@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/agentls/agentls/internal/rawsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,8 @@ var dirBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 //
 // It reads with getdents64 into a reused buffer: os.File.ReadDir makes a
 // file (with its poller registration and a fcntl), one DirEntry per entry
-// and its name, which was the larger part of the walk's time.
+// and its name, which was the larger part of the walk's time. Its calls
+// are raw in a process that asked for it (package rawsys).
 func listDir(abs string, follow bool, st *dirStamp, fn func(name []byte, typ fs.FileMode)) error {
 	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if !follow {
@@ -33,7 +35,7 @@ func listDir(abs string, follow bool, st *dirStamp, fn func(name []byte, typ fs.
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(abs, flags, 0)
+		fd, err = rawsys.Open(abs, flags, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -41,10 +43,10 @@ func listDir(abs string, follow bool, st *dirStamp, fn func(name []byte, typ fs.
 	if err != nil {
 		return err
 	}
-	defer unix.Close(fd)
+	defer rawsys.Close(fd)
 	if st != nil {
 		var s unix.Stat_t
-		if unix.Fstat(fd, &s) == nil {
+		if rawsys.Fstat(fd, &s) == nil {
 			*st = stampOf(&s)
 		} else {
 			*st = dirStamp{}
@@ -61,7 +63,7 @@ func listDir(abs string, follow bool, st *dirStamp, fn func(name []byte, typ fs.
 			copy(nb, buf)
 			buf = nb
 		}
-		n, err := unix.Getdents(fd, buf[len(buf):cap(buf)])
+		n, err := rawsys.Getdents(fd, buf[len(buf):cap(buf)])
 		if err == unix.EINTR {
 			continue
 		}

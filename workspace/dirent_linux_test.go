@@ -7,9 +7,26 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/agentls/agentls/internal/rawsys"
 )
 
+// forEachCallKind runs f with the scheduler's system calls (a server's)
+// and with raw ones (rawsys.WithoutHandoff, the command line's).
+func forEachCallKind(t *testing.T, f func(t *testing.T)) {
+	for _, raw := range []bool{false, true} {
+		t.Run(map[bool]string{false: "handoff", true: "raw"}[raw], func(t *testing.T) {
+			defer rawsys.SetForTest(raw)()
+			f(t)
+		})
+	}
+}
+
 func TestListDirReportsEveryEntryWithItsType(t *testing.T) {
+	forEachCallKind(t, testListDirReportsEveryEntryWithItsType)
+}
+
+func testListDirReportsEveryEntryWithItsType(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,6 +69,10 @@ func TestListDirReportsEveryEntryWithItsType(t *testing.T) {
 }
 
 func TestListDirBelowTheRootDoesNotFollowALink(t *testing.T) {
+	forEachCallKind(t, testListDirBelowTheRootDoesNotFollowALink)
+}
+
+func testListDirBelowTheRootDoesNotFollowALink(t *testing.T) {
 	dir := t.TempDir()
 	outside := t.TempDir()
 	if err := os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("x"), 0o644); err != nil {

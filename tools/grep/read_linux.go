@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/agentls/agentls/internal/rawsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,7 +42,7 @@ func openBeneath(r *Root, rel string) (int, error) {
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS,
 		}
 		for tries := 0; ; tries++ {
-			fd, err := openat2(r.fd, rel, &how)
+			fd, err := rawsys.Openat2(r.fd, rel, &how)
 			switch {
 			case err == nil:
 				return fd, nil
@@ -67,26 +68,6 @@ func openBeneath(r *Root, rel string) (int, error) {
 	}
 	defer f.Close()
 	return unix.Dup(int(f.Fd()))
-}
-
-// openat2 is unix.Openat2 without its allocation: the path of a file of a
-// search is copied to a buffer on the stack (x/sys allocates one per call,
-// a few MB per search of a large tree).
-func openat2(dirfd int, path string, how *unix.OpenHow) (int, error) {
-	var b [512]byte
-	if len(path) >= len(b) || strings.IndexByte(path, 0) >= 0 {
-		return unix.Openat2(dirfd, path, how)
-	}
-	copy(b[:], path)
-	call := unix.Syscall6
-	if rawReads.Load() {
-		call = unix.RawSyscall6
-	}
-	fd, _, errno := call(unix.SYS_OPENAT2, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
-	if errno != 0 {
-		return -1, errno
-	}
-	return int(fd), nil
 }
 
 // fstatat is unix.Fstatat (following links) without its allocation, as
@@ -125,7 +106,7 @@ func readFile(r *Root, rel string, size int64, buf *[]byte, big *bigBuffer) ([]b
 	if err != nil {
 		return nil, fmt.Errorf("open: %w", err)
 	}
-	defer closeFD(fd)
+	defer rawsys.Close(fd)
 	if size >= 0 {
 		return readAll(fd, int(size), buf, 0)
 	}
@@ -164,32 +145,11 @@ func readFile(r *Root, rel string, size int64, buf *[]byte, big *bigBuffer) ([]b
 // readOnce is one read, again when a signal interrupted it.
 func readOnce(fd int, b []byte) (int, error) {
 	for {
-		m, err := read(fd, b)
+		m, err := rawsys.Read(fd, b)
 		if err != unix.EINTR {
 			return m, err
 		}
 	}
-}
-
-// read is unix.Read, as a raw system call when rawReads is set.
-func read(fd int, b []byte) (int, error) {
-	if !rawReads.Load() || len(b) == 0 {
-		return unix.Read(fd, b)
-	}
-	n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
-}
-
-// closeFD is unix.Close, as a raw system call when rawReads is set.
-func closeFD(fd int) {
-	if rawReads.Load() {
-		unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
-		return
-	}
-	unix.Close(fd)
 }
 
 // regularSize is the size of fd, or an error when it is no regular file.
@@ -233,7 +193,7 @@ func readAll(fd, size int, buf *[]byte, n int) ([]byte, error) {
 		if n == 0 {
 			end = min(end, readHead)
 		}
-		m, err := read(fd, b[n:end])
+		m, err := rawsys.Read(fd, b[n:end])
 		if err == unix.EINTR {
 			continue
 		}

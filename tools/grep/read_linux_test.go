@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/agentls/agentls/internal/rawsys"
 	"golang.org/x/sys/unix"
 )
 
@@ -92,12 +93,11 @@ func TestReadFileOfAPathSwappedForAnotherKind(t *testing.T) {
 }
 
 // forEachCallKind runs f with the scheduler's system calls (a server's)
-// and with raw ones (ReadWithoutHandoff, the command line's).
+// and with raw ones (rawsys.WithoutHandoff, the command line's).
 func forEachCallKind(t *testing.T, f func(t *testing.T)) {
 	for _, raw := range []bool{false, true} {
 		t.Run(map[bool]string{false: "handoff", true: "raw"}[raw], func(t *testing.T) {
-			rawReads.Store(raw)
-			defer rawReads.Store(false)
+			defer rawsys.SetForTest(raw)()
 			f(t)
 		})
 	}

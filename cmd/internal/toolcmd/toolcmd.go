@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/agentls/agentls/cmd/internal/profile"
+	"github.com/agentls/agentls/internal/rawsys"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/grep"
 	"github.com/agentls/agentls/workspace"
@@ -104,8 +105,9 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, args []
 	// No editor waits on this process: its search runs at the priority
 	// of any other program, like rg.
 	grep.RunAtNormalPriority()
-	// Nor does anything else need a P while a read is in the kernel.
-	grep.ReadWithoutHandoff()
+	// Nor does anything else need a P while the walk or a search is in
+	// the kernel.
+	rawsys.WithoutHandoff()
 	ws, err := workspace.New(ctx, workspace.Options{Roots: []string{root}})
 	if err != nil {
 		return fmt.Errorf("workspace: %w", err)
