@@ -536,7 +536,42 @@ func indexFold(hay, needle []byte, rare int) int {
 		}
 		return -1
 	}
-	// Two anchors, lower and upper case, advanced in step.
+	if pairScan {
+		return indexFoldOnePass(hay, needle, rare)
+	}
+	return indexFoldInStep(hay, needle, rare)
+}
+
+// indexFoldOnePass is indexFold for a letter anchor, with one pass that
+// finds both cases (rg's memchr2); it needs pairScan.
+func indexFoldOnePass(hay, needle []byte, rare int) int {
+	n := len(needle)
+	c := needle[rare]
+	lo, up := lower(c), upper(c)
+	for off := rare; off < len(hay); {
+		i := indexBytePair(hay[off:], lo, up)
+		if i < 0 {
+			return -1
+		}
+		p := off + i
+		start := p - rare
+		if start+n > len(hay) {
+			return -1
+		}
+		if start >= 0 && equalFoldASCII(hay[start:start+n], needle) {
+			return start
+		}
+		off = p + 1
+	}
+	return -1
+}
+
+// indexFoldInStep is indexFold for a letter anchor, with a scan for each
+// case advanced in step: every byte is read twice.
+func indexFoldInStep(hay, needle []byte, rare int) int {
+	n := len(needle)
+	c := needle[rare]
+	lo, up := lower(c), upper(c)
 	nl, nu := -2, -2 // next occurrence of each; -2 means not searched yet
 	off := rare
 	for off < len(hay) {

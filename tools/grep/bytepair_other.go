@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package grep
+
+// pairScan is false: no single-pass scan for two bytes here, and
+// indexFold scans for each with bytes.IndexByte.
+const pairScan = false
+
+func indexBytePair(s []byte, a, b byte) int { panic("grep: indexBytePair without pairScan") }
