@@ -19,6 +19,7 @@ import (
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/netproxy"
+	"github.com/agentls/agentls/tools/netproxy/httpproxy"
 )
 
 const famAllow = "network by allowlist"
@@ -139,7 +140,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		host, port, _ := net.SplitHostPort(addr)
 		line := perl(fmt.Sprintf(`socket(S, PF_INET, SOCK_STREAM, 6) or die "socket: $!"; connect(S, pack_sockaddr_in(%s, inet_aton("%s"))) or die "connect: $!"; syswrite(S, "direct");`, port, host))
 		allow, _ := netproxy.ParseAllowlist([]string{"allowed.test"})
-		throughProxy(t, netproxy.New(allow, netproxy.Options{}), line)
+		throughProxy(t, httpproxy.New(allow, netproxy.Options{}), line)
 		if g := got(); g != "" {
 			return escaped("a direct connection reached the host: %q", g)
 		}
@@ -150,7 +151,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		addr, got := received(t, "tcp", "127.0.0.1:0")
 		allow, _ := netproxy.ParseAllowlist([]string{"allowed.test"})
 		line := "curl -sS --max-time 20 --noproxy '' -p http://" + addr + "/ 2>&1; echo ended"
-		_, notes := throughProxy(t, netproxy.New(allow, netproxy.Options{}), line)
+		_, notes := throughProxy(t, httpproxy.New(allow, netproxy.Options{}), line)
 		if g := got(); g != "" {
 			return escaped("CONNECT to %s reached it: %q", addr, g)
 		}
@@ -169,7 +170,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 			t.Fatal(err)
 		}
 		line := "curl -sS --max-time 20 --noproxy '' -p http://localhost:" + port + "/ 2>&1; echo ended"
-		_, notes := throughProxy(t, netproxy.New(allow, netproxy.Options{}), line)
+		_, notes := throughProxy(t, httpproxy.New(allow, netproxy.Options{}), line)
 		if g := got(); g != "" {
 			return escaped("localhost:%s reached: %q", port, g)
 		}
@@ -184,7 +185,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		_, port, _ := net.SplitHostPort(addr)
 		allow, _ := netproxy.ParseAllowlist([]string{"both.test:" + port})
 		ns := &nameServer{lookups: map[string]int{}, answers: map[string][]string{"both.test": {"127.0.0.1," + testPublic}}}
-		px := netproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{}}})
+		px := httpproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{}}})
 		_, notes := throughProxy(t, px, "curl -sS --max-time 20 -p http://both.test:"+port+"/ 2>&1; echo ended")
 		if g := got(); g != "" {
 			return escaped("reached: %q", g)
@@ -198,7 +199,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		_, port, _ := net.SplitHostPort(addr)
 		allow, _ := netproxy.ParseAllowlist([]string{"rebind.test:" + port})
 		ns := &nameServer{lookups: map[string]int{}, answers: map[string][]string{"rebind.test": {testPublic, "127.0.0.1"}}}
-		px := netproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{0: decoy}}})
+		px := httpproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{0: decoy}}})
 		throughProxy(t, px, rawProxy("CONNECT rebind.test:"+port+" HTTP/1.1\r\n\r\nrebound"))
 		if g := got(); g != "" {
 			return escaped("the dial went to the second answer: %q", g)
@@ -225,7 +226,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		addr, got := received(t, "tcp", "127.0.0.1:0")
 		allow, _ := netproxy.ParseAllowlist([]string{"allowed.test"})
 		ns := &nameServer{lookups: map[string]int{}, answers: map[string][]string{"allowed.test": {testPublic}}}
-		px := netproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{}}})
+		px := httpproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: publicDialer{routes: map[int]string{}}})
 		for _, req := range []string{
 			"GET http://allowed.test:80@" + addr + "/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
 			"CONNECT allowed.test:80@" + addr + " HTTP/1.1\r\n\r\n",
@@ -250,7 +251,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		dl := publicDialer{routes: map[int]string{443: decoy, 80: decoy, 0: addr}}
 		line := rawProxy("CONNECT allowed.test:" + port + " HTTP/1.1\r\n\r\nadmin")
 		allow, _ := netproxy.ParseAllowlist([]string{"allowed.test"})
-		if out, _ := throughProxy(t, netproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: dl}), line); !strings.Contains(out, "proxy: HTTP/1.1 403") {
+		if out, _ := throughProxy(t, httpproxy.New(allow, netproxy.Options{Resolver: ns, Dialer: dl}), line); !strings.Contains(out, "proxy: HTTP/1.1 403") {
 			t.Fatalf("the proxy did not answer the CONNECT: %q", out)
 		}
 		if g := got(); g != "" {
@@ -258,7 +259,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 		}
 		// The guard off: an allowlist that names the port.
 		wider, _ := netproxy.ParseAllowlist([]string{"allowed.test", "allowed.test:" + port})
-		throughProxy(t, netproxy.New(wider, netproxy.Options{Resolver: ns, Dialer: dl}), line)
+		throughProxy(t, httpproxy.New(wider, netproxy.Options{Resolver: ns, Dialer: dl}), line)
 		return held("refused%s", live(t, "the same CONNECT with the port allowed", got()))
 	})
 
@@ -286,7 +287,7 @@ func TestNetworkByAllowlist(t *testing.T) {
 			}
 		}
 		var log syncLog
-		runMCP(netproxy.New(allow, netproxy.Options{Log: slog.New(slog.NewTextHandler(&log, nil))}), false)
+		runMCP(httpproxy.New(allow, netproxy.Options{Log: slog.New(slog.NewTextHandler(&log, nil))}), false)
 		if g := got(); g != "" {
 			return escaped("the server reached the host: %q", g)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/tools/netproxy"
+	"github.com/agentls/agentls/tools/netproxy/httpproxy"
 )
 
 // testResolver answers from a fixed map of names to addresses.
@@ -63,7 +64,7 @@ func TestConfinedCommandReachesOnlyAllowedNamesThroughTheProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	srvAddr := srv.Listener.Addr().String()
-	px := netproxy.New(allow, netproxy.Options{
+	px := httpproxy.New(allow, netproxy.Options{
 		Resolver: testResolver{
 			"allowed.test": {public}, "a.wild.test": {public}, "denied.test": {public},
 			"loop.wild.test": {netip.MustParseAddr("127.0.0.1")},

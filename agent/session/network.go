@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agentls/agentls/tools/netproxy"
+	"github.com/agentls/agentls/tools/netproxy/httpproxy"
 )
 
 // Network is the commandNetwork setting: what network commands and the
@@ -68,7 +69,7 @@ func (n Network) Proxy(log *slog.Logger) *netproxy.Proxy {
 	if err != nil { // checked when the setting was read
 		return nil
 	}
-	return netproxy.New(a, netproxy.Options{Log: log})
+	return httpproxy.New(a, netproxy.Options{Log: log})
 }
 
 // widenings are what n allows that base does not: true over anything but

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,17 +254,31 @@ var linkable = []string{
 	"github.com/agentls/agentls/cmd/",
 }
 
+// heavyStandard are packages of the standard library whose
+// initialization and size agentls does without: the network proxy's
+// request parsing (tools/netproxy/httpproxy) is the server's. This is a
+// start-up budget, not a boundary: a list of what costs, not of what is
+// allowed.
+var heavyStandard = []string{"net/http", "crypto/tls", "crypto/x509"}
+
 // TestAgentlsLinksOnlyWhatItsToolsNeed: agentls starts fast because it
 // links none of the server (LSP, ACP, the store, the model client, the
-// Markdown renderer, MCP): every package it links outside the standard
-// library is in linkable.
+// Markdown renderer, MCP, the network proxy's HTTP): every package it
+// links outside the standard library is in linkable, and none of
+// heavyStandard.
 func TestAgentlsLinksOnlyWhatItsToolsNeed(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if .Standard}}std:{{end}}{{.ImportPath}}", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	var n int
 	for _, pkg := range strings.Fields(string(out)) {
+		if std, ok := strings.CutPrefix(pkg, "std:"); ok {
+			if slices.Contains(heavyStandard, std) {
+				t.Errorf("agentls links %s (heavyStandard): the server's packages belong in agentls-core", std)
+			}
+			continue
+		}
 		n++
 		ok := false
 		for _, prefix := range linkable {

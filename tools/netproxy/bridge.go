@@ -118,7 +118,7 @@ func (s *Session) serveFD(fd int) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		s.p.Serve(s.ctx, c, s.record)
+		s.p.serve(s.ctx, s.p, c, s.record)
 		s.mu.Lock()
 		delete(s.conns, c)
 		s.mu.Unlock()

@@ -1,18 +1,13 @@
 package netproxy
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"math"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -36,21 +31,26 @@ type Options struct {
 	Log      *slog.Logger
 }
 
-// Limits of one proxied connection.
-const (
-	maxHead     = 64 << 10         // bytes of a request line and headers
-	headTimeout = 30 * time.Second // to read them
-	dialTimeout = 30 * time.Second
-)
+// dialTimeout bounds the connection to an allowed address.
+const dialTimeout = 30 * time.Second
 
 // Proxy decides and carries the connections of confined programs.
 type Proxy struct {
 	allow Allowlist
 	opts  Options
+	serve ServeFunc
 }
 
-// New is a proxy that lets through what allow allows and nothing else.
-func New(allow Allowlist, opts Options) *Proxy {
+// ServeFunc proxies one client connection of a confined program through p
+// (reading its request, Dial, Note) and closes it; record gets the event.
+// Package httpproxy has the one agentls uses: this package stays free of
+// net/http, so the programs that run commands but never proxy (agentls
+// tool) do not link it.
+type ServeFunc func(ctx context.Context, p *Proxy, client net.Conn, record func(Event))
+
+// New is a proxy that lets through what allow allows and nothing else,
+// serving each connection with serve (httpproxy.New passes its own).
+func New(allow Allowlist, opts Options, serve ServeFunc) *Proxy {
 	if opts.Resolver == nil {
 		opts.Resolver = net.DefaultResolver
 	}
@@ -60,7 +60,7 @@ func New(allow Allowlist, opts Options) *Proxy {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Proxy{allow: allow, opts: opts}
+	return &Proxy{allow: allow, opts: opts, serve: serve}
 }
 
 // Allowlist is the proxy's allowlist.
@@ -125,8 +125,9 @@ func (p *Proxy) Decide(ctx context.Context, host string, port int) (netip.AddrPo
 	return netip.AddrPortFrom(addrs[0].Unmap(), uint16(port)), nil
 }
 
-// dial decides and connects: the one door out.
-func (p *Proxy) dial(ctx context.Context, host string, port int) (net.Conn, Event) {
+// Dial decides and connects: the one door out. The event says what was
+// done, for Note.
+func (p *Proxy) Dial(ctx context.Context, host string, port int) (net.Conn, Event) {
 	ev := Event{Host: host, Port: port}
 	ap, err := p.Decide(ctx, host, port)
 	if err != nil {
@@ -151,97 +152,8 @@ func trimRefused(err error) string {
 	return s
 }
 
-// Serve proxies one client connection: one CONNECT tunnel, or one plain
-// HTTP request (absolute-form, http only), then closes it. record gets
-// the event of the request.
-func (p *Proxy) Serve(ctx context.Context, client net.Conn, record func(Event)) {
-	defer client.Close()
-	lr := &io.LimitedReader{R: client, N: maxHead}
-	br := bufio.NewReader(lr)
-	_ = client.SetReadDeadline(time.Now().Add(headTimeout))
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		writeStatus(client, http.StatusBadRequest, "agentls proxy: bad request")
-		return
-	}
-	_ = client.SetReadDeadline(time.Time{})
-	lr.N = math.MaxInt64
-	host, port, err := target(req)
-	if err != nil {
-		ev := Event{Host: req.Host, Reason: err.Error()}
-		p.note(ev, record)
-		writeStatus(client, http.StatusForbidden, "agentls proxy: "+err.Error())
-		return
-	}
-	up, ev := p.dial(ctx, host, port)
-	p.note(ev, record)
-	if up == nil {
-		code := http.StatusForbidden
-		if ev.Addr != "" {
-			code = http.StatusBadGateway
-		}
-		writeStatus(client, code, "agentls proxy: "+ev.Reason)
-		return
-	}
-	defer up.Close()
-	// Ending the session cuts the tunnel, whichever side is idle.
-	stop := context.AfterFunc(ctx, func() { up.Close(); client.Close() })
-	defer stop()
-	if req.Method == http.MethodConnect {
-		if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			return
-		}
-		splice(client, br, up)
-		return
-	}
-	// Plain HTTP: the request in origin form, one per connection.
-	req.Header.Del("Proxy-Connection")
-	req.Header.Del("Proxy-Authorization")
-	req.Close = true
-	req.RequestURI = ""
-	if err := req.Write(up); err != nil {
-		return
-	}
-	_, _ = io.Copy(client, up)
-}
-
-// target is the host and port a request asks for. A CONNECT names
-// host:port; a plain request an absolute http URL. Userinfo is refused
-// (it has no place in either and hides the host from a reader).
-func target(req *http.Request) (string, int, error) {
-	if req.URL == nil {
-		return "", 0, errors.New("no target")
-	}
-	if req.URL.User != nil {
-		return "", 0, errors.New("a target with user information is refused")
-	}
-	hostport := req.URL.Host
-	defPort := ""
-	switch {
-	case req.Method == http.MethodConnect:
-		if hostport == "" {
-			hostport = req.Host
-		}
-	case req.URL.Scheme == "http":
-		defPort = "80"
-	default:
-		return "", 0, fmt.Errorf("only CONNECT and absolute http:// requests are proxied (got %s %s)", req.Method, req.URL.Scheme)
-	}
-	host, ps, err := net.SplitHostPort(hostport)
-	if err != nil {
-		if defPort == "" {
-			return "", 0, fmt.Errorf("CONNECT needs host:port, got %q", hostport)
-		}
-		host, ps = hostport, defPort
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil || port < 1 || port > 65535 || strconv.Itoa(port) != ps {
-		return "", 0, fmt.Errorf("bad port %q", ps)
-	}
-	return host, port, nil
-}
-
-func (p *Proxy) note(ev Event, record func(Event)) {
+// Note logs ev and passes it to record (when not nil).
+func (p *Proxy) Note(ev Event, record func(Event)) {
 	if ev.Reached {
 		p.opts.Log.Info("network: reached", "host", ev.Host, "port", ev.Port, "addr", ev.Addr)
 	} else {
@@ -250,32 +162,4 @@ func (p *Proxy) note(ev Event, record func(Event)) {
 	if record != nil {
 		record(ev)
 	}
-}
-
-func writeStatus(w io.Writer, code int, msg string) {
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
-		code, http.StatusText(code), len(msg)+1, msg)
-}
-
-// splice copies both ways until either side ends; what the client sent
-// after its CONNECT line (buffered in br) goes first.
-func splice(client net.Conn, br *bufio.Reader, up net.Conn) {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_, _ = io.Copy(up, br)
-		closeWrite(up)
-	}()
-	_, _ = io.Copy(client, up)
-	closeWrite(client)
-	wg.Wait()
-}
-
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
 }

@@ -1,4 +1,4 @@
-package netproxy
+package httpproxy
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentls/agentls/tools/netproxy"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,7 +71,7 @@ func TestProxyDecidesByNameAddressAndPort(t *testing.T) {
 		fmt.Fprintf(w, "upstream saw %s %s", r.Host, r.URL.Path)
 	}))
 	defer up.Close()
-	allow, err := ParseAllowlist([]string{"allowed.test", "*.wild.test", "odd.test:8080", "private.test", "mixed.test", "rebind.test", "mapped.test"})
+	allow, err := netproxy.ParseAllowlist([]string{"allowed.test", "*.wild.test", "odd.test:8080", "private.test", "mixed.test", "rebind.test", "mapped.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,8 @@ func TestProxyDecidesByNameAddressAndPort(t *testing.T) {
 	}}
 	dl := &dialer{target: up.Listener.Addr().String()}
 	var evMu sync.Mutex
-	var events []Event
-	px := New(allow, Options{Resolver: res, Dialer: dl})
+	var events []netproxy.Event
+	px := New(allow, netproxy.Options{Resolver: res, Dialer: dl})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +102,7 @@ func TestProxyDecidesByNameAddressAndPort(t *testing.T) {
 			if err != nil {
 				return
 			}
-			go px.Serve(context.Background(), c, func(e Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() })
+			go Serve(context.Background(), px, c, func(e netproxy.Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() })
 		}
 	}()
 	// send writes a raw request and returns the status line and body of
@@ -189,12 +190,12 @@ func TestProxyDecidesByNameAddressAndPort(t *testing.T) {
 func TestProxyDialsTheAddressItChecked(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer up.Close()
-	allow, _ := ParseAllowlist([]string{"rebind.test"})
+	allow, _ := netproxy.ParseAllowlist([]string{"rebind.test"})
 	res := &resolver{lookups: map[string]int{}, answers: map[string][][]netip.Addr{
 		"rebind.test": {addrs("93.184.215.14"), addrs("127.0.0.1")},
 	}}
 	dl := &dialer{target: up.Listener.Addr().String()}
-	px := New(allow, Options{Resolver: res, Dialer: dl})
+	px := New(allow, netproxy.Options{Resolver: res, Dialer: dl})
 	ap, err := px.Decide(context.Background(), "rebind.test", 443)
 	if err != nil || ap.String() != "93.184.215.14:443" {
 		t.Fatalf("Decide = %v, %v", ap, err)
@@ -209,7 +210,7 @@ func TestProxyDialsTheAddressItChecked(t *testing.T) {
 	// Through Serve: the dial goes to the address of the one lookup.
 	res.lookups["rebind.test"] = 0
 	a, b := net.Pipe()
-	go px.Serve(context.Background(), a, nil)
+	go Serve(context.Background(), px, a, nil)
 	io.WriteString(b, "CONNECT rebind.test:443 HTTP/1.1\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(b), nil)
 	if err != nil || resp.StatusCode != 200 {
@@ -227,8 +228,8 @@ func TestProxyDialsTheAddressItChecked(t *testing.T) {
 // supervisor does (a socket pair per connection, sent over the control
 // socket) and checks the events and the summary's bound.
 func TestBridgeCarriesConnectionsAndBoundsTheSummary(t *testing.T) {
-	allow, _ := ParseAllowlist([]string{"allowed.test"})
-	px := New(allow, Options{Resolver: &resolver{lookups: map[string]int{}, answers: map[string][][]netip.Addr{}}})
+	allow, _ := netproxy.ParseAllowlist([]string{"allowed.test"})
+	px := New(allow, netproxy.Options{Resolver: &resolver{lookups: map[string]int{}, answers: map[string][][]netip.Addr{}}})
 	s, theirs, err := px.Bridge()
 	if err != nil {
 		t.Fatal(err)
@@ -257,11 +258,11 @@ func TestBridgeCarriesConnectionsAndBoundsTheSummary(t *testing.T) {
 	if len(ev) != n || ev[0].Host != "host0.test" || ev[0].Reached {
 		t.Fatalf("%d events, first %+v", len(ev), ev[0])
 	}
-	sum := Summary(ev)
-	if len(sum) != MaxSummaryLines+1 || !strings.Contains(sum[MaxSummaryLines], "and 10 more") {
+	sum := netproxy.Summary(ev)
+	if len(sum) != netproxy.MaxSummaryLines+1 || !strings.Contains(sum[netproxy.MaxSummaryLines], "and 10 more") {
 		t.Fatalf("summary of %d lines, last %q", len(sum), sum[len(sum)-1])
 	}
-	if got := Summary([]Event{{Host: "a.test", Port: 443, Reached: true}, {Host: "a.test", Port: 443, Reached: true}}); len(got) != 1 || got[0] != "network: reached a.test:443 (2 times)" {
+	if got := netproxy.Summary([]netproxy.Event{{Host: "a.test", Port: 443, Reached: true}, {Host: "a.test", Port: 443, Reached: true}}); len(got) != 1 || got[0] != "network: reached a.test:443 (2 times)" {
 		t.Fatalf("summary %q", got)
 	}
 }
