@@ -107,15 +107,15 @@ func TestImportDirection(t *testing.T) {
 
 // leafRules name packages that depend on nothing of the module but the
 // packages listed, directly or through others: they can be read, tested and
-// reused alone. internal/lazyregexp, listed where a leaf uses it, depends on
-// the standard library only.
+// reused alone. internal/lazyregexp and internal/rawsys, listed where a
+// leaf uses them, depend on the standard library (and x/sys) only.
 var leafRules = []struct {
 	pkg    string
 	except []string // packages matching pkg that the rule does not cover
 	only   []string
 	why    string
 }{
-	{pkg: "workspace/...", why: "the workspace (files under a root handle) is the bottom of the stack"},
+	{pkg: "workspace/...", only: []string{"internal/rawsys"}, why: "the workspace (files under a root handle) is the bottom of the stack; its walk reads folders through internal/rawsys, the process's one switch for raw file system calls"},
 	{pkg: "internal/...", why: "the helpers shared by the tests and benchmarks of every layer stand below all of them"},
 	{pkg: "agent/redact", only: []string{"internal/lazyregexp"}, why: "redaction is used by every package that writes text down"},
 	{pkg: "agent/gitstate", why: "git state is read by the session host and knows nothing of tasks or tools"},
