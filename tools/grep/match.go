@@ -512,31 +512,14 @@ func rankOf(c byte, fold bool) uint8 {
 // indexFold finds needle (lower-cased ASCII) in hay ignoring ASCII case.
 // rare is the index in needle of the byte to anchor on.
 func indexFold(hay, needle []byte, rare int) int {
-	n := len(needle)
-	if n == 0 {
+	if len(needle) == 0 {
 		return 0
 	}
 	c := needle[rare]
-	lo, up := lower(c), upper(c)
-	if lo == up {
-		for off := rare; off < len(hay); {
-			i := bytes.IndexByte(hay[off:], c)
-			if i < 0 {
-				return -1
-			}
-			p := off + i
-			start := p - rare
-			if start+n > len(hay) {
-				return -1
-			}
-			if start >= 0 && equalFoldASCII(hay[start:start+n], needle) {
-				return start
-			}
-			off = p + 1
-		}
-		return -1
-	}
-	if pairScan {
+	switch {
+	case lower(c) == upper(c):
+		return indexFoldBy(hay, needle, rare, func(b []byte) int { return bytes.IndexByte(b, c) })
+	case pairScan:
 		return indexFoldOnePass(hay, needle, rare)
 	}
 	return indexFoldInStep(hay, needle, rare)
@@ -545,11 +528,16 @@ func indexFold(hay, needle []byte, rare int) int {
 // indexFoldOnePass is indexFold for a letter anchor, with one pass that
 // finds both cases (rg's memchr2); it needs pairScan.
 func indexFoldOnePass(hay, needle []byte, rare int) int {
+	lo, up := lower(needle[rare]), upper(needle[rare])
+	return indexFoldBy(hay, needle, rare, func(b []byte) int { return indexBytePair(b, lo, up) })
+}
+
+// indexFoldBy is indexFold with next finding the next anchor in a slice
+// of hay (its index there, or -1).
+func indexFoldBy(hay, needle []byte, rare int, next func([]byte) int) int {
 	n := len(needle)
-	c := needle[rare]
-	lo, up := lower(c), upper(c)
 	for off := rare; off < len(hay); {
-		i := indexBytePair(hay[off:], lo, up)
+		i := next(hay[off:])
 		if i < 0 {
 			return -1
 		}
