@@ -84,3 +84,111 @@ shortfound:
 	SUBQ SI, DI
 	MOVQ DI, ret+32(FP)
 	RET
+
+// func indexPairAt(s []byte, a1, b1, a2, b2 byte, d int) int
+//
+// The first i with s[i] one of a1, b1 and s[i+d] one of a2, b2 (rg's
+// "packed pair"), or -1; d > 0. Each step compares the 32 bytes at i
+// with a1 and b1 and the 32 at i+d with a2 and b2 and ANDs the masks, so
+// a byte common in text on its own is no stop unless its partner is at
+// the right distance. The last positions are checked by one more step
+// that ends where the last i+d is the last byte of s; fewer than 32
+// positions are checked one at a time. Only bytes of s are read.
+TEXT ·indexPairAt(SB), NOSPLIT, $0-48
+	MOVQ    s_base+0(FP), SI
+	MOVQ    s_len+8(FP), BX
+	MOVBLZX a1+24(FP), AX
+	MOVBLZX b1+25(FP), CX
+	MOVBLZX a2+26(FP), R13
+	MOVBLZX b2+27(FP), R14
+	MOVQ    d+32(FP), R8
+	MOVQ    BX, R9
+	SUBQ    R8, R9 // positions i: 0 <= i < len-d
+	JLE     pnone
+	MOVQ    SI, DI
+	CMPQ    R9, $32
+	JB      pshort
+
+	MOVD         AX, X0
+	VPBROADCASTB X0, Y0
+	MOVD         CX, X1
+	VPBROADCASTB X1, Y1
+	MOVD         R13, X2
+	VPBROADCASTB X2, Y2
+	MOVD         R14, X3
+	VPBROADCASTB X3, Y3
+	LEAQ         -32(SI)(R9*1), R11 // start of the last full step
+
+ploop:
+	VMOVDQU   (DI), Y4
+	VMOVDQU   (DI)(R8*1), Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPCMPEQB  Y1, Y4, Y7
+	VPOR      Y6, Y7, Y6
+	VPCMPEQB  Y2, Y5, Y7
+	VPCMPEQB  Y3, Y5, Y8
+	VPOR      Y7, Y8, Y7
+	VPAND     Y6, Y7, Y6
+	VPMOVMSKB Y6, DX
+	TESTL     DX, DX
+	JNZ       pfound
+	ADDQ      $32, DI
+	CMPQ      DI, R11
+	JBE       ploop
+
+	LEAQ      (SI)(R9*1), R12
+	CMPQ      DI, R12
+	JAE       pnonez
+	MOVQ      R11, DI
+	VMOVDQU   (DI), Y4
+	VMOVDQU   (DI)(R8*1), Y5
+	VPCMPEQB  Y0, Y4, Y6
+	VPCMPEQB  Y1, Y4, Y7
+	VPOR      Y6, Y7, Y6
+	VPCMPEQB  Y2, Y5, Y7
+	VPCMPEQB  Y3, Y5, Y8
+	VPOR      Y7, Y8, Y7
+	VPAND     Y6, Y7, Y6
+	VPMOVMSKB Y6, DX
+	TESTL     DX, DX
+	JNZ       pfound
+
+pnonez:
+	VZEROUPPER
+
+pnone:
+	MOVQ $-1, ret+40(FP)
+	RET
+
+pfound:
+	BSFL       DX, DX
+	SUBQ       SI, DI
+	ADDQ       DX, DI
+	VZEROUPPER
+	MOVQ       DI, ret+40(FP)
+	RET
+
+pshort:
+	MOVB (DI), DX
+	CMPB DL, AL
+	JEQ  pfirst
+	CMPB DL, CL
+	JNE  pnext
+
+pfirst:
+	MOVB (DI)(R8*1), DX
+	CMPB DL, R13B
+	JEQ  pshortfound
+	CMPB DL, R14B
+	JEQ  pshortfound
+
+pnext:
+	INCQ DI
+	DECQ R9
+	JNZ  pshort
+	JMP  pnone
+
+pshortfound:
+	SUBQ SI, DI
+	MOVQ DI, ret+40(FP)
+	RET

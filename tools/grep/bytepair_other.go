@@ -7,3 +7,7 @@ package grep
 const pairScan = false
 
 func indexBytePair(s []byte, a, b byte) int { panic("grep: indexBytePair without pairScan") }
+
+func indexPairAt(s []byte, a1, b1, a2, b2 byte, d int) int {
+	panic("grep: indexPairAt without pairScan")
+}

@@ -40,8 +40,11 @@ type Matcher struct {
 	fold bool // lits are searched ASCII-case-insensitively (lower-cased)
 	// pure: a line containing a literal of lits is a match; re is not run.
 	pure bool
-	// rare[i] is the index in lits[i] of its rarest byte (fold search).
-	rare []int
+	// rare[i] is the index in lits[i] of its rarest byte (fold search);
+	// rare2[i] that of its next rarest, -1 for a one-byte literal: with
+	// pairScan, both are looked for together (indexPair).
+	rare  []int
+	rare2 []int
 	// grams[i] are the trigram and quadgram hashes of lits[i], for the
 	// index filter.
 	grams [][]uint32
@@ -426,7 +429,9 @@ func (m *Matcher) setLits(strs []string, fold bool) {
 		}
 		seen[s] = true
 		m.lits = append(m.lits, []byte(s))
-		m.rare = append(m.rare, rarest(s, fold))
+		r := rarest(s, fold)
+		m.rare = append(m.rare, r)
+		m.rare2 = append(m.rare2, nextRarest(s, fold, r))
 		m.grams = append(m.grams, gramsOf(s))
 		if m.shortestLit == 0 || len(s) < m.shortestLit {
 			m.shortestLit = len(s)
@@ -496,6 +501,18 @@ func rarest(s string, fold bool) int {
 	best := 0
 	for i := 1; i < len(s); i++ {
 		if rankOf(s[i], fold) < rankOf(s[best], fold) {
+			best = i
+		}
+	}
+	return best
+}
+
+// nextRarest is the index of the rarest byte of s other than the one at
+// not, or -1 when s has one byte.
+func nextRarest(s string, fold bool, not int) int {
+	best := -1
+	for i := range len(s) {
+		if i != not && (best < 0 || rankOf(s[i], fold) < rankOf(s[best], fold)) {
 			best = i
 		}
 	}
@@ -608,6 +625,9 @@ func equalFoldASCII(a, needle []byte) bool {
 
 // index finds literal i of m in hay.
 func (m *Matcher) index(hay []byte, i int) int {
+	if pairScan && m.rare2[i] >= 0 {
+		return indexPair(hay, m.lits[i], m.rare[i], m.rare2[i], m.fold)
+	}
 	if m.fold {
 		return indexFold(hay, m.lits[i], m.rare[i])
 	}
@@ -623,6 +643,39 @@ func (m *Matcher) index(hay []byte, i int) int {
 // a Go file (a third of a cold search's CPU went there), where anchoring
 // on "!" stops at each "!=".
 const rareGain = 10
+
+// indexPair finds needle in hay by its bytes at r1 and r2 together
+// (indexPairAt, in both cases when fold: needle is lower-cased then), then
+// comparing the whole needle there. It needs pairScan.
+//
+// One byte, however rare in code, stops a scan every few hundred bytes
+// (a K or a k every 200 bytes of GOROOT/src), and each stop is a call;
+// two at their distance in the literal rarely meet by chance.
+func indexPair(hay, needle []byte, r1, r2 int, fold bool) int {
+	i1, i2 := min(r1, r2), max(r1, r2)
+	c1, c2 := needle[i1], needle[i2]
+	a1, b1, a2, b2 := c1, c1, c2, c2
+	if fold {
+		a1, b1, a2, b2 = lower(c1), upper(c1), lower(c2), upper(c2)
+	}
+	n := len(needle)
+	for off := i1; off < len(hay); {
+		j := indexPairAt(hay[off:], a1, b1, a2, b2, i2-i1)
+		if j < 0 {
+			return -1
+		}
+		p := off + j
+		start := p - i1
+		if start+n > len(hay) {
+			return -1
+		}
+		if w := hay[start : start+n]; fold && equalFoldASCII(w, needle) || !fold && bytes.Equal(w, needle) {
+			return start
+		}
+		off = p + 1
+	}
+	return -1
+}
 
 // indexRare finds needle in hay by looking for its byte at rare, then
 // comparing the whole needle there.
