@@ -2,6 +2,29 @@
 
 #include "textflag.h"
 
+// EITHERSTEP: DX gets the mask of the 32 bytes at DI that equal the byte
+// broadcast in Y0 or the one in Y1.
+#define EITHERSTEP \
+	VMOVDQU   (DI), Y2; \
+	VPCMPEQB  Y0, Y2, Y3; \
+	VPCMPEQB  Y1, Y2, Y4; \
+	VPOR      Y3, Y4, Y4; \
+	VPMOVMSKB Y4, DX
+
+// PAIRSTEP: DX gets the mask of the 32 positions i from DI where the byte
+// at i equals Y0's or Y1's and the byte at i+R8 equals Y2's or Y3's.
+#define PAIRSTEP \
+	VMOVDQU   (DI), Y4; \
+	VMOVDQU   (DI)(R8*1), Y5; \
+	VPCMPEQB  Y0, Y4, Y6; \
+	VPCMPEQB  Y1, Y4, Y7; \
+	VPOR      Y6, Y7, Y6; \
+	VPCMPEQB  Y2, Y5, Y7; \
+	VPCMPEQB  Y3, Y5, Y8; \
+	VPOR      Y7, Y8, Y7; \
+	VPAND     Y6, Y7, Y6; \
+	VPMOVMSKB Y6, DX
+
 // func indexBytePair(s []byte, a, b byte) int
 //
 // Compares 32 bytes at a time with a and with b (VPCMPEQB), ORs the two
@@ -25,11 +48,7 @@ TEXT ·indexBytePair(SB), NOSPLIT, $0-40
 	LEAQ         -32(SI)(BX*1), R11 // start of the last full step
 
 loop:
-	VMOVDQU   (DI), Y2
-	VPCMPEQB  Y0, Y2, Y3
-	VPCMPEQB  Y1, Y2, Y4
-	VPOR      Y3, Y4, Y4
-	VPMOVMSKB Y4, DX
+	EITHERSTEP
 	TESTL     DX, DX
 	JNZ       found
 	ADDQ      $32, DI
@@ -41,11 +60,7 @@ loop:
 	CMPQ      DI, R12
 	JAE       none
 	MOVQ      R11, DI
-	VMOVDQU   (DI), Y2
-	VPCMPEQB  Y0, Y2, Y3
-	VPCMPEQB  Y1, Y2, Y4
-	VPOR      Y3, Y4, Y4
-	VPMOVMSKB Y4, DX
+	EITHERSTEP
 	TESTL     DX, DX
 	JNZ       found
 
@@ -120,16 +135,7 @@ TEXT ·indexPairAt(SB), NOSPLIT, $0-48
 	LEAQ         -32(SI)(R9*1), R11 // start of the last full step
 
 ploop:
-	VMOVDQU   (DI), Y4
-	VMOVDQU   (DI)(R8*1), Y5
-	VPCMPEQB  Y0, Y4, Y6
-	VPCMPEQB  Y1, Y4, Y7
-	VPOR      Y6, Y7, Y6
-	VPCMPEQB  Y2, Y5, Y7
-	VPCMPEQB  Y3, Y5, Y8
-	VPOR      Y7, Y8, Y7
-	VPAND     Y6, Y7, Y6
-	VPMOVMSKB Y6, DX
+	PAIRSTEP
 	TESTL     DX, DX
 	JNZ       pfound
 	ADDQ      $32, DI
@@ -140,16 +146,7 @@ ploop:
 	CMPQ      DI, R12
 	JAE       pnonez
 	MOVQ      R11, DI
-	VMOVDQU   (DI), Y4
-	VMOVDQU   (DI)(R8*1), Y5
-	VPCMPEQB  Y0, Y4, Y6
-	VPCMPEQB  Y1, Y4, Y7
-	VPOR      Y6, Y7, Y6
-	VPCMPEQB  Y2, Y5, Y7
-	VPCMPEQB  Y3, Y5, Y8
-	VPOR      Y7, Y8, Y7
-	VPAND     Y6, Y7, Y6
-	VPMOVMSKB Y6, DX
+	PAIRSTEP
 	TESTL     DX, DX
 	JNZ       pfound
 

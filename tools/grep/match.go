@@ -535,7 +535,7 @@ func indexFold(hay, needle []byte, rare int) int {
 	c := needle[rare]
 	switch {
 	case lower(c) == upper(c):
-		return indexFoldBy(hay, needle, rare, func(b []byte) int { return bytes.IndexByte(b, c) })
+		return indexAnchored(hay, needle, rare, true, func(b []byte) int { return bytes.IndexByte(b, c) })
 	case pairScan:
 		return indexFoldOnePass(hay, needle, rare)
 	}
@@ -546,24 +546,26 @@ func indexFold(hay, needle []byte, rare int) int {
 // finds both cases (rg's memchr2); it needs pairScan.
 func indexFoldOnePass(hay, needle []byte, rare int) int {
 	lo, up := lower(needle[rare]), upper(needle[rare])
-	return indexFoldBy(hay, needle, rare, func(b []byte) int { return indexBytePair(b, lo, up) })
+	return indexAnchored(hay, needle, rare, true, func(b []byte) int { return indexBytePair(b, lo, up) })
 }
 
-// indexFoldBy is indexFold with next finding the next anchor in a slice
-// of hay (its index there, or -1).
-func indexFoldBy(hay, needle []byte, rare int, next func([]byte) int) int {
+// indexAnchored finds needle in hay by one of its bytes (or two), at
+// anchor in needle: next finds the next place of the anchor in a slice of
+// hay (its index there, or -1), and the whole needle is compared there,
+// ignoring ASCII case when fold (needle is lower-cased then).
+func indexAnchored(hay, needle []byte, anchor int, fold bool, next func([]byte) int) int {
 	n := len(needle)
-	for off := rare; off < len(hay); {
+	for off := anchor; off < len(hay); {
 		i := next(hay[off:])
 		if i < 0 {
 			return -1
 		}
 		p := off + i
-		start := p - rare
+		start := p - anchor
 		if start+n > len(hay) {
 			return -1
 		}
-		if start >= 0 && equalFoldASCII(hay[start:start+n], needle) {
+		if w := hay[start : start+n]; fold && equalFoldASCII(w, needle) || !fold && bytes.Equal(w, needle) {
 			return start
 		}
 		off = p + 1
@@ -658,46 +660,15 @@ func indexPair(hay, needle []byte, r1, r2 int, fold bool) int {
 	if fold {
 		a1, b1, a2, b2 = lower(c1), upper(c1), lower(c2), upper(c2)
 	}
-	n := len(needle)
-	for off := i1; off < len(hay); {
-		j := indexPairAt(hay[off:], a1, b1, a2, b2, i2-i1)
-		if j < 0 {
-			return -1
-		}
-		p := off + j
-		start := p - i1
-		if start+n > len(hay) {
-			return -1
-		}
-		if w := hay[start : start+n]; fold && equalFoldASCII(w, needle) || !fold && bytes.Equal(w, needle) {
-			return start
-		}
-		off = p + 1
-	}
-	return -1
+	d := i2 - i1
+	return indexAnchored(hay, needle, i1, fold, func(b []byte) int { return indexPairAt(b, a1, b1, a2, b2, d) })
 }
 
 // indexRare finds needle in hay by looking for its byte at rare, then
 // comparing the whole needle there.
 func indexRare(hay, needle []byte, rare int) int {
-	n := len(needle)
 	c := needle[rare]
-	for off := rare; off < len(hay); {
-		i := bytes.IndexByte(hay[off:], c)
-		if i < 0 {
-			return -1
-		}
-		p := off + i
-		start := p - rare
-		if start+n > len(hay) {
-			return -1
-		}
-		if bytes.Equal(hay[start:start+n], needle) {
-			return start
-		}
-		off = p + 1
-	}
-	return -1
+	return indexAnchored(hay, needle, rare, false, func(b []byte) int { return bytes.IndexByte(b, c) })
 }
 
 // matchLine reports whether line (without its newline) matches.
